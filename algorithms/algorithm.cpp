@@ -1,0 +1,26 @@
+#include "algorithms/algorithm.hpp"
+
+#include "core/device.hpp"
+
+namespace convlab {
+
+Tolerance summation_tolerance(const ConvProblem& p, Direction dir) {
+  Tolerance t;
+  const double k = double(std::max<int64_t>(p.reduction_length(dir), 1));
+  t.elem = k * double(FLT_EPSILON);
+  t.basis = "K*eps summation bound, K=" + std::to_string(int64_t(k));
+  return t;
+}
+
+std::string Algorithm::unavailable_reason() const {
+  if (device() == DeviceKind::cpu) return {};
+  const CudaInfo& info = cuda_info();
+  return info.available ? std::string() : "no CUDA device (" + info.reason + ")";
+}
+
+ConvShape to_shape(const ConvProblem& p) {
+  return ConvShape{p.n,     p.c,     p.h,        p.w,        p.k,     p.r,     p.s,     p.p(),
+                   p.q(),   p.pad_h, p.pad_w,    p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.groups};
+}
+
+}  // namespace convlab

@@ -1,0 +1,85 @@
+// The one interface every convolution algorithm implements, on every device
+// (CUTLASS's can_implement / get_workspace_size / run, oneDNN's "every rejection
+// states its reason").
+//
+// Buffers (device pointers of the algorithm's device), by direction:
+//   fwd        reads src, wei            writes dst
+//   bwd-data   reads dst (diff_dst), wei writes src (diff_src)
+//   bwd-filter reads src, dst (diff_dst) writes wei (diff_wei)
+// The output is overwritten (beta = 0), every element of it. The workspace is
+// at least workspace_bytes() long, uninitialised, and may be clobbered.
+#pragma once
+#include <cfloat>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "core/device.hpp"
+#include "core/problem.hpp"
+#include "kernels/conv_shape.hpp"
+
+namespace convlab {
+
+struct Support {
+  bool ok = true;
+  std::string reason;  // why not, in words a person can act on
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+  explicit operator bool() const { return ok; }
+};
+
+struct ConvBuffers {
+  float* src = nullptr;
+  float* wei = nullptr;
+  float* dst = nullptr;
+};
+
+// The error an algorithm promises against the fp64 reference, per output
+// element i:  |y_i - ref_i| <= elem * mag_i + global * max_j mag_j
+// where mag_i = sum |a*b| over the terms of output i (see kernels/ref).
+// GEMM-like summation: elem = K * FLT_EPSILON with K the reduction length, a
+// bound that holds for any summation order. Transform algorithms (Winograd,
+// FFT) mix terms across elements; they declare a measured, documented bound.
+struct Tolerance {
+  double elem = 0;
+  double global = 0;
+  std::string basis;  // where the numbers come from, printed with failures
+};
+
+Tolerance summation_tolerance(const ConvProblem& p, Direction dir);
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+
+  // Stable dotted name: registry, cache, tests, benchmarks and notebooks.
+  virtual std::string_view name() const = 0;
+  virtual DeviceKind device() const = 0;
+  // "reference", "gemm", "direct", "fft", "winograd" or "implicit_gemm".
+  virtual std::string_view family() const = 0;
+  virtual std::string_view description() const = 0;
+
+  // Why this algorithm cannot run on this machine or build at all; empty when
+  // it can. Default: CPU algorithms always run, CUDA ones need a device.
+  virtual std::string unavailable_reason() const;
+
+  virtual Support supports(const ConvProblem& p, Direction dir) const = 0;
+  virtual size_t workspace_bytes(const ConvProblem& p, Direction dir) const {
+    (void)p;
+    (void)dir;
+    return 0;
+  }
+  // Precondition: supports(p, dir) and workspace >= workspace_bytes(p, dir).
+  // Throws Error on a runtime failure (out of memory, library error).
+  virtual void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+                   const ExecContext& ctx) const = 0;
+
+  virtual Tolerance tolerance(const ConvProblem& p, Direction dir) const { return summation_tolerance(p, dir); }
+  // Same inputs, same thread count -> bit-identical output.
+  virtual bool deterministic() const { return true; }
+};
+
+// The kernel-facing shape of a (valid) problem.
+ConvShape to_shape(const ConvProblem& p);
+
+}  // namespace convlab

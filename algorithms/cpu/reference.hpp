@@ -1,0 +1,26 @@
+// cpu.reference: the fp64 oracle (kernels/ref) exposed as an algorithm, so the
+// CLI and the tester can run it like any other. Never an autotune candidate.
+#pragma once
+#include "algorithms/algorithm.hpp"
+
+namespace convlab {
+
+class CpuReference final : public Algorithm {
+ public:
+  std::string_view name() const override { return "cpu.reference"; }
+  DeviceKind device() const override { return DeviceKind::cpu; }
+  std::string_view family() const override { return "reference"; }
+  std::string_view description() const override {
+    return "naive loops with fp64 accumulation (the oracle every algorithm is checked against)";
+  }
+  Support supports(const ConvProblem&, Direction) const override { return Support::yes(); }
+  size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
+  void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+           const ExecContext& ctx) const override;
+  // Rounding the fp64 result to fp32 is the only error: half an ulp.
+  Tolerance tolerance(const ConvProblem&, Direction) const override {
+    return {double(FLT_EPSILON) / 2, 0, "fp64 accumulation, one final rounding"};
+  }
+};
+
+}  // namespace convlab

@@ -1,0 +1,70 @@
+// Running an algorithm on host data and checking it against the fp64 oracle.
+// Shared by the CLI, the tester, the autotuner and the reports so that "run",
+// "poison", "time" and "max error" mean the same thing everywhere.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "algorithms/algorithm.hpp"
+#include "core/tensor.hpp"
+#include "core/timing.hpp"
+
+namespace convlab {
+
+// Host tensors of one problem: src (N,C,H,W), wei (K,C/g,R,S), dst (N,K,P,Q).
+// For the backward directions dst holds diff_dst, src/wei receive diff_src/diff_wei.
+struct ConvData {
+  Tensor src, wei, dst;
+  explicit ConvData(const ConvProblem& p);
+  // All three tensors uniform in [-1, 1) from `seed` (each tensor its own stream).
+  static ConvData random(const ConvProblem& p, uint64_t seed);
+  Tensor& output(Direction d);
+  const Tensor& output(Direction d) const;
+};
+
+// The oracle's answer for the output of `dir`, and the magnitude sum |terms|.
+struct Reference {
+  AlignedBuffer<double> value, mag;
+  double max_mag = 0, max_abs = 0;
+};
+Reference compute_reference(const ConvProblem& p, Direction dir, const ConvData& inputs, int threads = 0);
+
+struct ErrorStats {
+  double max_abs = 0;      // max |y - ref|
+  double max_rel = 0;      // max |y - ref| / |ref| over elements with |ref| >= 1e-3 * max |ref|
+  double worst_ratio = 0;  // max |y - ref| / allowed(i); <= 1 passes
+  int64_t worst_index = -1;
+  int64_t bad = 0;         // elements over their bound
+  int64_t non_finite = 0;  // NaN / Inf (an unwritten, NaN-prefilled element shows up here)
+  bool passed() const { return bad == 0 && non_finite == 0; }
+};
+ErrorStats compare(const float* out, const Reference& ref, const Tolerance& tol);
+
+// Device buffers for one (algorithm, problem, direction): inputs, output and
+// workspace, each followed by a guard zone that must survive the run.
+class ConvRunner {
+ public:
+  // Throws Error when the algorithm is unavailable here or does not support the problem.
+  ConvRunner(const Algorithm& algo, const ConvProblem& p, Direction dir, const ExecContext& ctx);
+  void upload(const ConvData& data);
+  // NaN into every output element, a poison byte pattern into the workspace.
+  void poison();
+  void run();  // one call, synchronised
+  TimingStats time(const TimingOptions& opt);
+  void download_output(ConvData& data) const;
+  // Empty if no guard zone was touched, else which buffer was overrun.
+  std::string check_guards() const;
+  size_t workspace_bytes() const { return ws_bytes_; }
+
+ private:
+  const Algorithm& algo_;
+  ConvProblem p_;
+  Direction dir_;
+  ExecContext ctx_;
+  size_t ws_bytes_ = 0;
+  DeviceBuffer src_, wei_, dst_, ws_;
+  float* out_ptr() const;
+  size_t out_bytes() const;
+};
+
+}  // namespace convlab

@@ -1,0 +1,84 @@
+// The CUDA runtime half of core/device.hpp, compiled by nvcc. On a machine
+// without a GPU every entry point reports the runtime's own reason ("no CUDA
+// device", "CUDA driver version is insufficient", ...) instead of crashing.
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <string>
+
+#include "core/device.hpp"
+#include "core/error.hpp"
+
+namespace convlab::cuda_rt {
+
+namespace {
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) fail(std::string(what) + ": " + cudaGetErrorString(e));
+}
+void require_device() {
+  const CudaInfo& info = cuda_info();
+  if (!info.available) fail("no CUDA device: " + info.reason);
+}
+}  // namespace
+
+CudaInfo query() {
+  CudaInfo info;
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    info.reason = cudaGetErrorString(e);
+    (void)cudaGetLastError();  // clear the sticky error
+    return info;
+  }
+  if (count == 0) {
+    info.reason = "no CUDA device";
+    return info;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    info.reason = "cudaGetDeviceProperties failed";
+    return info;
+  }
+  info.available = true;
+  info.name = prop.name;
+  info.sm_count = prop.multiProcessorCount;
+  info.cc_major = prop.major;
+  info.cc_minor = prop.minor;
+  cudaDriverGetVersion(&info.driver_version);
+  cudaRuntimeGetVersion(&info.runtime_version);
+  info.cudnn_version = int(cudnnGetVersion());
+  return info;
+}
+
+void* alloc(size_t bytes) {
+  require_device();
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+  return p;
+}
+
+void free(void* p) noexcept {
+  if (p) cudaFree(p);
+}
+
+void copy_h2d(void* dst, const void* src, size_t bytes) {
+  require_device();
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host to device");
+}
+
+void copy_d2h(void* dst, const void* src, size_t bytes) {
+  require_device();
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device to host");
+}
+
+void fill_bytes(void* dst, unsigned char value, size_t bytes) {
+  require_device();
+  check(cudaMemset(dst, value, bytes), "cudaMemset");
+}
+
+void synchronize(void* stream) {
+  require_device();
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+}  // namespace convlab::cuda_rt

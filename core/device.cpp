@@ -1,0 +1,132 @@
+#include "core/device.hpp"
+
+#include <cpuid.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace convlab {
+
+std::string_view to_string(DeviceKind d) { return d == DeviceKind::cpu ? "cpu" : "cuda"; }
+
+DeviceKind parse_device(std::string_view text) {
+  if (text == "cpu") return DeviceKind::cpu;
+  if (text == "cuda" || text == "gpu") return DeviceKind::cuda;
+  fail("unknown device '" + std::string(text) + "' (expected cpu or cuda)");
+}
+
+std::string CpuInfo::isa() const {
+  if (avx512f && avx512vl && avx512bw && avx512dq && fma) return "avx512";
+  if (avx2 && fma) return "avx2";
+  return "scalar";
+}
+
+namespace {
+
+CpuInfo detect_cpu() {
+  CpuInfo info;
+  unsigned a, b, c, d;
+  if (__get_cpuid(0, &a, &b, &c, &d)) {
+    char v[13] = {};
+    std::memcpy(v, &b, 4);
+    std::memcpy(v + 4, &d, 4);
+    std::memcpy(v + 8, &c, 4);
+    info.vendor = v;
+  }
+  bool osxsave = false, os_avx = false, os_avx512 = false;
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    info.fma = c & bit_FMA;
+    osxsave = c & bit_OSXSAVE;
+  }
+  if (osxsave) {
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    os_avx = (lo & 0x6) == 0x6;
+    os_avx512 = os_avx && (lo & 0xe0) == 0xe0;
+  }
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    info.avx2 = os_avx && (b & bit_AVX2);
+    info.avx512f = os_avx512 && (b & bit_AVX512F);
+    info.avx512dq = os_avx512 && (b & bit_AVX512DQ);
+    info.avx512bw = os_avx512 && (b & bit_AVX512BW);
+    info.avx512vl = os_avx512 && (b & bit_AVX512VL);
+  }
+  info.fma = info.fma && os_avx;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) info.model = line.substr(colon + 2);
+      break;
+    }
+  }
+  if (info.model.empty()) info.model = info.vendor.empty() ? "unknown CPU" : info.vendor;
+  info.hardware_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  return info;
+}
+
+}  // namespace
+
+const CpuInfo& cpu_info() {
+  static const CpuInfo info = detect_cpu();
+  return info;
+}
+
+const CudaInfo& cuda_info() {
+  static const CudaInfo info = cuda_rt::query();
+  return info;
+}
+
+std::string device_fingerprint(DeviceKind d, int threads) {
+  if (d == DeviceKind::cpu) {
+    const auto& c = cpu_info();
+    const int t = threads > 0 ? threads : c.hardware_threads;
+    return c.model + " | " + c.isa() + " | " + std::to_string(t) + " threads";
+  }
+  const auto& g = cuda_info();
+  if (!g.available) return "cuda unavailable: " + g.reason;
+  return g.name + " | sm" + std::to_string(g.cc_major) + std::to_string(g.cc_minor) + " x" + std::to_string(g.sm_count) +
+         " | driver " + std::to_string(g.driver_version) + " | cudnn " + std::to_string(g.cudnn_version);
+}
+
+int ExecContext::resolved_threads() const { return threads > 0 ? threads : cpu_info().hardware_threads; }
+
+void* device_alloc(DeviceKind d, size_t bytes) {
+  if (d == DeviceKind::cuda) return cuda_rt::alloc(bytes);
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!p) fail("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void device_free(DeviceKind d, void* p) noexcept {
+  if (d == DeviceKind::cuda) cuda_rt::free(p);
+  else std::free(p);
+}
+
+void copy_to_device(DeviceKind d, void* dst, const void* src, size_t bytes) {
+  if (d == DeviceKind::cuda) cuda_rt::copy_h2d(dst, src, bytes);
+  else if (bytes) std::memcpy(dst, src, bytes);
+}
+
+void copy_to_host(DeviceKind d, void* dst, const void* src, size_t bytes) {
+  if (d == DeviceKind::cuda) cuda_rt::copy_d2h(dst, src, bytes);
+  else if (bytes) std::memcpy(dst, src, bytes);
+}
+
+void device_fill_bytes(DeviceKind d, void* dst, unsigned char value, size_t bytes) {
+  if (d == DeviceKind::cuda) cuda_rt::fill_bytes(dst, value, bytes);
+  else if (bytes) std::memset(dst, value, bytes);
+}
+
+void device_synchronize(const ExecContext& ctx) {
+  if (ctx.device == DeviceKind::cuda) cuda_rt::synchronize(ctx.stream);
+}
+
+}  // namespace convlab

@@ -1,0 +1,94 @@
+// Devices, device memory and execution context.
+//
+// Every algorithm runs on one DeviceKind and receives device pointers. For the
+// CPU these are host pointers; for CUDA they come from cudaMalloc. The CUDA half
+// (core/cuda_runtime.cu, compiled by nvcc) answers "no CUDA device" cleanly at
+// run time on machines without a GPU; a build without CUDA answers "built
+// without CUDA".
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace convlab {
+
+enum class DeviceKind { cpu, cuda };
+std::string_view to_string(DeviceKind d);
+DeviceKind parse_device(std::string_view text);  // "cpu" | "cuda"; throws Error
+
+struct CpuInfo {
+  std::string vendor, model;
+  bool avx512f = false, avx512vl = false, avx512bw = false, avx512dq = false;
+  bool avx2 = false, fma = false;
+  int hardware_threads = 1;
+  // The widest SIMD level usable here: "avx512", "avx2" or "scalar".
+  std::string isa() const;
+};
+const CpuInfo& cpu_info();
+
+struct CudaInfo {
+  bool available = false;
+  std::string reason;  // why not, when !available ("no CUDA device", "built without CUDA", ...)
+  std::string name;
+  int sm_count = 0, cc_major = 0, cc_minor = 0;
+  int driver_version = 0, runtime_version = 0, cudnn_version = 0;
+};
+// Queried once; never throws.
+const CudaInfo& cuda_info();
+
+// A string that identifies the machine for cache entries: CPU model + ISA +
+// threads, or GPU name / SM count / driver / cuDNN version.
+std::string device_fingerprint(DeviceKind d, int threads);
+
+// Where and how an algorithm runs. threads = 0 means all hardware threads.
+struct ExecContext {
+  DeviceKind device = DeviceKind::cpu;
+  int threads = 0;
+  void* stream = nullptr;  // cudaStream_t on CUDA, unused on the CPU
+  int resolved_threads() const;
+};
+
+// Device memory. All throw Error on failure (with the runtime's message).
+void* device_alloc(DeviceKind d, size_t bytes);
+void device_free(DeviceKind d, void* p) noexcept;
+void copy_to_device(DeviceKind d, void* dst, const void* src, size_t bytes);
+void copy_to_host(DeviceKind d, void* dst, const void* src, size_t bytes);
+void device_fill_bytes(DeviceKind d, void* dst, unsigned char value, size_t bytes);
+void device_synchronize(const ExecContext& ctx);
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceKind d, size_t bytes) : dev_(d), bytes_(bytes), ptr_(bytes ? device_alloc(d, bytes) : nullptr) {}
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : dev_(o.dev_), bytes_(o.bytes_), ptr_(o.ptr_) { o.ptr_ = nullptr; o.bytes_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) { reset(); dev_ = o.dev_; bytes_ = o.bytes_; ptr_ = o.ptr_; o.ptr_ = nullptr; o.bytes_ = 0; }
+    return *this;
+  }
+  ~DeviceBuffer() { reset(); }
+  void reset() { if (ptr_) device_free(dev_, ptr_); ptr_ = nullptr; bytes_ = 0; }
+  void* get() const { return ptr_; }
+  float* f32() const { return static_cast<float*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+  DeviceKind device() const { return dev_; }
+
+ private:
+  DeviceKind dev_ = DeviceKind::cpu;
+  size_t bytes_ = 0;
+  void* ptr_ = nullptr;
+};
+
+// Implemented by core/cuda_runtime.cu (nvcc) or core/cuda_none.cpp.
+namespace cuda_rt {
+CudaInfo query();
+void* alloc(size_t bytes);
+void free(void* p) noexcept;
+void copy_h2d(void* dst, const void* src, size_t bytes);
+void copy_d2h(void* dst, const void* src, size_t bytes);
+void fill_bytes(void* dst, unsigned char value, size_t bytes);
+void synchronize(void* stream);
+}  // namespace cuda_rt
+
+}  // namespace convlab

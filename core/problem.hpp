@@ -1,0 +1,75 @@
+// ConvProblem: the one description of a 2-D convolution used everywhere in
+// convlab (kernels take plain ints extracted from it; algorithms, the autotuner,
+// the cache, tests, benchmarks and reports take the struct).
+//
+// Tensors are NCHW fp32; weights are KCRS with C = channels per group, i.e.
+// the weight tensor is (K, C/groups, R, S). Output channel k belongs to group
+// k / (K/groups) and reads input channels [g*C/groups, (g+1)*C/groups).
+//
+// Text form: oneDNN benchdnn's conv descriptor, e.g.
+//   g2mb32ic96ih27oc256oh27kh5ph2n"alexnet:conv2"
+// Dilation in the text is 0-based as in benchdnn (dh0 = dense); in the struct it
+// is 1-based (dil_h == 1 means dense), the convention of cuDNN and PyTorch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace convlab {
+
+enum class Direction { fwd, bwd_data, bwd_filter };
+
+inline constexpr Direction kAllDirections[] = {Direction::fwd, Direction::bwd_data,
+                                               Direction::bwd_filter};
+
+std::string_view to_string(Direction d);
+// Accepts "fwd", "bwd-data", "bwd-filter" (and "bwd_data", "bwd_filter"); throws Error.
+Direction parse_direction(std::string_view text);
+
+struct ConvProblem {
+  int n = 2, c = 0, h = 0, w = 0;   // src: N, C, H, W
+  int k = 0, r = 0, s = 0;          // wei: K output channels, R x S filter
+  int pad_h = 0, pad_w = 0;         // symmetric zero padding (top = bottom, left = right)
+  int stride_h = 1, stride_w = 1;
+  int dil_h = 1, dil_w = 1;         // 1 = dense
+  int groups = 1;
+  std::string name;                 // optional label, e.g. "alexnet:conv2"
+
+  int p() const { return int((int64_t(h) + 2 * int64_t(pad_h) - int64_t(dil_h) * (r - 1) - 1) / stride_h + 1); }
+  int q() const { return int((int64_t(w) + 2 * int64_t(pad_w) - int64_t(dil_w) * (s - 1) - 1) / stride_w + 1); }
+  int c_per_group() const { return c / groups; }
+  int k_per_group() const { return k / groups; }
+
+  int64_t src_elems() const { return int64_t(n) * c * h * w; }
+  int64_t wei_elems() const { return int64_t(k) * c_per_group() * r * s; }
+  int64_t dst_elems() const { return int64_t(n) * k * p() * q(); }
+
+  // Multiply-adds of the direct convolution x 2. The same for all directions.
+  double flops() const { return 2.0 * double(n) * k * p() * q() * c_per_group() * r * s; }
+  // Compulsory traffic: each of the three tensors read or written once, fp32.
+  double bytes() const { return 4.0 * double(src_elems() + wei_elems() + dst_elems()); }
+
+  // Length of the sum behind one output element of `dir` (the K in K*eps).
+  int64_t reduction_length(Direction dir) const;
+
+  // Empty when the problem is valid, otherwise one line saying what is wrong.
+  std::string validate() const;
+  // benchdnn form that parse_problem() reads back to an equal problem.
+  std::string canonical() const;
+  // canonical() without the name: the key for caches and result files.
+  std::string key() const;
+  ConvProblem with_batch(int batch) const {
+    ConvProblem p = *this;
+    p.n = batch;
+    return p;
+  }
+
+  bool operator==(const ConvProblem&) const = default;
+};
+
+// Parses a benchdnn conv descriptor; throws Error with one line on any problem
+// (unknown letter, missing number, 3-D problem, inconsistent output size, ...),
+// including the message of validate() for impossible shapes.
+ConvProblem parse_problem(std::string_view text);
+
+}  // namespace convlab

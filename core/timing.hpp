@@ -1,0 +1,36 @@
+// Wall-clock timing with medians. Benchmarks on a shared machine compare
+// medians and ratios measured in one run; nothing here is used to assert speed.
+#pragma once
+#include <functional>
+#include <vector>
+
+namespace convlab {
+
+double now_seconds();  // steady clock
+
+struct TimingStats {
+  double median = 0, min = 0, max = 0;
+  double spread = 0;  // (p75 - p25) / median: relative inter-quartile range
+  int reps = 0;
+  std::vector<double> samples;  // seconds, in the order measured
+};
+
+TimingStats summarize(std::vector<double> samples);
+
+struct TimingOptions {
+  int warmup = 1;
+  int min_reps = 3;
+  int max_reps = 50;
+  double max_seconds = 2.0;       // stop adding reps after this much timed work
+  double stable_rel = 0.02;       // ... or once the median moves less than this
+  bool flush_caches = false;      // evict caches before every timed rep (llm.c-style)
+};
+
+// Runs fn warmup times, then times it until min_reps are done and either the
+// median is stable, max_seconds has passed or max_reps is reached.
+TimingStats time_it(const std::function<void()>& fn, const TimingOptions& opt = {});
+
+// Streams through a buffer larger than the last-level cache.
+void flush_cpu_caches();
+
+}  // namespace convlab

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages convlab needs, only those missing. Safe to re-run.
+# The CUDA toolkit (nvcc, cuDNN, cuBLAS, cuFFT) is not a Debian package here: when
+# /usr/local/cuda/bin/nvcc exists the build compiles the CUDA half, otherwise it
+# configures with CONVLAB_CUDA=OFF and says so.
+set -euo pipefail
+
+packages=(
+  build-essential cmake git pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libopenblas-dev libdnnl-dev libfftw3-dev
+)
+# Notebook execution in the test suite (issue: per-layer runs and notebooks).
+if [ "${CONVLAB_WITH_NOTEBOOKS:-1}" = 1 ]; then
+  packages+=(python3 python3-numpy python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel jupyter-nbconvert)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,199 @@
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "core/layers.hpp"
+#include "core/problem.hpp"
+
+namespace convlab {
+namespace {
+
+TEST(Problem, ParsesBenchdnnAlexNetConv2) {
+  const ConvProblem p = parse_problem("g2mb32ic96ih27oc256oh27kh5ph2n\"alexnet:conv2\"");
+  EXPECT_EQ(p.groups, 2);
+  EXPECT_EQ(p.n, 32);
+  EXPECT_EQ(p.c, 96);
+  EXPECT_EQ(p.h, 27);
+  EXPECT_EQ(p.w, 27);
+  EXPECT_EQ(p.k, 256);
+  EXPECT_EQ(p.r, 5);
+  EXPECT_EQ(p.s, 5);
+  EXPECT_EQ(p.pad_h, 2);
+  EXPECT_EQ(p.pad_w, 2);
+  EXPECT_EQ(p.stride_h, 1);
+  EXPECT_EQ(p.dil_h, 1);
+  EXPECT_EQ(p.p(), 27);
+  EXPECT_EQ(p.q(), 27);
+  EXPECT_EQ(p.name, "alexnet:conv2");
+  // 2 * N * K * P * Q * (C/g) * R * S
+  EXPECT_DOUBLE_EQ(p.flops(), 2.0 * 32 * 256 * 27 * 27 * 48 * 25);
+}
+
+TEST(Problem, BenchdnnDefaultsAndUnderscores) {
+  const ConvProblem p = parse_problem("ic3ih227iw227_oc96oh55ow55_kh11kw11_sh4sw4ph0pw0_n\"alexnet:conv1\"");
+  EXPECT_EQ(p.n, 2);  // benchdnn's default minibatch
+  EXPECT_EQ(p.stride_w, 4);
+  EXPECT_EQ(p.p(), 55);
+  EXPECT_EQ(p.name, "alexnet:conv1");
+}
+
+TEST(Problem, DilationIsZeroBasedInText) {
+  const ConvProblem p = parse_problem("mb1ic4ih12oc5kh3ph2dh1");
+  EXPECT_EQ(p.dil_h, 2);
+  EXPECT_EQ(p.dil_w, 2);
+  EXPECT_EQ(p.p(), 12);  // (12 + 4 - 5) / 1 + 1
+  EXPECT_EQ(parse_problem("mb1ic4ih12oc5kh3dh0").dil_h, 1);
+}
+
+TEST(Problem, WidthCopiesHeightAndViceVersa) {
+  const ConvProblem p = parse_problem("mb1ic1iw9oc1kw3sw2pw1");
+  EXPECT_EQ(p.h, 9);
+  EXPECT_EQ(p.r, 3);
+  EXPECT_EQ(p.stride_h, 2);
+  EXPECT_EQ(p.pad_h, 1);
+}
+
+TEST(Problem, PaddingDeducedFromOutputSize) {
+  const ConvProblem p = parse_problem("mb1ic3ih13oc8oh13kh3");
+  EXPECT_EQ(p.pad_h, 1);
+  EXPECT_EQ(p.pad_w, 1);
+}
+
+TEST(Problem, CanonicalRoundTrips) {
+  const char* cases[] = {
+      "g2mb32ic96ih27oc256oh27kh5ph2n\"alexnet:conv2\"", "mb1ic3ih10iw12oc4oh4ow4kh3sh2sw3",
+      "mb2ic4ih12oc5kh3ph2dh1",                          "mb1ic2ih11oc3kh3ph1dh1dw2",
+      "mb2ic3ih8iw6oc4kh3ph2pw0",                        "g8mb2ic8ih9oc8kh3ph1",
+      "mb1ic3ih9oc1kh3kw1sh1sw2ph0pw1",                  "mb7ic1ih1oc1kh1",
+  };
+  for (const char* text : cases) {
+    const ConvProblem p = parse_problem(text);
+    const ConvProblem q = parse_problem(p.canonical());
+    EXPECT_EQ(p, q) << text << " -> " << p.canonical();
+    EXPECT_EQ(q.canonical(), p.canonical());
+  }
+  EXPECT_EQ(parse_problem("g2mb32ic96ih27oc256oh27kh5ph2n\"alexnet:conv2\"").canonical(),
+            "g2mb32ic96ih27oc256oh27kh5ph2n\"alexnet:conv2\"");
+  EXPECT_EQ(parse_problem("mb4ic3ih5oc2kh3").key(), "mb4ic3ih5oc2oh3kh3");
+}
+
+TEST(Problem, RandomShapesRoundTrip) {
+  uint64_t s = 7;
+  auto next = [&](int lo, int hi) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + int((s >> 33) % uint64_t(hi - lo + 1));
+  };
+  int checked = 0;
+  for (int i = 0; i < 2000; ++i) {
+    ConvProblem p;
+    p.groups = next(1, 4);
+    p.n = next(1, 9);
+    p.c = p.groups * next(1, 9);
+    p.k = p.groups * next(1, 9);
+    p.h = next(1, 40);
+    p.w = next(1, 40);
+    p.r = next(1, 7);
+    p.s = next(1, 7);
+    p.stride_h = next(1, 4);
+    p.stride_w = next(1, 4);
+    p.pad_h = next(0, 3);
+    p.pad_w = next(0, 3);
+    p.dil_h = next(1, 3);
+    p.dil_w = next(1, 3);
+    if (!p.validate().empty()) continue;
+    EXPECT_EQ(parse_problem(p.canonical()), p) << p.canonical();
+    ++checked;
+  }
+  EXPECT_GT(checked, 500);
+}
+
+void expect_rejected(const char* text, const char* fragment) {
+  try {
+    parse_problem(text);
+    ADD_FAILURE() << "accepted '" << text << "'";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(fragment), std::string::npos) << "'" << text << "' -> " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message is more than one line: " << msg;
+  }
+}
+
+TEST(Problem, RejectsImpossibleProblemsWithOneLine) {
+  expect_rejected("", "empty problem string");
+  expect_rejected("mb0ic3ih5oc4kh3", "mb must be positive");
+  expect_rejected("mb1ic0ih5oc4kh3", "ic must be positive");
+  expect_rejected("mb1ic3ih0oc4kh3", "ih must be positive");
+  expect_rejected("mb1ic3ih5oc4kh0", "kh must be positive");
+  expect_rejected("mb1ic3ih5oc4kh3sh0", "sh must be positive");
+  expect_rejected("g2mb1ic3ih5oc4kh3", "does not divide ic3");
+  expect_rejected("g3mb1ic3ih5oc4kh3", "does not divide oc4");
+  expect_rejected("mb1ic3ih2oc4kh5", "empty output");
+  expect_rejected("mb1ic3ih5oc4kh3dh4", "empty output");
+  expect_rejected("mb1ic3ih5oc4", "filter size");
+  expect_rejected("mb1ic3oc4kh3", "input size");
+  expect_rejected("mb1ih5oc4kh3", "'ic' missing");
+  expect_rejected("mb1ic3ih5kh3", "'oc' missing");
+  expect_rejected("mb1ic3ih5oc4kh3xx2", "unknown key 'xx'");
+  expect_rejected("mb1ic3ih5oc4kh3ph", "expected a non-negative number after 'ph'");
+  expect_rejected("mb1ic3ih5oc4kh3ph-1", "expected a non-negative number after 'ph'");
+  expect_rejected("mb1ic3ih5oc4kh3kh3", "given twice");
+  expect_rejected("mb1ic3ih5oc4kh3 ", "unexpected character");
+  expect_rejected("mb1ic3id5ih5oc4kh3", "3-D");
+  expect_rejected("mb1ic3ih5oc4kh3ph99999999999", "does not fit in 32 bits");
+  expect_rejected("mb1ic3ih5oc4oh9kh3ph1", "does not follow");
+  expect_rejected("mb1ic3ih5oc4kh3n\"unterminated", "unterminated");
+  expect_rejected("mb1ic3ih5oc4kh3n\"x\"mb2", "must come last");
+  expect_rejected("mb65536ic256ih256oc256kh3ph1", "32-bit index overflow");
+}
+
+TEST(Problem, Directions) {
+  EXPECT_EQ(parse_direction("fwd"), Direction::fwd);
+  EXPECT_EQ(parse_direction("bwd-data"), Direction::bwd_data);
+  EXPECT_EQ(parse_direction("bwd-filter"), Direction::bwd_filter);
+  EXPECT_THROW(parse_direction("backward"), Error);
+  for (Direction d : kAllDirections) EXPECT_EQ(parse_direction(to_string(d)), d);
+}
+
+TEST(Problem, ReductionLengths) {
+  const ConvProblem p = parse_problem("g2mb3ic8ih9oc6kh3ph1");
+  EXPECT_EQ(p.reduction_length(Direction::fwd), 4 * 9);
+  EXPECT_EQ(p.reduction_length(Direction::bwd_data), 3 * 9);
+  EXPECT_EQ(p.reduction_length(Direction::bwd_filter), 3 * 9 * 9);
+}
+
+TEST(Layers, AlexNetTable) {
+  const auto layers = network_layers("alexnet", 32);
+  ASSERT_EQ(layers.size(), 5u);
+  EXPECT_EQ(layers[0].id, "alexnet.conv1");
+  EXPECT_EQ(layers[0].problem.p(), 55);
+  EXPECT_EQ(layers[1].problem.groups, 2);
+  EXPECT_EQ(layers[1].problem.canonical(), "g2mb32ic96ih27oc256oh27kh5ph2n\"alexnet.conv2\"");
+  EXPECT_EQ(layers[3].problem.groups, 2);
+  EXPECT_EQ(layers[4].problem.k, 256);
+  for (const auto& l : layers) EXPECT_EQ(l.problem.n, 32);
+}
+
+TEST(Layers, EveryNetworkIsValidAndChained) {
+  for (const auto& net : network_names()) {
+    const auto layers = network_layers(net, 2);
+    EXPECT_FALSE(layers.empty()) << net;
+    for (const auto& l : layers) EXPECT_EQ(l.problem.validate(), "") << l.id;
+  }
+  // owt: conv1 -> pool -> conv2 at 27x27, conv3..5 at 13x13
+  const auto owt = network_layers("alexnet-owt", 1);
+  EXPECT_EQ(owt[0].problem.p(), 55);
+  EXPECT_EQ(owt[1].problem.h, 27);
+  EXPECT_EQ(owt[1].problem.c, owt[0].problem.k);
+  EXPECT_EQ(network_layers("vgg16", 1).size(), 9u);
+  EXPECT_EQ(network_layer("resnet50.res3.3x3_s2", 1).problem.p(), 28);
+}
+
+TEST(Layers, UnknownNamesAreErrors) {
+  EXPECT_THROW(network_layers("lenet", 1), Error);
+  EXPECT_THROW(network_layer("alexnet.conv9", 1), Error);
+  EXPECT_THROW(network_layers("alexnet", 0), Error);
+  EXPECT_EQ(problem_from_text("alexnet.conv3", 4).n, 4);
+  EXPECT_EQ(problem_from_text("mb1ic3ih5oc4kh3", 6).n, 6);
+}
+
+}  // namespace
+}  // namespace convlab

@@ -1,0 +1,207 @@
+#include "tests/support/conv_tester.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "algorithms/execute.hpp"
+#include "algorithms/registry.hpp"
+#include "core/error.hpp"
+#include "core/layers.hpp"
+
+namespace convlab::testing {
+
+namespace {
+
+ConvProblem P(const char* desc) { return parse_problem(desc); }
+
+uint64_t hash_string(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) h = (h ^ uint64_t(static_cast<unsigned char>(c))) * 1099511628211ull;
+  return h;
+}
+
+// The reference for a (problem, direction, seed) is shared by every algorithm
+// tested in the same process.
+struct CachedCase {
+  std::shared_ptr<ConvData> data;
+  std::shared_ptr<Reference> ref;
+};
+CachedCase cached_case(const ConvProblem& p, Direction dir, uint64_t seed) {
+  static std::mutex mu;
+  static std::map<std::string, CachedCase> cache;
+  const std::string key = p.key() + "/" + std::string(to_string(dir)) + "/" + std::to_string(seed);
+  std::lock_guard lock(mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  CachedCase c;
+  c.data = std::make_shared<ConvData>(ConvData::random(p, seed));
+  c.ref = std::make_shared<Reference>(compute_reference(p, dir, *c.data));
+  if (cache.size() > 64) cache.clear();
+  cache[key] = c;
+  return c;
+}
+
+}  // namespace
+
+uint64_t test_seed() {
+  if (const char* s = std::getenv("CONVLAB_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  return 20261122;
+}
+
+std::vector<TestProblem> edge_sweep() {
+  std::vector<TestProblem> v = {
+      {"c1", P("mb2ic1ih7oc3kh3ph1")},
+      {"k1", P("mb2ic4ih7oc1kh3")},
+      {"image_1x1", P("mb2ic3ih1oc4kh1")},
+      {"image_1x1_pad", P("mb1ic2ih1oc3kh3ph1")},
+      {"odd_sizes", P("mb3ic5ih9iw11oc7kh3kw5ph1pw2")},
+      {"asym_pad", P("mb2ic3ih8iw6oc4kh3ph2pw0")},
+      {"stride2", P("mb2ic4ih11oc6kh3sh2ph1")},
+      {"stride4", P("mb2ic3ih19oc5kh5sh4ph2")},
+      {"stride_hw", P("mb1ic3ih10iw12oc4kh3sh2sw3")},
+      {"dilation2", P("mb2ic4ih12oc5kh3ph2dh1")},
+      {"dilation_hw", P("mb1ic2ih11oc3kh3ph1dh1dw2")},
+      {"groups2", P("g2mb2ic8ih9oc6kh3ph1")},
+      {"depthwise", P("g8mb2ic8ih9oc8kh3ph1")},
+      {"depthwise_x2", P("g4mb1ic4ih7oc8kh3ph1")},
+      {"conv1x1", P("mb2ic16ih7oc8kh1")},
+      {"conv1x1_s2", P("mb2ic8ih8oc8kh1sh2")},
+      {"conv5x5", P("mb2ic6ih13oc8kh5ph2")},
+      {"conv7x7_s2", P("mb1ic3ih15oc4kh7sh2ph3")},
+      {"conv11x11_s4", P("mb1ic3ih31oc4kh11sh4")},
+      {"channels_17_19", P("mb1ic17ih6oc19kh3ph1")},
+      {"channels_32_48", P("mb1ic32ih5oc48kh3ph1")},
+      {"no_pad_3x3", P("mb2ic4ih10oc4kh3")},
+      {"pad2_3x3", P("mb1ic3ih6oc4kh3ph2")},
+      {"groups3_5x5", P("g3mb1ic9ih10oc6kh5ph2")},
+  };
+  // 3x3 stride-1 outputs one below / equal / one above the Winograd tiles 2, 4, 6.
+  for (int out : {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13}) {
+    ConvProblem p = P("mb1ic3ih4oc5kh3ph1");
+    p.h = out;
+    p.w = out + 1;
+    v.push_back({"tile_" + std::to_string(out) + "x" + std::to_string(out + 1), p});
+  }
+  return v;
+}
+
+std::vector<TestProblem> alexnet_sweep(int batch) {
+  std::vector<TestProblem> v;
+  for (const char* net : {"alexnet", "alexnet-owt"})
+    for (auto& l : network_layers(net, batch)) v.push_back({l.id, l.problem});
+  return v;
+}
+
+std::vector<TestProblem> random_sweep(uint64_t seed, int count) {
+  std::vector<TestProblem> v;
+  uint64_t state = seed;
+  auto next = [&](int lo, int hi) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + int((state >> 33) % uint64_t(hi - lo + 1));
+  };
+  while (int(v.size()) < count) {
+    ConvProblem p;
+    p.groups = next(1, 3);
+    p.n = next(1, 3);
+    p.c = p.groups * next(1, 6);
+    p.k = p.groups * next(1, 6);
+    p.h = next(1, 16);
+    p.w = next(1, 16);
+    p.r = next(1, 5);
+    p.s = next(1, 5);
+    p.stride_h = next(1, 3);
+    p.stride_w = next(1, 3);
+    p.pad_h = next(0, 2);
+    p.pad_w = next(0, 2);
+    p.dil_h = next(1, 2);
+    p.dil_w = next(1, 2);
+    if (!p.validate().empty()) continue;
+    v.push_back({"random" + std::to_string(v.size()) + "_seed" + std::to_string(seed), p});
+  }
+  return v;
+}
+
+std::vector<TestProblem> standard_sweep() {
+  auto v = edge_sweep();
+  for (auto& t : alexnet_sweep(1)) v.push_back(t);
+  for (auto& t : random_sweep(test_seed(), 12)) v.push_back(t);
+  return v;
+}
+
+ConvTester::ConvTester(std::string algorithm)
+    : name_(std::move(algorithm)), problems_(standard_sweep()),
+      dirs_(std::begin(kAllDirections), std::end(kAllDirections)) {}
+
+ConvTester& ConvTester::sweep(std::vector<TestProblem> problems) { problems_ = std::move(problems); return *this; }
+ConvTester& ConvTester::directions(std::vector<Direction> dirs) { dirs_ = std::move(dirs); return *this; }
+ConvTester& ConvTester::threads(int n) { threads_ = n; return *this; }
+ConvTester& ConvTester::require_all_supported(bool on) { require_all_ = on; return *this; }
+ConvTester& ConvTester::check_determinism(bool on) { determinism_ = on; return *this; }
+
+void ConvTester::run() {
+  const Algorithm* algo = find_algorithm(name_);
+  ASSERT_NE(algo, nullptr) << "algorithm '" << name_ << "' is not in the registry";
+  if (auto why = algo->unavailable_reason(); !why.empty()) GTEST_SKIP() << name_ << ": " << why;
+  ExecContext ctx;
+  ctx.device = algo->device();
+  ctx.threads = threads_;
+  std::map<std::string, int> reasons;
+  for (const auto& tp : problems_) {
+    for (Direction dir : dirs_) {
+      const ConvProblem& p = tp.problem;
+      const std::string where = name_ + " " + std::string(to_string(dir)) + " " + tp.label + " [" + p.key() + "]";
+      const Support sup = algo->supports(p, dir);
+      if (!sup) {
+        ++unsupported_;
+        ++reasons[std::string(to_string(dir)) + ": " + sup.reason];
+        EXPECT_FALSE(require_all_) << where << " unsupported: " << sup.reason;
+        continue;
+      }
+      const uint64_t seed = hash_string(p.key()) ^ test_seed();
+      CachedCase cc = cached_case(p, dir, seed);
+      ConvData out(p);
+      try {
+        ConvRunner runner(*algo, p, dir, ctx);
+        runner.upload(*cc.data);
+        runner.poison();
+        runner.run();
+        runner.download_output(out);
+        const std::string guards = runner.check_guards();
+        EXPECT_TRUE(guards.empty()) << where << ": " << guards;
+        const Tolerance tol = algo->tolerance(p, dir);
+        const ErrorStats st = compare(out.output(dir).data(), *cc.ref, tol);
+        ++run_;
+        EXPECT_TRUE(st.passed()) << where << " (seed " << seed << "): " << st.bad << " elements over the bound, "
+                                 << st.non_finite << " non-finite; worst index " << st.worst_index << " value "
+                                 << out.output(dir).data()[st.worst_index] << " vs reference "
+                                 << cc.ref->value[size_t(st.worst_index)] << ", worst error/bound "
+                                 << st.worst_ratio << ", max abs " << st.max_abs << " (tolerance: " << tol.basis
+                                 << ")";
+        if (determinism_) {
+          ConvData again(p);
+          runner.poison();
+          runner.run();
+          runner.download_output(again);
+          const Tensor& a = out.output(dir);
+          const Tensor& b = again.output(dir);
+          EXPECT_EQ(std::memcmp(a.data(), b.data(), size_t(a.size()) * 4), 0)
+              << where << ": two runs gave different bits";
+        }
+      } catch (const Error& e) {
+        ADD_FAILURE() << where << ": threw: " << e.what();
+      }
+    }
+  }
+  std::ostringstream summary;
+  summary << name_ << ": " << run_ << " cases checked, " << unsupported_ << " unsupported";
+  for (auto& [why, n] : reasons) summary << "\n    " << n << "x " << why;
+  std::printf("%s\n", summary.str().c_str());
+  EXPECT_GT(run_, 0) << name_ << " supported none of the " << problems_.size() * dirs_.size() << " cases";
+}
+
+}  // namespace convlab::testing

@@ -1,0 +1,152 @@
+// The convlab CLI as a user runs it: exit codes, one-line errors, .npy in/out.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "algorithms/execute.hpp"
+#include "core/npy.hpp"
+#include "core/problem.hpp"
+
+namespace convlab {
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("convlab_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& n) const { return (dir_ / n).string(); }
+
+  Result run(const std::string& args) const {
+    const std::string out = path("stdout.txt"), err = path("stderr.txt");
+    const std::string cmd = std::string(CONVLAB_BINARY_DIR) + "/convlab " + args + " >" + out + " 2>" + err;
+    const int status = std::system(cmd.c_str());
+    auto slurp = [](const std::string& f) {
+      std::ifstream in(f);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      return ss.str();
+    };
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+
+  // Bad input: non-zero exit (not a crash), exactly one line on stderr.
+  void expect_one_line_error(const std::string& args, const std::string& fragment) const {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << " -> " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << " -> " << r.err;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(Cli, HelpEverywhere) {
+  EXPECT_EQ(run("--help").code, 0);
+  for (const char* c : {"algos", "problem", "conv", "demo"}) {
+    const Result r = run(std::string(c) + " --help");
+    EXPECT_EQ(r.code, 0) << c;
+    EXPECT_NE(r.out.find("usage: convlab " + std::string(c)), std::string::npos) << c;
+  }
+  EXPECT_EQ(run("").code, 2);
+}
+
+TEST_F(Cli, AlgosListsReference) {
+  Result r = run("algos");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("cpu.reference"), std::string::npos);
+  r = run("algos --json");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("\"name\": \"cpu.reference\""), std::string::npos);
+  EXPECT_EQ(r.out.front(), '[');
+}
+
+TEST_F(Cli, ProblemPrintsCanonical) {
+  const Result r = run("problem 'g2mb32ic96ih27oc256oh27kh5ph2n\"alexnet:conv2\"' alexnet.conv1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("g2mb32ic96ih27oc256oh27kh5ph2n\"alexnet:conv2\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mb32ic3ih227oc96oh55kh11sh4"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, ConvCheckPasses) {
+  for (const char* dir : {"fwd", "bwd-data", "bwd-filter"}) {
+    const Result r = run(std::string("conv g2mb2ic4ih7oc6kh3ph1sh2 --algo cpu.reference --check --reps 2 --dir ") + dir);
+    EXPECT_EQ(r.code, 0) << dir << r.err;
+    EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(Cli, ConvNpyInOut) {
+  const ConvProblem p = parse_problem("mb2ic3ih6oc4kh3ph1");
+  ConvData d = ConvData::random(p, 77);
+  write_npy(path("x.npy"), d.src);
+  write_npy(path("w.npy"), d.wei);
+  const Result r = run("conv mb2ic3ih6oc4kh3ph1 --algo cpu.reference --x " + path("x.npy") + " --w " + path("w.npy") +
+                       " --out " + path("y.npy") + " --check");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Tensor y = read_npy(path("y.npy"));
+  EXPECT_EQ(y.shape, (std::vector<int64_t>{2, 4, 6, 6}));
+  const Reference ref = compute_reference(p, Direction::fwd, d);
+  for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data()[i], float(ref.value[size_t(i)]));
+
+  // bwd-filter from files: x and dy in, diff_wei out
+  write_npy(path("dy.npy"), d.dst);
+  const Result b = run("conv mb2ic3ih6oc4kh3ph1 --algo cpu.reference --dir bwd-filter --x " + path("x.npy") +
+                       " --dy " + path("dy.npy") + " --out " + path("dw.npy"));
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(read_npy(path("dw.npy")).shape, (std::vector<int64_t>{4, 3, 3, 3}));
+}
+
+TEST_F(Cli, BadProblemStrings) {
+  expect_one_line_error("conv mb1ic3ih5oc4kh3xx2 --algo cpu.reference", "unknown key 'xx'");
+  expect_one_line_error("conv g2mb1ic3ih5oc4kh3 --algo cpu.reference", "does not divide");
+  expect_one_line_error("conv mb1ic3ih2oc4kh5 --algo cpu.reference", "empty output");
+  expect_one_line_error("conv mb0ic3ih5oc4kh3 --algo cpu.reference", "mb must be positive");
+  expect_one_line_error("conv alexnet.conv9 --algo cpu.reference", "unknown layer");
+  expect_one_line_error("problem mb1ic3", "missing");
+}
+
+TEST_F(Cli, BadArguments) {
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.nope", "unknown algorithm 'cpu.nope'");
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --dir sideways", "unknown direction");
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --reps abc", "expects an integer");
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --reps 0", "must be in");
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo", "needs a value");
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --bogus 1", "unknown option '--bogus'");
+  expect_one_line_error("conv mb1ic3ih5oc4kh3", "--algo NAME is required");
+  expect_one_line_error("conv", "missing PROBLEM");
+  expect_one_line_error("nosuchcommand", "unknown command");
+}
+
+TEST_F(Cli, BadNpyFiles) {
+  std::ofstream(path("junk.npy")) << "this is not numpy";
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --x " + path("junk.npy"), "bad magic");
+  Tensor wrong({1, 3, 5, 6});
+  write_npy(path("wrong.npy"), wrong);
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --x " + path("wrong.npy"), "has shape (1, 3, 5, 6)");
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --x " + path("missing.npy"), "cannot open");
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --dy " + path("wrong.npy"), "not an input of fwd");
+  // truncated copy of a valid file
+  Tensor ok({1, 3, 5, 5});
+  write_npy(path("ok.npy"), ok);
+  std::filesystem::resize_file(path("ok.npy"), std::filesystem::file_size(path("ok.npy")) - 8);
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --x " + path("ok.npy"), "truncated");
+}
+
+TEST_F(Cli, OutputToMissingDirectoryFailsCleanly) {
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --out " + path("nodir/y.npy"), "cannot write");
+  EXPECT_FALSE(std::filesystem::exists(path("nodir")));
+}
+
+}  // namespace
+}  // namespace convlab

@@ -1,0 +1,62 @@
+// convlab: the command-line front end. One line per subcommand in commands();
+// errors are one line on stderr and a non-zero exit (2: bad input, 1: failed check).
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "core/error.hpp"
+#include "tools/cli.hpp"
+
+namespace convlab::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> list = {
+      {"algos", "list every registered algorithm and whether it can run here", cmd_algos},
+      {"problem", "parse benchdnn problem strings / layer ids, print canonical form and sizes", cmd_problem},
+      {"conv", "run one algorithm on one problem and direction (.npy in/out, --check)", cmd_conv},
+      {"demo", "built-in example: every CPU algorithm on AlexNet's layers, checked and timed", cmd_demo},
+  };
+  return list;
+}
+
+}  // namespace convlab::cli
+
+namespace {
+void usage(FILE* f) {
+  std::fprintf(f, "usage: convlab <command> [options]   (convlab <command> --help for details)\n\ncommands:\n");
+  for (const auto& c : convlab::cli::commands()) std::fprintf(f, "  %-10s %s\n", c.name, c.summary);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("convlab %s\n", CONVLAB_VERSION);
+    return 0;
+  }
+  for (const auto& c : convlab::cli::commands()) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const convlab::Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "error: out of memory\n");
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    }
+  }
+  std::fprintf(stderr, "error: unknown command '%s' (run 'convlab --help')\n", argv[1]);
+  return 2;
+}
