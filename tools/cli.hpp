@@ -53,3 +53,7 @@ int cmd_conv(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 
 }  // namespace convlab::cli
+
+namespace convlab::cli {
+int cmd_peak(int argc, char** argv);
+}  // namespace convlab::cli

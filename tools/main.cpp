@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
       {"algos", "list every registered algorithm and whether it can run here", cmd_algos},
       {"problem", "parse benchdnn problem strings / layer ids, print canonical form and sizes", cmd_problem},
       {"conv", "run one algorithm on one problem and direction (.npy in/out, --check)", cmd_conv},
+      {"peak", "measure the CPU's fp32 FMA peak (GFLOP/s) per thread count", cmd_peak},
       {"demo", "built-in example: every CPU algorithm on AlexNet's layers, checked and timed", cmd_demo},
   };
   return list;
