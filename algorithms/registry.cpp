@@ -3,16 +3,26 @@
 #include "algorithms/registry.hpp"
 
 #include "algorithms/cpu/reference.hpp"
+#if CONVLAB_HAS_CUDA
+#include "algorithms/cudnn/cudnn_conv.hpp"
+#endif
 #include "core/error.hpp"
 
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry() {
   static const CpuReference cpu_reference;
-  static const std::vector<const Algorithm*> list = {
-      // ---- CPU -------------------------------------------------------------
-      &cpu_reference,
-  };
+  static const std::vector<const Algorithm*> list = [] {
+    std::vector<const Algorithm*> v = {
+        // ---- CPU -----------------------------------------------------------
+    };
+#if CONVLAB_HAS_CUDA
+    // ---- CUDA: hand-written, then cuDNN -----------------------------------
+    for (const Algorithm* a : cudnn_algorithms()) v.push_back(a);
+#endif
+    v.push_back(&cpu_reference);  // the oracle, last
+    return v;
+  }();
   return list;
 }
 
