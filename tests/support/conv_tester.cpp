@@ -173,6 +173,8 @@ void ConvTester::run() {
         runner.download_output(out);
         const std::string guards = runner.check_guards();
         EXPECT_TRUE(guards.empty()) << where << ": " << guards;
+        const std::string inputs = runner.check_inputs(*cc.data);
+        EXPECT_TRUE(inputs.empty()) << where << ": " << inputs;
         const Tolerance tol = algo->tolerance(p, dir);
         const ErrorStats st = compare(out.output(dir).data(), *cc.ref, tol);
         ++run_;
