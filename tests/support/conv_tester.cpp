@@ -128,7 +128,7 @@ std::vector<TestProblem> random_sweep(uint64_t seed, int count) {
 
 std::vector<TestProblem> standard_sweep() {
   auto v = edge_sweep();
-  for (auto& t : alexnet_sweep(1)) v.push_back(t);
+  for (auto& l : network_layers("alexnet", 1)) v.push_back({l.id, l.problem});
   for (auto& t : random_sweep(test_seed(), 12)) v.push_back(t);
   return v;
 }
