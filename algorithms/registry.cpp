@@ -3,14 +3,27 @@
 #include "algorithms/registry.hpp"
 
 #include "algorithms/cpu/reference.hpp"
+#ifdef CONVLAB_HAS_ONEDNN
+#include "algorithms/cpu/onednn.hpp"
+#endif
 #include "core/error.hpp"
 
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry() {
   static const CpuReference cpu_reference;
+#ifdef CONVLAB_HAS_ONEDNN
+  static const CpuOnednn cpu_onednn_direct(OnednnKind::direct);
+  static const CpuOnednn cpu_onednn_winograd(OnednnKind::winograd);
+  static const CpuOnednn cpu_onednn_auto(OnednnKind::automatic);
+#endif
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
+#ifdef CONVLAB_HAS_ONEDNN
+      &cpu_onednn_direct,
+      &cpu_onednn_winograd,
+      &cpu_onednn_auto,
+#endif
       &cpu_reference,
   };
   return list;
