@@ -20,6 +20,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -243,7 +244,7 @@ std::string_view CpuOnednn::description() const {
     case OnednnKind::direct:
       return "oneDNN 2.6 convolution_direct (its JIT direct or GEMM-based kernels), blocked layouts, reorders timed";
     case OnednnKind::winograd:
-      return "oneDNN 2.6 convolution_winograd (F(4x4,3x3), AVX-512, 3x3 stride 1, C/K multiples of 16), reorders timed";
+      return "oneDNN 2.6 convolution_winograd (F(4x4,3x3), AVX-512; 3x3, stride 1, no groups or dilation, pad <= 1), reorders timed";
     case OnednnKind::automatic:
       return "oneDNN 2.6 convolution_auto: oneDNN picks direct or Winograd per problem, reorders timed";
   }
