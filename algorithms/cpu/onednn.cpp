@@ -359,6 +359,9 @@ void CpuOnednn::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
 // above K*eps*mag_i never exceeded 7.43 eps * max mag (fwd 2.44, bwd-data
 // 2.12, bwd-filter 7.43); on the AlexNet layers it was 0 (all within K*eps;
 // max err / max mag 2.95 eps). 16 eps is that worst case with a 2x margin.
+// At batch 32 (`convlab conv alexnet.conv3 --algo cpu.onednn_winograd --dir D
+// --check`) the worst error/bound was 0.0015 (fwd), 0.0010 (bwd-data), 0.00017
+// (bwd-filter).
 // Per element alone the error reached 364 eps * mag_i on outputs whose own
 // terms are small: a transform algorithm has no per-element bound.
 constexpr double kWinogradGlobalEps = 16;
