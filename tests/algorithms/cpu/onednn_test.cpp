@@ -156,6 +156,9 @@ TEST(OnednnTolerance, WinogradDeclaresMeasuredBound) {
   EXPECT_EQ(direct.global, 0);
   EXPECT_EQ(wino.elem, direct.elem);
   EXPECT_DOUBLE_EQ(wino.global, 16 * double(FLT_EPSILON));
+  // auto: Winograd's bound where Winograd applies (oneDNN may pick it), K*eps elsewhere.
+  EXPECT_DOUBLE_EQ(onednn("cpu.onednn_auto").tolerance(p, Direction::fwd).global, wino.global);
+  EXPECT_EQ(onednn("cpu.onednn_auto").tolerance(P("mb1ic16ih8oc16kh3sh2ph1"), Direction::fwd).global, 0);
 }
 
 // Every Winograd rejection over the standard sweep is one the known limits
