@@ -1,0 +1,238 @@
+// sgemm: the portable half of the hand-written SGEMM (see sgemm.hpp): the
+// blocking loops, the packing routines and the threading. Never names an ISA
+// except through the micro-kernel table.
+//
+// Blocking (AVX-512, 12x32 kernel, Skylake-SP: 32 KiB L1d, 1 MiB L2 per core):
+//   KC = 256: one packed A micro-panel (12 x 256 x 4 B = 12 KiB) stays in L1
+//             while the kernel sweeps B panels;
+//   NC = 512: the packed B block (256 x 512 x 4 B = 512 KiB) stays in L2 and is
+//             re-read once per A micro-panel (2 x 64 B per 12 FMA cycles);
+//   A is packed for all of M once per KC block, B once per (KC, NC) block, so
+//   each operand is packed exactly once per call.
+// Threads: packs split over panels (omp for, static); micro-tiles of a block in
+// ir-major order, thread t takes [t*T/nt, (t+1)*T/nt): contiguous runs of one
+// A panel against successive B panels.
+#include "kernels/cpu/gemm/sgemm.hpp"
+
+#include <omp.h>
+
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "kernels/cpu/gemm/sgemm_ukernels.hpp"
+
+namespace convlab::cpu {
+
+namespace {
+
+const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512"};
+const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2"};
+const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
+
+struct Blocking {
+  int kc, nc;
+};
+
+Blocking blocking(GemmIsa isa, const SgemmConfig& cfg) {
+  Blocking b{256, 512};
+  if (isa == GemmIsa::avx2) b = {256, 384};
+  if (isa == GemmIsa::portable) b = {128, 256};
+  if (cfg.kc > 0) b.kc = cfg.kc;
+  if (cfg.nc > 0) b.nc = cfg.nc;
+  return b;
+}
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// Packed A panel for rows [i0, i0 + mv) of op(A), columns [p0, p0 + kc):
+// dst[p * MR + i], rows mv..MR-1 zero. // (kc, MR)
+void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p0, int kc, int MR, float* dst) {
+  if (ta == Trans::no) {
+    const float* rows[32];
+    for (int i = 0; i < mv; ++i) rows[i] = a + (i0 + i) * lda + p0;
+    for (int p = 0; p < kc; ++p) {
+      float* d = dst + int64_t(p) * MR;
+      for (int i = 0; i < mv; ++i) d[i] = rows[i][p];
+      for (int i = mv; i < MR; ++i) d[i] = 0.0f;
+    }
+  } else {
+    for (int p = 0; p < kc; ++p) {
+      const float* s = a + (p0 + p) * lda + i0;
+      float* d = dst + int64_t(p) * MR;
+      for (int i = 0; i < mv; ++i) d[i] = s[i];
+      for (int i = mv; i < MR; ++i) d[i] = 0.0f;
+    }
+  }
+}
+
+// Packed B panel for rows [p0, p0 + kc) of op(B), columns [j0, j0 + nv):
+// dst[p * NR + j], columns nv..NR-1 zero. // (kc, NR)
+void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j0, int nv, int NR, float* dst) {
+  if (tb == Trans::no) {
+    for (int p = 0; p < kc; ++p) {
+      const float* s = b + (p0 + p) * ldb + j0;
+      float* d = dst + int64_t(p) * NR;
+      for (int j = 0; j < nv; ++j) d[j] = s[j];
+      for (int j = nv; j < NR; ++j) d[j] = 0.0f;
+    }
+  } else {
+    // Transposed: 8 columns of op(B) (8 rows of b) at a time, so the writes of
+    // one row of the panel stay in one cache line.
+    for (int j = nv; j < NR; ++j)
+      for (int p = 0; p < kc; ++p) dst[int64_t(p) * NR + j] = 0.0f;
+    for (int jb = 0; jb < nv; jb += 8) {
+      const int je = jb + 8 < nv ? jb + 8 : nv;
+      for (int p = 0; p < kc; ++p) {
+        float* d = dst + int64_t(p) * NR;
+        for (int j = jb; j < je; ++j) d[j] = b[(j0 + j) * ldb + p0 + p];
+      }
+    }
+  }
+}
+
+void scale_c(int m, int n, float beta, float* c, int64_t ldc) {
+  for (int i = 0; i < m; ++i) {
+    float* ci = c + int64_t(i) * ldc;
+    if (beta == 0.0f) {
+      for (int j = 0; j < n; ++j) ci[j] = 0.0f;
+    } else {
+      for (int j = 0; j < n; ++j) ci[j] *= beta;
+    }
+  }
+}
+
+void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda,
+                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmConfig& cfg,
+                     void* workspace) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || alpha == 0.0f) {
+    scale_c(m, n, beta, c, ldc);
+    return;
+  }
+  const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
+  const SgemmUkernel& uk = sgemm_ukernel(isa);
+  const Blocking bl = blocking(isa, cfg);
+  const int MR = uk.mr, NR = uk.nr;
+  const int KC = bl.kc, NC = int(round_up(bl.nc, NR));
+  const int kc_max = k < KC ? k : KC;
+
+  std::unique_ptr<void, decltype(&std::free)> owned(nullptr, &std::free);
+  if (!workspace) {
+    const size_t bytes = round_up(int64_t(sgemm_workspace_bytes(m, n, k, cfg)), 64);
+    owned.reset(std::aligned_alloc(64, bytes));
+    if (!owned) fail("sgemm: out of memory for packing buffers");
+    workspace = owned.get();
+  }
+  const int mp = int((m + MR - 1) / MR);
+  float* apack = static_cast<float*>(workspace);                       // (mp, KC, MR)
+  float* bpack = apack + round_up(int64_t(mp) * MR * kc_max, 16);           // (NC/NR, KC, NR)
+  const int threads = cfg.threads > 0 ? cfg.threads : 1;
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int t = omp_get_thread_num();
+    const int nt = omp_get_num_threads();
+    for (int pc = 0; pc < k; pc += KC) {
+      const int kc = k - pc < KC ? k - pc : KC;
+      const float beta_pc = pc == 0 ? beta : 1.0f;
+#pragma omp for schedule(static)
+      for (int ir = 0; ir < mp; ++ir) {
+        const int mv = m - ir * MR < MR ? m - ir * MR : MR;
+        pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc);
+      }
+      for (int jc = 0; jc < n; jc += NC) {
+        const int nc = n - jc < NC ? n - jc : NC;
+        const int np = (nc + NR - 1) / NR;
+#pragma omp for schedule(static)
+        for (int jr = 0; jr < np; ++jr) {
+          const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
+          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc);
+        }
+        const int64_t tiles = int64_t(mp) * np;
+        const int64_t lo = tiles * t / nt, hi = tiles * (t + 1) / nt;
+        for (int64_t idx = lo; idx < hi; ++idx) {
+          const int ir = int(idx / np), jr = int(idx % np);
+          const int mv = m - ir * MR < MR ? m - ir * MR : MR;
+          const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
+          float* ct = c + int64_t(ir) * MR * ldc + jc + int64_t(jr) * NR;
+          uk.fn(kc, apack + int64_t(ir) * MR * kc, bpack + int64_t(jr) * NR * kc, ct, ldc, alpha, beta_pc, mv, nv);
+        }
+#pragma omp barrier
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::auto_: return "auto";
+    case GemmIsa::avx512: return "avx512";
+    case GemmIsa::avx2: return "avx2";
+    case GemmIsa::portable: return "portable";
+  }
+  return "?";
+}
+
+bool sgemm_isa_supported(GemmIsa isa) {
+  const CpuInfo& ci = cpu_info();
+  switch (isa) {
+    case GemmIsa::avx512: return ci.avx512f && ci.avx2 && ci.fma;
+    case GemmIsa::avx2: return ci.avx2 && ci.fma;
+    default: return true;
+  }
+}
+
+GemmIsa sgemm_resolve_isa(GemmIsa isa) {
+  if (isa == GemmIsa::auto_) {
+    if (sgemm_isa_supported(GemmIsa::avx512)) return GemmIsa::avx512;
+    if (sgemm_isa_supported(GemmIsa::avx2)) return GemmIsa::avx2;
+    return GemmIsa::portable;
+  }
+  if (!sgemm_isa_supported(isa)) fail("sgemm: this CPU does not support " + std::string(to_string(isa)));
+  return isa;
+}
+
+const SgemmUkernel& sgemm_ukernel(GemmIsa isa) {
+  switch (sgemm_resolve_isa(isa)) {
+    case GemmIsa::avx512: return kAvx512;
+    case GemmIsa::avx2: return kAvx2;
+    default: return kPortable;
+  }
+}
+
+size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
+  const SgemmUkernel& uk = sgemm_ukernel(isa);
+  const Blocking bl = blocking(isa, cfg);
+  const int64_t kc = k < bl.kc ? k : bl.kc;
+  const int64_t NC = round_up(bl.nc, uk.nr);
+  const int64_t nc = round_up(n < NC ? n : NC, uk.nr);
+  const int64_t a = round_up(round_up(m, uk.mr) * kc, 16);
+  return size_t(a + nc * kc) * sizeof(float);
+}
+
+void sgemm(Layout layout, Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmConfig& cfg,
+           void* workspace) {
+  assert(m >= 0 && n >= 0 && k >= 0);
+  if (layout == Layout::row_major) {
+    assert(ldc >= n);
+    assert(lda >= (trans_a == Trans::no ? k : m));
+    assert(ldb >= (trans_b == Trans::no ? n : k));
+    sgemm_row_major(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cfg, workspace);
+  } else {
+    // Column-major C is row-major C^T = op(B)^T op(A)^T; a column-major matrix
+    // read row-major is its transpose, so the transposes carry over unchanged.
+    assert(ldc >= m);
+    sgemm_row_major(trans_b, trans_a, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc, cfg, workspace);
+  }
+}
+
+}  // namespace convlab::cpu
