@@ -2,15 +2,20 @@
 // every test sweep, benchmark, CLI listing and autotune run picks it up.
 #include "algorithms/registry.hpp"
 
+#include "algorithms/cpu/im2col_gemm.hpp"
 #include "algorithms/cpu/reference.hpp"
 #include "core/error.hpp"
 
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry() {
+  static const CpuIm2colGemm cpu_im2col_gemm;
+  static const CpuIm2colOpenblas cpu_im2col_openblas;
   static const CpuReference cpu_reference;
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
+      &cpu_im2col_gemm,  // first: the `default` policy's choice
+      &cpu_im2col_openblas,
       &cpu_reference,
   };
   return list;

@@ -123,16 +123,22 @@ TEST_P(SgemmTest, EdgesExact) {
   const int ns[] = {1, NR - 1, NR, NR + 1, 2 * NR + 3};
   const int ks[] = {0, 1, KC - 1, KC, KC + 1, 2 * KC + 3};
   const float ab[][2] = {{1, 0}, {2, -1}, {-1, 3}};
+  // The thread partition is independent of layout (column-major is a swap) and
+  // of alpha/beta: with threads the sweep drops those to keep the test quick on
+  // a loaded two-core machine.
+  const bool threaded = cfg.threads > 1;
+  const int n_ab = threaded ? 2 : 3;
   uint32_t seed = 1;
   int failures = 0;
   for (Layout lay : {Layout::row_major, Layout::col_major})
+    if (!(threaded && lay == Layout::col_major))
     for (Trans ta : {Trans::no, Trans::yes})
       for (Trans tb : {Trans::no, Trans::yes})
         for (int m : ms)
           for (int n : ns)
             for (int k : ks)
-              for (auto& s : ab) {
-                failures += check({lay, ta, tb, m, n, k, s[0], s[1]}, cfg, seed++) != 0;
+              for (int s = 0; s < n_ab; ++s) {
+                failures += check({lay, ta, tb, m, n, k, ab[s][0], ab[s][1]}, cfg, seed++) != 0;
                 ASSERT_LT(failures, 5) << "stopping after 5 failing cases";
               }
 }
