@@ -92,7 +92,13 @@ Support Im2colGemmBase::supports(const ConvProblem& p, Direction dir) const {
 
 size_t Im2colGemmBase::workspace_bytes(const ConvProblem& p, Direction dir) const {
   const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
-  return size_t(align16(pl.col_elems) + align16(pl.buf_elems)) * sizeof(float) + gemm_workspace_bytes(pl.gemm);
+  // The GEMM's scratch for the full chunk and for the short last one.
+  const int64_t pq = int64_t(p.p()) * p.q();
+  const int last = p.n - (pl.chunks - 1) * pl.nb;
+  size_t gws = 0;
+  for (int t = 1; t <= cpu_info().hardware_threads; ++t)  // any thread count run() may use
+    gws = std::max({gws, gemm_workspace_bytes(pl.gemm, t), gemm_workspace_bytes(gemm_call(p, dir, last * pq), t)});
+  return size_t(align16(pl.col_elems) + align16(pl.buf_elems)) * sizeof(float) + gws;
 }
 
 void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
@@ -100,6 +106,7 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   const ConvShape sh = to_shape(p);
   const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
   const int T = ctx.resolved_threads();
+  const int TG = std::min(T, cpu_info().hardware_threads);  // the GEMM scratch is sized for this many
   float* col = static_cast<float*>(workspace);                // (CRS, L)
   float* tmp = col + align16(pl.col_elems);                    // (Kg, L): fwd output / gathered dy
   void* gws = tmp + align16(pl.buf_elems);                     // the GEMM's packing space
@@ -122,26 +129,28 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
       switch (dir) {
         case Direction::fwd:
           if (!pl.direct) cpu::im2col(sh, nb, grp, buf.src + int64_t(n0) * sh.c * hw, col, L, T);
-          gemm(g, 1.0f, wg, x, 0.0f, packed_y ? tmp : y_at, T, gws);
+          gemm(g, 1.0f, wg, x, 0.0f, packed_y ? tmp : y_at, TG, gws);
           if (packed_y) scatter_dst(sh, n0, nb, grp, tmp, buf.dst, T);
           break;
         case Direction::bwd_data:
           if (packed_y) gather_dy(sh, n0, nb, grp, buf.dst, tmp, T);
-          gemm(g, 1.0f, wg, packed_y ? tmp : y_at, 0.0f, dx, T, gws);
+          gemm(g, 1.0f, wg, packed_y ? tmp : y_at, 0.0f, dx, TG, gws);
           if (!pl.direct) cpu::col2im(sh, nb, grp, col, L, buf.src + int64_t(n0) * sh.c * hw, T);
           break;
         case Direction::bwd_filter:
           if (!pl.direct) cpu::im2col(sh, nb, grp, buf.src + int64_t(n0) * sh.c * hw, col, L, T);
           if (packed_y) gather_dy(sh, n0, nb, grp, buf.dst, tmp, T);
-          gemm(g, 1.0f, packed_y ? tmp : y_at, x, chunk == 0 ? 0.0f : 1.0f, dwg, T, gws);
+          gemm(g, 1.0f, packed_y ? tmp : y_at, x, chunk == 0 ? 0.0f : 1.0f, dwg, TG, gws);
           break;
       }
     }
   }
 }
 
-size_t CpuIm2colGemm::gemm_workspace_bytes(const Im2colGemmCall& g) const {
-  return cpu::sgemm_workspace_bytes(g.m, g.n, g.k);
+size_t CpuIm2colGemm::gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const {
+  cpu::SgemmConfig cfg;
+  cfg.threads = threads;
+  return cpu::sgemm_workspace_bytes(g.m, g.n, g.k, cfg);
 }
 
 void CpuIm2colGemm::gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c,

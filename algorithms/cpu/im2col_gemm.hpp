@@ -53,8 +53,10 @@ class Im2colGemmBase : public Algorithm {
            const ExecContext& ctx) const override;
 
  protected:
-  // The strategy: row-major SGEMM and the scratch it needs for a call of this shape.
-  virtual size_t gemm_workspace_bytes(const Im2colGemmCall& g) const = 0;
+  // The strategy: row-major SGEMM and the scratch it needs for a call of this
+  // shape with `threads` threads. workspace_bytes() sizes it for the
+  // hardware's thread count; run() never gives the GEMM more threads than that.
+  virtual size_t gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const = 0;
   virtual void gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c,
                     int threads, void* workspace) const = 0;
 };
@@ -67,7 +69,7 @@ class CpuIm2colGemm final : public Im2colGemmBase {
   }
 
  protected:
-  size_t gemm_workspace_bytes(const Im2colGemmCall& g) const override;
+  size_t gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const override;
   void gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c, int threads,
             void* workspace) const override;
 };
@@ -80,7 +82,7 @@ class CpuIm2colOpenblas final : public Im2colGemmBase {
   }
 
  protected:
-  size_t gemm_workspace_bytes(const Im2colGemmCall&) const override { return 0; }  // OpenBLAS owns its buffers
+  size_t gemm_workspace_bytes(const Im2colGemmCall&, int) const override { return 0; }  // OpenBLAS owns its buffers
   void gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c, int threads,
             void* workspace) const override;
 };

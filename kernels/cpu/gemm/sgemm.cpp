@@ -7,11 +7,13 @@
 //             while the kernel sweeps B panels;
 //   NC = 512: the packed B block (256 x 512 x 4 B = 512 KiB) stays in L2 and is
 //             re-read once per A micro-panel (2 x 64 B per 12 FMA cycles);
-//   A is packed for all of M once per KC block, B once per (KC, NC) block, so
-//   each operand is packed exactly once per call.
-// Threads: packs split over panels (omp for, static); micro-tiles of a block in
-// ir-major order, thread t takes [t*T/nt, (t+1)*T/nt): contiguous runs of one
-// A panel against successive B panels.
+//   A is packed for all of the block's M once per KC block, B once per
+//   (KC, NC) block: per thread, each operand is packed exactly once.
+// Threads: C is cut into one block per thread (whole MR panels along M or whole
+// NR panels along N, see partition()); each thread packs what its block needs
+// into its own slice of the workspace and runs the loops alone: one fork/join
+// per call and no barriers. The operand shared by the blocks is packed once
+// per thread (the price of no synchronisation).
 #include "kernels/cpu/gemm/sgemm.hpp"
 
 #include <omp.h>
@@ -20,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
+#include <algorithm>
 
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -105,6 +109,76 @@ void scale_c(int m, int n, float beta, float* c, int64_t ldc) {
   }
 }
 
+// One thread's GEMM: the blocking loops around the micro-kernel. workspace:
+// serial_workspace_floats(m, n, k) floats, 64-byte aligned.
+int64_t serial_workspace_floats(int m, int n, int k, const SgemmUkernel& uk, const Blocking& bl) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const int64_t kc = k < bl.kc ? k : bl.kc;
+  const int64_t NC = round_up(bl.nc, uk.nr);
+  const int64_t nc = round_up(n < NC ? n : NC, uk.nr);
+  return round_up(round_up(m, uk.mr) * kc, 16) + round_up(nc * kc, 16);
+}
+
+void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float beta, float* c, int64_t ldc, const SgemmUkernel& uk, const Blocking& bl,
+                 float* workspace) {
+  const int MR = uk.mr, NR = uk.nr;
+  const int KC = bl.kc, NC = int(round_up(bl.nc, NR));
+  const int kc_max = k < KC ? k : KC;
+  const int mp = (m + MR - 1) / MR;
+  float* apack = workspace;                                          // (mp, kc, MR)
+  float* bpack = apack + round_up(int64_t(mp) * MR * kc_max, 16);     // (nc/NR, kc, NR)
+  for (int pc = 0; pc < k; pc += KC) {
+    const int kc = k - pc < KC ? k - pc : KC;
+    const float beta_pc = pc == 0 ? beta : 1.0f;
+    for (int ir = 0; ir < mp; ++ir) {
+      const int mv = m - ir * MR < MR ? m - ir * MR : MR;
+      pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc);
+    }
+    for (int jc = 0; jc < n; jc += NC) {
+      const int nc = n - jc < NC ? n - jc : NC;
+      const int np = (nc + NR - 1) / NR;
+      for (int jr = 0; jr < np; ++jr) {
+        const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
+        pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc);
+      }
+      for (int ir = 0; ir < mp; ++ir) {
+        const int mv = m - ir * MR < MR ? m - ir * MR : MR;
+        const float* ap = apack + int64_t(ir) * MR * kc;
+        float* crow = c + int64_t(ir) * MR * ldc + jc;
+        for (int jr = 0; jr < np; ++jr) {
+          const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
+          uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv);
+        }
+      }
+    }
+  }
+}
+
+// The thread partition: C split into `threads` blocks along M (whole MR
+// panels) or along N (whole NR panels), whichever gives the smaller largest
+// block (ties: split the longer side, so the duplicated packing is of the
+// smaller operand). Depends only on (m, n, threads, MR, NR).
+struct Part {
+  int i0, m, j0, n;
+};
+std::vector<Part> partition(int m, int n, int threads, int MR, int NR) {
+  const int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR;
+  const int64_t T = threads;
+  const int64_t cost_m = (mp + T - 1) / T * np, cost_n = mp * ((np + T - 1) / T);
+  const bool split_m = cost_m < cost_n || (cost_m == cost_n && m >= n);
+  std::vector<Part> parts;
+  const int64_t panels = split_m ? mp : np;
+  const int step = split_m ? MR : NR, len = split_m ? m : n;
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t lo = panels * t / T, hi = panels * (t + 1) / T;
+    const int a0 = int(lo * step), a1 = int(std::min<int64_t>(hi * step, len));
+    if (a1 <= a0) continue;
+    parts.push_back(split_m ? Part{a0, a1 - a0, 0, n} : Part{0, m, a0, a1 - a0});
+  }
+  return parts;
+}
+
 void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmConfig& cfg,
                      void* workspace) {
@@ -116,9 +190,7 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
   const SgemmUkernel& uk = sgemm_ukernel(isa);
   const Blocking bl = blocking(isa, cfg);
-  const int MR = uk.mr, NR = uk.nr;
-  const int KC = bl.kc, NC = int(round_up(bl.nc, NR));
-  const int kc_max = k < KC ? k : KC;
+  const std::vector<Part> parts = partition(m, n, cfg.threads > 0 ? cfg.threads : 1, uk.mr, uk.nr);
 
   std::unique_ptr<void, decltype(&std::free)> owned(nullptr, &std::free);
   if (!workspace) {
@@ -127,43 +199,22 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
     if (!owned) fail("sgemm: out of memory for packing buffers");
     workspace = owned.get();
   }
-  const int mp = int((m + MR - 1) / MR);
-  float* apack = static_cast<float*>(workspace);                       // (mp, KC, MR)
-  float* bpack = apack + round_up(int64_t(mp) * MR * kc_max, 16);           // (NC/NR, KC, NR)
-  const int threads = cfg.threads > 0 ? cfg.threads : 1;
-
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const int t = omp_get_thread_num();
-    const int nt = omp_get_num_threads();
-    for (int pc = 0; pc < k; pc += KC) {
-      const int kc = k - pc < KC ? k - pc : KC;
-      const float beta_pc = pc == 0 ? beta : 1.0f;
-#pragma omp for schedule(static)
-      for (int ir = 0; ir < mp; ++ir) {
-        const int mv = m - ir * MR < MR ? m - ir * MR : MR;
-        pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc);
-      }
-      for (int jc = 0; jc < n; jc += NC) {
-        const int nc = n - jc < NC ? n - jc : NC;
-        const int np = (nc + NR - 1) / NR;
-#pragma omp for schedule(static)
-        for (int jr = 0; jr < np; ++jr) {
-          const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc);
-        }
-        const int64_t tiles = int64_t(mp) * np;
-        const int64_t lo = tiles * t / nt, hi = tiles * (t + 1) / nt;
-        for (int64_t idx = lo; idx < hi; ++idx) {
-          const int ir = int(idx / np), jr = int(idx % np);
-          const int mv = m - ir * MR < MR ? m - ir * MR : MR;
-          const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          float* ct = c + int64_t(ir) * MR * ldc + jc + int64_t(jr) * NR;
-          uk.fn(kc, apack + int64_t(ir) * MR * kc, bpack + int64_t(jr) * NR * kc, ct, ldc, alpha, beta_pc, mv, nv);
-        }
-#pragma omp barrier
-      }
-    }
+  std::vector<float*> ws(parts.size());
+  float* next = static_cast<float*>(workspace);
+  for (size_t t = 0; t < parts.size(); ++t) {
+    ws[t] = next;
+    next += serial_workspace_floats(parts[t].m, parts[t].n, k, uk, bl);
+  }
+  const int nparts = int(parts.size());
+  // One fork and one join per call: no barriers inside the blocking loops (a
+  // barrier on a busy shared machine can cost a scheduler time slice).
+#pragma omp parallel for schedule(static, 1) num_threads(nparts) if (nparts > 1)
+  for (int t = 0; t < nparts; ++t) {
+    const Part& pt = parts[size_t(t)];
+    const float* at = ta == Trans::no ? a + int64_t(pt.i0) * lda : a + pt.i0;
+    const float* bt = tb == Trans::no ? b + pt.j0 : b + int64_t(pt.j0) * ldb;
+    serial_gemm(ta, tb, pt.m, pt.n, k, alpha, at, lda, bt, ldb, beta, c + int64_t(pt.i0) * ldc + pt.j0, ldc, uk, bl,
+                ws[size_t(t)]);
   }
 }
 
@@ -211,11 +262,16 @@ size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg) {
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
   const SgemmUkernel& uk = sgemm_ukernel(isa);
   const Blocking bl = blocking(isa, cfg);
-  const int64_t kc = k < bl.kc ? k : bl.kc;
-  const int64_t NC = round_up(bl.nc, uk.nr);
-  const int64_t nc = round_up(n < NC ? n : NC, uk.nr);
-  const int64_t a = round_up(round_up(m, uk.mr) * kc, 16);
-  return size_t(a + nc * kc) * sizeof(float);
+  // Column-major calls run as the transposed row-major problem: cover both.
+  int64_t most = 0;
+  for (int flip = 0; flip < 2; ++flip) {
+    const int mm = flip ? n : m, nn = flip ? m : n;
+    int64_t floats = 0;
+    for (const Part& pt : partition(mm, nn, cfg.threads > 0 ? cfg.threads : 1, uk.mr, uk.nr))
+      floats += serial_workspace_floats(pt.m, pt.n, k, uk, bl);
+    most = std::max(most, floats);
+  }
+  return size_t(most) * sizeof(float);
 }
 
 void sgemm(Layout layout, Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a,

@@ -7,12 +7,13 @@
 // micro-kernel chosen at run time from CPUID (sgemm_ukernel_*.cpp):
 //   for pc in K step KC:              pack op(A)[:, pc:pc+KC] into MR-row panels   (all of M)
 //     for jc in N step NC:            pack op(B)[pc.., jc:jc+NC] into NR-col panels (L2)
-//       for (ir, jr) micro-tiles:     ukernel: MR x NR tile += A panel (L1) * B panel
-// Threads: OpenMP; both packs are split statically over panels, the micro-tiles
-// of a (pc, jc) block are split into equal contiguous ranges (ir-major), so the
-// partition depends only on (m, n, k, threads). Every C element is summed in the
-// same order whatever the thread count: results are bit-identical across runs
-// and across thread counts.
+//       for ir: for jr:               ukernel: MR x NR tile += A panel (L1) * B panel (L2)
+// Threads: OpenMP; C is cut statically into one block per thread (along M or
+// N, whole panels), each thread packs and computes its block alone (no
+// barriers). The partition depends only on (m, n, threads), and every C
+// element is summed in the same order (KC blocks, then k within the kernel)
+// whatever the thread count: results are bit-identical across runs and across
+// thread counts.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -48,7 +49,7 @@ struct SgemmConfig {
   int kc = 0, nc = 0;  // cache blocking; 0 = the defaults for the ISA (tests shrink them to hit edges)
 };
 
-// Packing space sgemm() needs for this shape (independent of the thread count).
+// Packing space sgemm() needs for this shape and cfg.threads (either layout).
 size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg = {});
 
 // workspace: at least sgemm_workspace_bytes() bytes, 64-byte aligned; nullptr
