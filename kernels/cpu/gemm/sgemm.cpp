@@ -156,16 +156,21 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
 }
 
 // The thread partition: C split into `threads` blocks along M (whole MR
-// panels) or along N (whole NR panels), whichever gives the smaller largest
-// block (ties: split the longer side, so the duplicated packing is of the
-// smaller operand). Depends only on (m, n, threads, MR, NR).
+// panels) or along N (whole NR panels). Each thread packs the whole of the
+// operand the split does not cut, so the choice weighs the largest block's
+// micro-kernel cycles (MR*NR/32 per k step: two 16-lane FMA ports) against the
+// elements it packs (~kPackCycles each, memory-bound). Depends only on
+// (m, n, threads, MR, NR).
 struct Part {
   int i0, m, j0, n;
 };
+constexpr int64_t kPackCycles = 3;
 std::vector<Part> partition(int m, int n, int threads, int MR, int NR) {
   const int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR;
-  const int64_t T = threads;
-  const int64_t cost_m = (mp + T - 1) / T * np, cost_n = mp * ((np + T - 1) / T);
+  const int64_t T = threads, tile = std::max<int64_t>(MR * NR / 32, 1);
+  const int64_t mpt = (mp + T - 1) / T, npt = (np + T - 1) / T;
+  const int64_t cost_m = mpt * np * tile + kPackCycles * (mpt * MR + n);  // per k step
+  const int64_t cost_n = mp * npt * tile + kPackCycles * (m + npt * NR);
   const bool split_m = cost_m < cost_n || (cost_m == cost_n && m >= n);
   std::vector<Part> parts;
   const int64_t panels = split_m ? mp : np;
