@@ -18,7 +18,9 @@
 #endif
 #include <omp.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <cstring>
 #include <map>
 #include <random>
@@ -65,6 +67,11 @@ struct Operands {
   }
 };
 
+// OpenBLAS's pthread workers busy-wait ~2^28 cycles after a call before they
+// sleep; without a pause they would steal the cores from the next benchmark
+// (OpenMP-threaded: the hand SGEMM, oneDNN). Not timed.
+void let_openblas_threads_sleep() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+
 void set_flops(benchmark::State& st, double flops) {
   st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -89,6 +96,7 @@ void bench_openblas(benchmark::State& st, Im2colGemmCall g) {
                 g.n, g.k, 1.0f, o.a.data(), int(g.lda), o.b.data(), int(g.ldb), 0.0f, o.c.data(), int(g.ldc));
   set_flops(st, g.flops());
   st.SetLabel(std::string("core=") + openblas_get_corename());
+  let_openblas_threads_sleep();
 }
 
 #ifdef CONVLAB_HAS_ONEDNN
@@ -114,6 +122,7 @@ void bench_conv(benchmark::State& st, const Algorithm* algo, ConvProblem p, Dire
   runner.upload(ConvData::random(p, 11));
   for (auto _ : st) runner.run();
   set_flops(st, p.flops());
+  if (algo->name() == "cpu.im2col_openblas") let_openblas_threads_sleep();
 }
 
 // Collects per-benchmark times (ms) for the closing tables.

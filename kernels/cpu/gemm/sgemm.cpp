@@ -33,7 +33,8 @@ namespace convlab::cpu {
 
 namespace {
 
-const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512"};
+const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
+                           sgemm_pack_transpose_avx512};
 const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2"};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
 
@@ -52,10 +53,16 @@ Blocking blocking(GemmIsa isa, const SgemmConfig& cfg) {
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+// The gather packs index 16 rows with 32-bit offsets.
+constexpr int64_t kGatherMaxLd = (int64_t(1) << 31) / 16;
+
 // Packed A panel for rows [i0, i0 + mv) of op(A), columns [p0, p0 + kc):
 // dst[p * MR + i], rows mv..MR-1 zero. // (kc, MR)
-void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p0, int kc, int MR, float* dst) {
-  if (ta == Trans::no) {
+void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p0, int kc, int MR, float* dst,
+            SgemmPackTransposeFn pack_t) {
+  if (ta == Trans::no && pack_t && MR <= 16 && lda < kGatherMaxLd) {
+    pack_t(a + i0 * lda + p0, lda, mv, kc, dst, MR, MR);
+  } else if (ta == Trans::no) {
     const float* rows[32];
     for (int i = 0; i < mv; ++i) rows[i] = a + (i0 + i) * lda + p0;
     for (int p = 0; p < kc; ++p) {
@@ -75,8 +82,14 @@ void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p
 
 // Packed B panel for rows [p0, p0 + kc) of op(B), columns [j0, j0 + nv):
 // dst[p * NR + j], columns nv..NR-1 zero. // (kc, NR)
-void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j0, int nv, int NR, float* dst) {
-  if (tb == Trans::no) {
+void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j0, int nv, int NR, float* dst,
+            SgemmPackTransposeFn pack_t) {
+  if (tb == Trans::yes && pack_t && NR % 16 == 0 && ldb < kGatherMaxLd) {
+    for (int jb = 0; jb < NR; jb += 16) {
+      const int nj = nv - jb < 16 ? nv - jb : 16;
+      pack_t(nj > 0 ? b + (j0 + jb) * ldb + p0 : b, ldb, nj, kc, dst + jb, NR, 16);
+    }
+  } else if (tb == Trans::no) {
     for (int p = 0; p < kc; ++p) {
       const float* s = b + (p0 + p) * ldb + j0;
       float* d = dst + int64_t(p) * NR;
@@ -133,14 +146,14 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
     const float beta_pc = pc == 0 ? beta : 1.0f;
     for (int ir = 0; ir < mp; ++ir) {
       const int mv = m - ir * MR < MR ? m - ir * MR : MR;
-      pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc);
+      pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk.pack_t);
     }
     for (int jc = 0; jc < n; jc += NC) {
       const int nc = n - jc < NC ? n - jc : NC;
       const int np = (nc + NR - 1) / NR;
       for (int jr = 0; jr < np; ++jr) {
         const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-        pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc);
+        pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk.pack_t);
       }
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;

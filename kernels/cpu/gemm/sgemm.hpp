@@ -36,10 +36,14 @@ GemmIsa sgemm_resolve_isa(GemmIsa isa);  // auto_ -> the widest supported; throw
 //   C = alpha * (a * b) + beta * C; beta == 0 does not read C.
 using SgemmUkernelFn = void (*)(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                 float beta, int m, int n);
+// Optional transposing pack (see sgemm_ukernels.hpp); nullptr = scalar loops.
+using SgemmPackTransposeFn = void (*)(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd,
+                                      int width);
 struct SgemmUkernel {
   int mr, nr;
   SgemmUkernelFn fn;
   const char* name;  // sgemm_ukernel_12x32_avx512 ...
+  SgemmPackTransposeFn pack_t = nullptr;
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 
