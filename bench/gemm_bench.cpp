@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
   }
   std::printf("\nConvolution, GEMM family (GFLOP/s of the direct convolution's flops)\n%-26s", "layer/dir");
   for (const std::string& an : gemm_algos) std::printf(" %20s", an.c_str());
-  std::printf("\n");
+  std::printf(" %14s\n", "gemm/openblas");
   for (const NetLayer& l : network_layers("alexnet", 32))
     for (Direction d : kAllDirections) {
       const std::string id = l.id + "/" + std::string(to_string(d));
@@ -218,7 +218,9 @@ int main(int argc, char** argv) {
         std::snprintf(cell, sizeof cell, " %20.1f", v);
         line += cell;
       }
-      if (any) std::printf("%-26s%s\n", id.c_str(), line.c_str());
+      const double hand = gflops("conv/" + id + "/cpu.im2col_gemm", l.problem.flops());
+      const double ob = gflops("conv/" + id + "/cpu.im2col_openblas", l.problem.flops());
+      if (any) std::printf("%-26s%s %14.2f\n", id.c_str(), line.c_str(), ob > 0 ? hand / ob : 0.0);
     }
   benchmark::Shutdown();
   return 0;
