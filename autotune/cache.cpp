@@ -43,6 +43,16 @@ CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& 
 
 // ---- one line ------------------------------------------------------------
 
+std::string to_json(const AlgoPerf& r) {
+  using json::number;
+  using json::quote;
+  return "{\"algo\":" + quote(r.algo) + ",\"status\":" + quote(to_string(r.status)) + ",\"time\":" + number(r.time) +
+         ",\"spread\":" + number(r.spread) + ",\"reps\":" + std::to_string(r.reps) +
+         ",\"workspace\":" + std::to_string(r.workspace) + ",\"max_rel_error\":" + number(r.max_rel_error) +
+         ",\"err_ratio\":" + number(r.err_ratio) + ",\"deterministic\":" + (r.deterministic ? "true" : "false") +
+         ",\"note\":" + quote(r.note) + "}";
+}
+
 std::string serialize(const CacheEntry& e) {
   using json::number;
   using json::quote;
@@ -51,14 +61,7 @@ std::string serialize(const CacheEntry& e) {
                   ",\"dir\":" + quote(e.key.dir) + ",\"dtype\":" + quote(e.key.dtype) + ",\"device\":" +
                   quote(e.key.device) + ",\"version\":" + quote(e.key.version) + ",\"tuned_at\":" + number(e.tuned_at) +
                   ",\"workspace_limit\":" + size_or_null(e.workspace_limit) + ",\"results\":[";
-  for (size_t i = 0; i < e.results.size(); ++i) {
-    const AlgoPerf& r = e.results[i];
-    o += std::string(i ? "," : "") + "{\"algo\":" + quote(r.algo) + ",\"status\":" + quote(to_string(r.status)) +
-         ",\"time\":" + number(r.time) + ",\"spread\":" + number(r.spread) + ",\"reps\":" + std::to_string(r.reps) +
-         ",\"workspace\":" + std::to_string(r.workspace) + ",\"max_rel_error\":" + number(r.max_rel_error) +
-         ",\"err_ratio\":" + number(r.err_ratio) + ",\"deterministic\":" + (r.deterministic ? "true" : "false") +
-         ",\"note\":" + quote(r.note) + "}";
-  }
+  for (size_t i = 0; i < e.results.size(); ++i) o += (i ? "," : "") + to_json(e.results[i]);
   return o + "]}";
 }
 

@@ -48,6 +48,7 @@ struct CacheEntry {
 };
 
 std::string serialize(const CacheEntry& e);  // one line, no newline
+std::string to_json(const AlgoPerf& r);      // one result as a JSON object (the cache's form)
 // nullopt with a reason on anything malformed (never throws).
 std::optional<CacheEntry> deserialize(std::string_view line, std::string* error = nullptr);
 

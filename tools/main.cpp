@@ -16,6 +16,8 @@ const std::vector<Command>& commands() {
       {"problem", "parse benchdnn problem strings / layer ids, print canonical form and sizes", cmd_problem},
       {"conv", "run one algorithm on one problem and direction (.npy in/out, --check)", cmd_conv},
       {"demo", "built-in example: every CPU algorithm on AlexNet's layers, checked and timed", cmd_demo},
+      {"tune", "autotune layers / networks: find (measured) vs get (cost model), with a cache", cmd_tune},
+      {"cache", "show, check or merge autotune cache files", cmd_cache},
   };
   return list;
 }
