@@ -142,14 +142,21 @@ CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir,
 
 // ---- calibration ---------------------------------------------------------
 
-Calibration Calibration::fit(const std::vector<Measured>& data, const MachineModel& m, const std::string& exclude_key) {
+Calibration Calibration::fit(const std::vector<Measured>& data, const MachineModel& m, const std::string& exclude_key,
+                             const std::vector<const Algorithm*>* algos) {
+  auto lookup = [&](const std::string& name) -> const Algorithm* {
+    if (!algos) return find_algorithm(name);
+    for (const Algorithm* a : *algos)
+      if (a->name() == name) return a;
+    return nullptr;
+  };
   std::map<std::string, std::pair<double, int>> acc;  // key -> (sum of log ratio, count)
   Calibration cal;
   for (const Measured& d : data) {
     if (!exclude_key.empty() && d.problem.key() == exclude_key) continue;
     for (const AlgoPerf& r : d.results) {
       if (r.status != PerfStatus::ok || !(r.time > 0)) continue;
-      const Algorithm* a = find_algorithm(r.algo);
+      const Algorithm* a = lookup(r.algo);
       if (!a || !a->supports(d.problem, d.dir)) continue;
       const double pred = model_cost(*a, d.problem, d.dir, m).seconds;
       if (!(pred > 0)) continue;

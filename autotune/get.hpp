@@ -57,7 +57,9 @@ class Calibration {
  public:
   // Fits factors from the ok entries of `data` whose algorithm is registered.
   // Entries whose problem key equals exclude_key are skipped (leave-one-out).
-  static Calibration fit(const std::vector<Measured>& data, const MachineModel& m, const std::string& exclude_key = "");
+  // Algorithms are looked up by name in `algos` when given, else in the registry.
+  static Calibration fit(const std::vector<Measured>& data, const MachineModel& m, const std::string& exclude_key = "",
+                         const std::vector<const Algorithm*>* algos = nullptr);
   double factor(const Algorithm& a, Direction dir) const;
   int samples() const { return samples_; }
 
