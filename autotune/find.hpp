@@ -7,9 +7,11 @@
 //      overrun or (for an algorithm that claims determinism) two runs that
 //      differ bit-wise -> failed. Neither is ever selected.
 //   2. timed at the full problem: warm-up, then repetitions until the median
-//      is stable (core/timing.hpp), bounded by max_reps and max_seconds; a
-//      candidate whose warm-up is already slow_cutoff x slower than the best
-//      median so far gets a single timed rep (it cannot win; say so in note).
+//      is stable (core/timing.hpp), bounded by max_reps and max_seconds. A
+//      candidate whose warm-up and then one timed rep are both more than
+//      slow_cutoff x the best median so far stops there (it cannot win within
+//      any plausible noise; its note says so) -- this keeps whole-network
+//      tuning within minutes when slow algorithms are registered.
 // The reference is never a candidate. The result is the full list, ranked by
 // rank() (perf.hpp), non-runnable candidates included with their reason.
 #pragma once
@@ -31,7 +33,7 @@ struct FindOptions {
   int max_reps = 25;
   double max_seconds = 0.3;     // timed work per candidate before giving up on stability
   double stable_rel = 0.02;     // median moved less than this -> stable
-  double slow_cutoff = 20;      // see above
+  double slow_cutoff = 3;       // see above
   // Called before each candidate (progress display): index, count, name.
   std::function<void(int, int, const Algorithm&)> on_candidate;
 };
