@@ -51,6 +51,8 @@ int cmd_algos(int argc, char** argv);
 int cmd_problem(int argc, char** argv);
 int cmd_conv(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
+int cmd_tune(int argc, char** argv);
+int cmd_cache(int argc, char** argv);
 
 }  // namespace convlab::cli
 

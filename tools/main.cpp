@@ -17,6 +17,8 @@ const std::vector<Command>& commands() {
       {"conv", "run one algorithm on one problem and direction (.npy in/out, --check)", cmd_conv},
       {"peak", "measure the CPU's fp32 FMA peak (GFLOP/s) per thread count", cmd_peak},
       {"demo", "built-in example: every CPU algorithm on AlexNet's layers, checked and timed", cmd_demo},
+      {"tune", "autotune layers / networks: find (measured) vs get (cost model), with a cache", cmd_tune},
+      {"cache", "show, check or merge autotune cache files", cmd_cache},
   };
   return list;
 }
