@@ -53,6 +53,7 @@ int cmd_conv(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 int cmd_tune(int argc, char** argv);
 int cmd_cache(int argc, char** argv);
+int cmd_layers(int argc, char** argv);
 
 }  // namespace convlab::cli
 

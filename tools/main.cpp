@@ -19,6 +19,7 @@ const std::vector<Command>& commands() {
       {"demo", "built-in example: every CPU algorithm on AlexNet's layers, checked and timed", cmd_demo},
       {"tune", "autotune layers / networks: find (measured) vs get (cost model), with a cache", cmd_tune},
       {"cache", "show, check or merge autotune cache files", cmd_cache},
+      {"layers", "per-layer comparison of every algorithm (time, GFLOP/s, %peak, error, get/find picks)", cmd_layers},
   };
   return list;
 }
