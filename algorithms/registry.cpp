@@ -2,15 +2,18 @@
 // every test sweep, benchmark, CLI listing and autotune run picks it up.
 #include "algorithms/registry.hpp"
 
+#include "algorithms/cpu/direct.hpp"
 #include "algorithms/cpu/reference.hpp"
 #include "core/error.hpp"
 
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry() {
+  static const CpuDirect cpu_direct;
   static const CpuReference cpu_reference;
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
+      &cpu_direct,
       &cpu_reference,
   };
   return list;

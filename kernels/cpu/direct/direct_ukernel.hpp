@@ -1,0 +1,66 @@
+// Direct-convolution micro-kernels over a blocked channel layout (NCHW16c-style
+// activations, OIhw16i16o-style weights), one table per ISA (BLIS-style): the
+// algorithm (algorithms/cpu/direct.cpp) walks the loops and never names an ISA.
+//
+// conv  : out[j][0..V) (+)= sum_{ib < nib} sum_{t < ntaps} sum_{i < bi}
+//             in[ib*in_ib_stride + in_off[t] + j*in_pix_stride + i]
+//           * wei[ib*wei_ib_stride + wei_off[t] + i*V + (0..V)]
+//         for j < nj pixels, written at out + j*out_pix_stride (V floats each).
+//         Serves forward (in = blocked src, taps = (r,s)), backward-data
+//         (in = blocked diff_dst, taps = the (r,s) of one stride phase) and the
+//         small-channel backward-data scatter (ntaps = 1).
+// wgrad : acc[t][0..V) (+)= sum_{n < nn} sum_{p < np} sum_{q < nq}
+//             in[n*in_n_stride + p*in_row_stride + q*in_pix_stride + t]
+//           * dd[n*dd_n_stride + p*dd_row_stride + q*V + (0..V)]
+//         for t < nt contiguous taps, written at out + t*V.
+// Both keep every accumulator in registers for the whole call; summation order
+// is fixed by the arguments (deterministic). Threads: none inside; the caller
+// gives each thread disjoint outputs.
+// Assumes nj <= max_nj, nt <= max_nt, pointers valid for every index above.
+#pragma once
+#include <cstdint>
+
+namespace convlab::direct {
+
+struct ConvUkernelArgs {
+  const float* in;
+  const float* wei;
+  float* out;
+  const int64_t* in_off;   // (ntaps)
+  const int64_t* wei_off;  // (ntaps)
+  int ntaps;
+  int nib;
+  int64_t in_ib_stride, wei_ib_stride;
+  int bi;  // channels of one input block, <= V; weights hold bi rows of V
+  int64_t in_pix_stride, out_pix_stride;
+  int nj;
+  bool accumulate;
+};
+
+struct WgradUkernelArgs {
+  const float* in;
+  const float* dd;
+  float* out;
+  int nt;
+  int nn, np, nq;
+  int64_t in_n_stride, in_row_stride, in_pix_stride;
+  int64_t dd_n_stride, dd_row_stride;
+  bool accumulate;
+};
+
+struct Ukernels {
+  const char* isa;
+  int v;       // vector width in floats: the channel block
+  int max_nj;  // conv: most pixels per call
+  int max_nt;  // wgrad: most taps per call
+  void (*conv)(const ConvUkernelArgs&);
+  void (*wgrad)(const WgradUkernelArgs&);
+};
+
+const Ukernels& ukernels_avx512();
+const Ukernels& ukernels_avx2();
+const Ukernels& ukernels_portable();
+// The widest table this CPU runs (cpu_info()).
+const Ukernels& select_ukernels();
+
+}  // namespace convlab::direct

@@ -1,0 +1,86 @@
+// The micro-kernel bodies, written once over a small vector-ops type `O`
+// (O::vec, O::V, load/store/zero/bcast/fma) and compiled once per ISA by
+// direct_ukernel_avx512.cpp, direct_ukernel_avx2.cpp and direct_ukernel.cpp.
+// See direct_ukernel.hpp for what they compute.
+#pragma once
+#include <cassert>
+#include <utility>
+
+#include "kernels/cpu/direct/direct_ukernel.hpp"
+
+namespace convlab::direct::detail {
+
+template <class O, int NJ>
+void conv_nj(const ConvUkernelArgs& a) {
+  using vec = typename O::vec;
+  constexpr int V = O::V;
+  vec acc[NJ];
+  if (a.accumulate) {
+    for (int j = 0; j < NJ; ++j) acc[j] = O::load(a.out + j * a.out_pix_stride);
+  } else {
+    for (int j = 0; j < NJ; ++j) acc[j] = O::zero();
+  }
+  const int64_t ips = a.in_pix_stride;
+  for (int ib = 0; ib < a.nib; ++ib) {
+    const float* in_b = a.in + ib * a.in_ib_stride;
+    const float* w_b = a.wei + ib * a.wei_ib_stride;
+    for (int t = 0; t < a.ntaps; ++t) {
+      const float* x = in_b + a.in_off[t];
+      const float* w = w_b + a.wei_off[t];
+      for (int i = 0; i < a.bi; ++i) {
+        const vec wv = O::load(w + i * V);
+#pragma GCC unroll 32
+        for (int j = 0; j < NJ; ++j) acc[j] = O::fma(O::bcast(x + j * ips + i), wv, acc[j]);
+      }
+    }
+  }
+  for (int j = 0; j < NJ; ++j) O::store(a.out + j * a.out_pix_stride, acc[j]);
+}
+
+template <class O, int NT>
+void wgrad_nt(const WgradUkernelArgs& a) {
+  using vec = typename O::vec;
+  constexpr int V = O::V;
+  vec acc[NT];
+  if (a.accumulate) {
+    for (int t = 0; t < NT; ++t) acc[t] = O::load(a.out + t * V);
+  } else {
+    for (int t = 0; t < NT; ++t) acc[t] = O::zero();
+  }
+  for (int n = 0; n < a.nn; ++n)
+    for (int p = 0; p < a.np; ++p) {
+      const float* x = a.in + n * a.in_n_stride + p * a.in_row_stride;
+      const float* d = a.dd + n * a.dd_n_stride + p * a.dd_row_stride;
+      for (int q = 0; q < a.nq; ++q) {
+        const vec dv = O::load(d + q * V);
+        const float* xq = x + q * a.in_pix_stride;
+#pragma GCC unroll 32
+        for (int t = 0; t < NT; ++t) acc[t] = O::fma(O::bcast(xq + t), dv, acc[t]);
+      }
+    }
+  for (int t = 0; t < NT; ++t) O::store(a.out + t * V, acc[t]);
+}
+
+template <class O, int... I>
+void conv_dispatch(const ConvUkernelArgs& a, std::integer_sequence<int, I...>) {
+  using Fn = void (*)(const ConvUkernelArgs&);
+  static constexpr Fn table[] = {&conv_nj<O, I + 1>...};
+  assert(a.nj >= 1 && a.nj <= int(sizeof...(I)));
+  table[a.nj - 1](a);
+}
+
+template <class O, int... I>
+void wgrad_dispatch(const WgradUkernelArgs& a, std::integer_sequence<int, I...>) {
+  using Fn = void (*)(const WgradUkernelArgs&);
+  static constexpr Fn table[] = {&wgrad_nt<O, I + 1>...};
+  assert(a.nt >= 1 && a.nt <= int(sizeof...(I)));
+  table[a.nt - 1](a);
+}
+
+template <class O, int MaxNJ, int MaxNT>
+struct Table {
+  static void conv(const ConvUkernelArgs& a) { conv_dispatch<O>(a, std::make_integer_sequence<int, MaxNJ>{}); }
+  static void wgrad(const WgradUkernelArgs& a) { wgrad_dispatch<O>(a, std::make_integer_sequence<int, MaxNT>{}); }
+};
+
+}  // namespace convlab::direct::detail

@@ -1,0 +1,103 @@
+// Blocked-layout conversions for the direct convolution (see layout.hpp).
+// Memory-bound copies; the work is split over rows / weight tiles statically.
+#include "kernels/cpu/direct/layout.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace convlab::direct {
+
+void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int nthr) {
+  assert(a.b >= 1 && a.hp >= 1 && a.wp >= 1);
+  const int cb_count = a.cb();
+  const int64_t rows = int64_t(a.n) * a.groups * cb_count * a.hp;
+  const int64_t row_len = int64_t(a.wp) * a.b;
+  const int64_t hw = int64_t(a.h) * a.w;
+  const int x0 = std::max(0, -a.left), x1 = std::min(a.w, a.wp - a.left);
+  int64_t begin, end;
+  share(rows, ithr, nthr, begin, end);
+  for (int64_t row = begin; row < end; ++row) {
+    float* o = dst + row * row_len;  // (WP, B)
+    std::memset(o, 0, size_t(row_len) * sizeof(float));
+    const int y = int(row % a.hp) - a.top;
+    if (y < 0 || y >= a.h || x0 >= x1) continue;
+    const int64_t ncb = row / a.hp;  // (n, g, cb)
+    const int cb = int(ncb % cb_count);
+    const int64_t ng = ncb / cb_count;  // n * G + g
+    for (int i = 0; i < a.b; ++i) {
+      const int c = cb * a.b + i;
+      if (c >= a.cg) break;
+      const float* s = src + (ng * a.cg + c) * hw + int64_t(y) * a.w;  // (W)
+      float* oi = o + int64_t(a.left) * a.b + i;
+      for (int x = x0; x < x1; ++x) oi[int64_t(x) * a.b] = s[x];
+    }
+  }
+}
+
+void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
+  assert(nchan <= v);
+  for (int c = 0; c < nchan; ++c) {
+    float* d = dst + c * hw;
+    const float* t = tile + c;
+    for (int64_t x = 0; x < hw; ++x) d[x] = t[x * v];
+  }
+}
+
+void block_wei_fwd(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
+  const int kb_count = (b.kg + b.v - 1) / b.v, cb_count = (b.cg + b.bi - 1) / b.bi;
+  const int rs = b.r * b.s;
+  const int64_t tile = int64_t(rs) * b.bi * b.v;  // (R, S, BI, V)
+  int64_t begin, end;
+  share(int64_t(b.groups) * kb_count * cb_count, ithr, nthr, begin, end);
+  for (int64_t idx = begin; idx < end; ++idx) {
+    const int cb = int(idx % cb_count), kb = int(idx / cb_count % kb_count), g = int(idx / cb_count / kb_count);
+    float* o = dst + idx * tile;
+    for (int t = 0; t < rs; ++t)
+      for (int i = 0; i < b.bi; ++i)
+        for (int l = 0; l < b.v; ++l) {
+          const int k = kb * b.v + l, c = cb * b.bi + i;
+          o[(int64_t(t) * b.bi + i) * b.v + l] =
+              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + t] : 0.f;
+        }
+  }
+}
+
+void unblock_wei_fwd(const WeiBlocking& b, const float* blk, float* wei, int ithr, int nthr) {
+  const int kb_count = (b.kg + b.v - 1) / b.v, cb_count = (b.cg + b.bi - 1) / b.bi;
+  const int rs = b.r * b.s;
+  const int64_t tile = int64_t(rs) * b.bi * b.v;
+  int64_t begin, end;
+  share(int64_t(b.groups) * b.kg, ithr, nthr, begin, end);  // rows (g, k) of wei
+  for (int64_t gk = begin; gk < end; ++gk) {
+    const int g = int(gk / b.kg), k = int(gk % b.kg);
+    const int kb = k / b.v, l = k % b.v;
+    for (int c = 0; c < b.cg; ++c) {
+      const int cb = c / b.bi, i = c % b.bi;
+      const float* t = blk + ((int64_t(g) * kb_count + kb) * cb_count + cb) * tile;  // (R, S, BI, V)
+      float* w = wei + (gk * b.cg + c) * rs;
+      for (int x = 0; x < rs; ++x) w[x] = t[(int64_t(x) * b.bi + i) * b.v + l];
+    }
+  }
+}
+
+void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
+  const int cb_count = (b.cg + b.v - 1) / b.v, kb_count = (b.kg + b.bi - 1) / b.bi;
+  const int rs = b.r * b.s;
+  const int64_t tile = int64_t(rs) * b.bi * b.v;  // (R, S, BK, V)
+  int64_t begin, end;
+  share(int64_t(b.groups) * cb_count * kb_count, ithr, nthr, begin, end);
+  for (int64_t idx = begin; idx < end; ++idx) {
+    const int kb = int(idx % kb_count), cb = int(idx / kb_count % cb_count), g = int(idx / kb_count / cb_count);
+    float* o = dst + idx * tile;
+    for (int t = 0; t < rs; ++t)
+      for (int i = 0; i < b.bi; ++i)
+        for (int l = 0; l < b.v; ++l) {
+          const int k = kb * b.bi + i, c = cb * b.v + l;
+          o[(int64_t(t) * b.bi + i) * b.v + l] =
+              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + t] : 0.f;
+        }
+  }
+}
+
+}  // namespace convlab::direct
