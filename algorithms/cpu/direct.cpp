@@ -47,6 +47,10 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 // ceil(a / b) for b > 0 and any sign of a.
 int ceil_div_signed(int a, int b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
+// Output channel blocks per micro-kernel call: each broadcast input value
+// feeds kPair FMAs, so loads no longer limit the FMA rate.
+constexpr int kPair = 2;
+
 // Per-thread scratch is sized for this many threads; run() uses no more.
 int max_threads() { return std::max(1, cpu_info().hardware_threads); }
 
@@ -92,7 +96,7 @@ struct FwdPlan {
     Ws w;
     w.xs = c.take<float>(xs.elems());
     w.wf = c.take<float>(int64_t(G) * KB * CB * wei_tile());
-    w.tiles = c.take<float>(int64_t(max_threads()) * sh.p * sh.q * V);
+    w.tiles = c.take<float>(int64_t(max_threads()) * kPair * sh.p * sh.q * V);
     w.in_off = c.take<int64_t>(sh.r * sh.s);
     w.wei_off = c.take<int64_t>(sh.r * sh.s);
     return w;
@@ -105,36 +109,46 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
   const ConvShape& s = pl.sh;
   const int V = pl.V, BI = pl.BI, RS = s.r * s.s;
   const int64_t plane = pl.xs.plane(), PQ = int64_t(s.p) * s.q;
-  const Runs qruns(s.q, pl.uk->max_nj);
+  const int KP = ceil_div(pl.KB, kPair);  // k-block pairs: one broadcast feeds two FMAs
+  const Runs qruns(s.q, pl.uk->max_nj / kPair);
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
     direct::block_act(pl.xs, src, ws.xs, ithr, nthr);
     direct::block_wei_fwd(pl.wb, wei, ws.wf, ithr, nthr);
+    // Taps: with dil_w == 1 the (s, c) of one filter row are contiguous both in
+    // the blocked src row (offset s*BI + c) and in the weights ((s*BI + c)*V),
+    // so one tap per r runs S*BI channels deep; otherwise one tap per (r, s).
+    const bool flat = s.dil_w == 1;
+    const int ntaps = flat ? s.r : RS, depth = flat ? s.s * BI : BI;
     if (ithr == 0)
       for (int r = 0; r < s.r; ++r)
-        for (int t = 0; t < s.s; ++t) {
-          ws.in_off[r * s.s + t] = (int64_t(r) * s.dil_h * pl.xs.wp + int64_t(t) * s.dil_w) * BI;
-          ws.wei_off[r * s.s + t] = int64_t(r * s.s + t) * BI * V;
+        for (int t = 0; t < (flat ? 1 : s.s); ++t) {
+          ws.in_off[r * (flat ? 1 : s.s) + t] = (int64_t(r) * s.dil_h * pl.xs.wp + int64_t(t) * s.dil_w) * BI;
+          ws.wei_off[r * (flat ? 1 : s.s) + t] = int64_t(r * s.s + t) * BI * V;
         }
 #pragma omp barrier
-    float* tile = ws.tiles + int64_t(ithr) * PQ * V;  // (P, Q, V)
+    float* tile = ws.tiles + int64_t(ithr) * kPair * PQ * V;  // (2, P, Q, V)
     int64_t begin, end;
-    direct::share(int64_t(pl.G) * pl.KB * s.n, ithr, nthr, begin, end);
-    for (int64_t item = begin; item < end; ++item) {  // (G, KB, N): weights reused across n
-      const int n = int(item % s.n), kb = int(item / s.n % pl.KB), g = int(item / s.n / pl.KB);
+    direct::share(int64_t(pl.G) * KP * s.n, ithr, nthr, begin, end);
+    for (int64_t item = begin; item < end; ++item) {  // (G, KP, N): weights reused across n
+      const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
+      const int kb = kp * kPair, nkb = std::min(kPair, pl.KB - kb);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
       ConvUkernelArgs a{};
-      a.wei = ws.wf + (int64_t(g) * pl.KB + kb) * pl.CB * pl.wei_tile();  // (CB, R, S, BI, V)
+      a.wei = ws.wf + (int64_t(g) * pl.KB + kb) * pl.CB * pl.wei_tile();  // (nkb, CB, R, S, BI, V)
       a.in_off = ws.in_off;
       a.wei_off = ws.wei_off;
-      a.ntaps = RS;
+      a.ntaps = ntaps;
       a.nib = pl.CB;
       a.in_ib_stride = plane;
       a.wei_ib_stride = pl.wei_tile();
-      a.bi = BI;
+      a.bi = depth;
       a.in_pix_stride = int64_t(s.stride_w) * BI;
       a.out_pix_stride = V;
+      a.nkb = nkb;
+      a.wei_kb_stride = pl.CB * pl.wei_tile();
+      a.out_kb_stride = PQ * V;
       for (int p = 0; p < s.p; ++p)
         for (int qr = 0; qr < qruns.count; ++qr) {
           const int q0 = qruns.begin(qr);
@@ -143,8 +157,11 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
           a.nj = qruns.size(qr);
           pl.uk->conv(a);
         }
-      const int k0 = g * pl.KG + kb * V;
-      direct::unblock_tile(tile, PQ, V, std::min(V, pl.KG - kb * V), dst + (int64_t(n) * s.k + k0) * PQ);
+      for (int x = 0; x < nkb; ++x) {
+        const int k0 = g * pl.KG + (kb + x) * V;
+        direct::unblock_tile(tile + x * PQ * V, PQ, V, std::min(V, pl.KG - (kb + x) * V),
+                             dst + (int64_t(n) * s.k + k0) * PQ);
+      }
     }
   }
 }
@@ -213,6 +230,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
       a.bi = BK;
       a.in_pix_stride = BK;
       a.out_pix_stride = int64_t(sw) * V;
+      a.nkb = 1;
       for (int h = 0; h < s.h; ++h)
         for (int phi = 0; phi < std::min(sw, s.w); ++phi) {
           int nt = 0;

@@ -2,10 +2,11 @@
 // activations, OIhw16i16o-style weights), one table per ISA (BLIS-style): the
 // algorithm (algorithms/cpu/direct.cpp) walks the loops and never names an ISA.
 //
-// conv  : out[j][0..V) (+)= sum_{ib < nib} sum_{t < ntaps} sum_{i < bi}
+// conv  : out[kb][j][0..V) (+)= sum_{ib < nib} sum_{t < ntaps} sum_{i < bi}
 //             in[ib*in_ib_stride + in_off[t] + j*in_pix_stride + i]
-//           * wei[ib*wei_ib_stride + wei_off[t] + i*V + (0..V)]
-//         for j < nj pixels, written at out + j*out_pix_stride (V floats each).
+//           * wei[kb*wei_kb_stride + ib*wei_ib_stride + wei_off[t] + i*V + (0..V)]
+//         for kb < nkb (1, 2 or 4) output blocks x j < nj pixels, written at
+//         out + kb*out_kb_stride + j*out_pix_stride (V floats each).
 //         Serves forward (in = blocked src, taps = (r,s)), backward-data
 //         (in = blocked diff_dst, taps = the (r,s) of one stride phase) and the
 //         small-channel backward-data scatter (ntaps = 1).
@@ -16,7 +17,7 @@
 // Both keep every accumulator in registers for the whole call; summation order
 // is fixed by the arguments (deterministic). Threads: none inside; the caller
 // gives each thread disjoint outputs.
-// Assumes nj <= max_nj, nt <= max_nt, pointers valid for every index above.
+// Assumes nj * nkb <= max_nj, nt <= max_nt, pointers valid for every index above.
 #pragma once
 #include <cstdint>
 
@@ -31,9 +32,11 @@ struct ConvUkernelArgs {
   int ntaps;
   int nib;
   int64_t in_ib_stride, wei_ib_stride;
-  int bi;  // channels of one input block, <= V; weights hold bi rows of V
+  int bi;  // reduction depth of one tap: input values at +i, weight rows of V at +i*V
   int64_t in_pix_stride, out_pix_stride;
   int nj;
+  int nkb;  // 1, 2 or 4; nj <= max_nj / nkb
+  int64_t wei_kb_stride, out_kb_stride;
   bool accumulate;
 };
 

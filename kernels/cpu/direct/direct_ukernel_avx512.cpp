@@ -1,5 +1,5 @@
 // AVX-512 direct-convolution micro-kernels: V = 16 (one zmm per channel block),
-// conv up to 28 pixels x 16 channels in registers (28 of the 32 zmm), wgrad up
+// conv up to 28 (pixels x k-blocks) of 16 channels in registers (of 32 zmm), wgrad up
 // to 28 taps x 16 output channels. Bodies: direct_ukernel_impl.hpp.
 #include <immintrin.h>
 

@@ -10,15 +10,18 @@
 
 namespace convlab::direct::detail {
 
-template <class O, int NJ>
+template <class O, int NKB, int NJ>
 void conv_nj(const ConvUkernelArgs& a) {
   using vec = typename O::vec;
   constexpr int V = O::V;
-  vec acc[NJ];
-  if (a.accumulate) {
-    for (int j = 0; j < NJ; ++j) acc[j] = O::load(a.out + j * a.out_pix_stride);
-  } else {
-    for (int j = 0; j < NJ; ++j) acc[j] = O::zero();
+  vec acc[NKB][NJ];
+  for (int kb = 0; kb < NKB; ++kb) {
+    float* out = a.out + kb * a.out_kb_stride;
+    if (a.accumulate) {
+      for (int j = 0; j < NJ; ++j) acc[kb][j] = O::load(out + j * a.out_pix_stride);
+    } else {
+      for (int j = 0; j < NJ; ++j) acc[kb][j] = O::zero();
+    }
   }
   const int64_t ips = a.in_pix_stride;
   for (int ib = 0; ib < a.nib; ++ib) {
@@ -28,13 +31,18 @@ void conv_nj(const ConvUkernelArgs& a) {
       const float* x = in_b + a.in_off[t];
       const float* w = w_b + a.wei_off[t];
       for (int i = 0; i < a.bi; ++i) {
-        const vec wv = O::load(w + i * V);
+        vec wv[NKB];
+        for (int kb = 0; kb < NKB; ++kb) wv[kb] = O::load(w + kb * a.wei_kb_stride + i * V);
 #pragma GCC unroll 32
-        for (int j = 0; j < NJ; ++j) acc[j] = O::fma(O::bcast(x + j * ips + i), wv, acc[j]);
+        for (int j = 0; j < NJ; ++j) {
+          const vec b = O::bcast(x + j * ips + i);
+          for (int kb = 0; kb < NKB; ++kb) acc[kb][j] = O::fma(b, wv[kb], acc[kb][j]);
+        }
       }
     }
   }
-  for (int j = 0; j < NJ; ++j) O::store(a.out + j * a.out_pix_stride, acc[j]);
+  for (int kb = 0; kb < NKB; ++kb)
+    for (int j = 0; j < NJ; ++j) O::store(a.out + kb * a.out_kb_stride + j * a.out_pix_stride, acc[kb][j]);
 }
 
 template <class O, int NT>
@@ -61,10 +69,10 @@ void wgrad_nt(const WgradUkernelArgs& a) {
   for (int t = 0; t < NT; ++t) O::store(a.out + t * V, acc[t]);
 }
 
-template <class O, int... I>
+template <class O, int NKB, int... I>
 void conv_dispatch(const ConvUkernelArgs& a, std::integer_sequence<int, I...>) {
   using Fn = void (*)(const ConvUkernelArgs&);
-  static constexpr Fn table[] = {&conv_nj<O, I + 1>...};
+  static constexpr Fn table[] = {&conv_nj<O, NKB, I + 1>...};
   assert(a.nj >= 1 && a.nj <= int(sizeof...(I)));
   table[a.nj - 1](a);
 }
@@ -77,9 +85,17 @@ void wgrad_dispatch(const WgradUkernelArgs& a, std::integer_sequence<int, I...>)
   table[a.nt - 1](a);
 }
 
+// MaxNJ pixels with one k-block, MaxNJ/2 with two, MaxNJ/4 with four.
 template <class O, int MaxNJ, int MaxNT>
 struct Table {
-  static void conv(const ConvUkernelArgs& a) { conv_dispatch<O>(a, std::make_integer_sequence<int, MaxNJ>{}); }
+  static void conv(const ConvUkernelArgs& a) {
+    switch (a.nkb) {
+      case 1: conv_dispatch<O, 1>(a, std::make_integer_sequence<int, MaxNJ>{}); break;
+      case 2: conv_dispatch<O, 2>(a, std::make_integer_sequence<int, MaxNJ / 2>{}); break;
+      case 4: conv_dispatch<O, 4>(a, std::make_integer_sequence<int, MaxNJ / 4>{}); break;
+      default: assert(false && "nkb must be 1, 2 or 4");
+    }
+  }
   static void wgrad(const WgradUkernelArgs& a) { wgrad_dispatch<O>(a, std::make_integer_sequence<int, MaxNT>{}); }
 };
 
