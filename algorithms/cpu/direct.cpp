@@ -193,7 +193,7 @@ struct BwdDataPlan {
     Ws w;
     w.yd = c.take<float>(yd.elems());
     w.wb = c.take<float>(int64_t(G) * CB * KB * wei_tile());
-    w.tiles = c.take<float>(int64_t(max_threads()) * sh.h * sh.w * V);
+    w.tiles = c.take<float>(int64_t(max_threads()) * kPair * sh.h * sh.w * V);
     w.taps = c.take<int64_t>(int64_t(max_threads()) * 2 * sh.r * sh.s);
     return w;
   }
@@ -206,19 +206,21 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
   const ConvShape& s = pl.sh;
   const int V = pl.V, BK = pl.BK, RS = s.r * s.s, sh = s.stride_h, sw = s.stride_w;
   const int64_t plane = pl.yd.plane(), HW = int64_t(s.h) * s.w;
+  const int CP = ceil_div(pl.CB, kPair);  // c-block pairs
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
     direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
     direct::block_wei_bwd_data(pl.wb, wei, ws.wb, ithr, nthr);
 #pragma omp barrier
-    float* tile = ws.tiles + int64_t(ithr) * HW * V;  // (H, W, V)
+    float* tile = ws.tiles + int64_t(ithr) * kPair * HW * V;  // (2, H, W, V)
     int64_t* in_off = ws.taps + int64_t(ithr) * 2 * RS;
     int64_t* wei_off = in_off + RS;
     int64_t begin, end;
-    direct::share(int64_t(pl.G) * pl.CB * s.n, ithr, nthr, begin, end);
-    for (int64_t item = begin; item < end; ++item) {  // (G, CB, N)
-      const int n = int(item % s.n), cb = int(item / s.n % pl.CB), g = int(item / s.n / pl.CB);
+    direct::share(int64_t(pl.G) * CP * s.n, ithr, nthr, begin, end);
+    for (int64_t item = begin; item < end; ++item) {  // (G, CP, N)
+      const int n = int(item % s.n), cp = int(item / s.n % CP), g = int(item / s.n / CP);
+      const int cb = cp * kPair, ncb = std::min(kPair, pl.CB - cb);
       const float* in_img = ws.yd + (int64_t(n) * pl.G + g) * pl.KB * plane;  // (KB, PP, QP, BK)
       ConvUkernelArgs a{};
       a.wei = ws.wb + (int64_t(g) * pl.CB + cb) * pl.KB * pl.wei_tile();  // (KB, R, S, BK, V)
@@ -230,7 +232,9 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
       a.bi = BK;
       a.in_pix_stride = BK;
       a.out_pix_stride = int64_t(sw) * V;
-      a.nkb = 1;
+      a.nkb = ncb;
+      a.wei_kb_stride = pl.KB * pl.wei_tile();
+      a.out_kb_stride = HW * V;
       for (int h = 0; h < s.h; ++h)
         for (int phi = 0; phi < std::min(sw, s.w); ++phi) {
           int nt = 0;
@@ -247,7 +251,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
             }
           }
           a.ntaps = nt;
-          const Runs wruns(ceil_div(s.w - phi, sw), pl.uk->max_nj);
+          const Runs wruns(ceil_div(s.w - phi, sw), pl.uk->max_nj / kPair);
           for (int wr = 0; wr < wruns.count; ++wr) {
             const int m0 = wruns.begin(wr);
             a.in = in_img + int64_t(m0) * BK;
@@ -256,8 +260,121 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
             pl.uk->conv(a);
           }
         }
-      const int c0 = g * pl.CG + cb * V;
-      direct::unblock_tile(tile, HW, V, std::min(V, pl.CG - cb * V), diff_src + (int64_t(n) * s.c + c0) * HW);
+      for (int x = 0; x < ncb; ++x) {
+        const int c0 = g * pl.CG + (cb + x) * V;
+        direct::unblock_tile(tile + x * HW * V, HW, V, std::min(V, pl.CG - (cb + x) * V),
+                             diff_src + (int64_t(n) * s.c + c0) * HW);
+      }
+    }
+  }
+}
+
+// ---- backward-data, few input channels (pixel-vectorised gather) ---------------
+// With C/g << V the channel lanes would be mostly padding, so the vectors run
+// over V input pixels of one stride phase instead: diff_src[c][h][phi + m*sw]
+// for V consecutive m reads diff_dst[k][p][qbase + m], contiguous in a planar,
+// zero-padded copy of diff_dst. One thread per (n, g) image.
+bool use_pix_bwd_data(const ConvShape& s, int V) { return 2 * s.cg() < V && s.w / s.stride_w >= V; }
+
+struct BwdDataPixPlan {
+  ConvShape sh;
+  const Ukernels* uk;
+  int V, G, KG, CG, NC, CC;
+  int mt, ml, mv;  // row / column margins, vectors per phase row
+  int pp, qp;      // one (n, g) of diff_dst as (PP, KG, QP), zero margins
+  WeiBlocking wb;
+  BwdDataPixPlan(const ConvShape& s, const Ukernels& u) : sh(s), uk(&u) {
+    V = u.v, G = s.groups, KG = s.kg(), CG = s.cg();
+    NC = std::min(direct::kPixMaxC, CG), CC = ceil_div(CG, NC);
+    mt = std::max(0, ceil_div_signed((s.r - 1) * s.dil_h - s.pad_h, s.stride_h));
+    ml = std::max(0, ceil_div_signed((s.s - 1) * s.dil_w - s.pad_w, s.stride_w));
+    const int mb = std::max(0, (s.h - 1 + s.pad_h) / s.stride_h - (s.p - 1));
+    mv = ceil_div(ceil_div(s.w, s.stride_w), V);
+    // Columns read: qbase + ml + m with qbase <= (sw - 1 + pw) / sw, m < mv*V.
+    const int qp = std::max(s.q + ml, ml + (s.stride_w - 1 + s.pad_w) / s.stride_w + mv * V);
+    pp = s.p + mt + mb;
+    this->qp = qp;
+    wb = {G, KG, CG, s.r, s.s, NC, V};
+  }
+  int64_t wei_tile() const { return int64_t(sh.r) * sh.s * KG * NC; }  // (R, S, KG, NC)
+  struct Ws {
+    float *wp, *yd, *tmp;
+    int64_t* taps;
+  };
+  Ws carve(Carver& c) const {
+    Ws w;
+    w.wp = c.take<float>(int64_t(G) * CC * wei_tile());
+    w.yd = c.take<float>(int64_t(max_threads()) * pp * KG * qp);
+    w.tmp = c.take<float>(int64_t(max_threads()) * NC * mv * V);
+    w.taps = c.take<int64_t>(int64_t(max_threads()) * 2 * sh.r * sh.s);
+    return w;
+  }
+};
+
+void run_bwd_data_pix(const BwdDataPixPlan& pl, const float* diff_dst, const float* wei, float* diff_src,
+                      void* workspace, int threads) {
+  Carver c{static_cast<char*>(workspace)};
+  const BwdDataPixPlan::Ws ws = pl.carve(c);
+  const ConvShape& s = pl.sh;
+  const int V = pl.V, RS = s.r * s.s, sh = s.stride_h, sw = s.stride_w;
+  const int64_t PQ = int64_t(s.p) * s.q, HW = int64_t(s.h) * s.w, row = int64_t(pl.KG) * pl.qp;
+#pragma omp parallel num_threads(threads)
+  {
+    const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
+    direct::block_wei_pix(pl.wb, wei, ws.wp, ithr, nthr);
+#pragma omp barrier
+    float* yd = ws.yd + int64_t(ithr) * pl.pp * row;  // (PP, KG, QP)
+    float* tmp = ws.tmp + int64_t(ithr) * pl.NC * pl.mv * V;  // (NC, mv*V)
+    int64_t* in_off = ws.taps + int64_t(ithr) * 2 * RS;
+    int64_t* wei_off = in_off + RS;
+    int64_t begin, end;
+    direct::share(int64_t(s.n) * pl.G, ithr, nthr, begin, end);
+    for (int64_t item = begin; item < end; ++item) {  // (N, G)
+      const int g = int(item % pl.G), n = int(item / pl.G);
+      direct::pad_rows_interleaved(diff_dst + (int64_t(n) * s.k + int64_t(g) * pl.KG) * PQ, pl.KG, s.p, s.q, pl.mt,
+                                   pl.ml, pl.pp, pl.qp, yd);
+      direct::PixUkernelArgs a{};
+      a.in_off = in_off;
+      a.wei_off = wei_off;
+      a.nk = pl.KG;
+      a.in_k_stride = pl.qp;
+      a.nc = pl.NC;
+      a.out_c_stride = int64_t(pl.mv) * V;
+      for (int cc = 0; cc < pl.CC; ++cc) {
+        a.wei = ws.wp + (int64_t(g) * pl.CC + cc) * pl.wei_tile();
+        const int nc = std::min(pl.NC, pl.CG - cc * pl.NC);
+        float* out = diff_src + (int64_t(n) * s.c + int64_t(g) * pl.CG + cc * pl.NC) * HW;
+        for (int h = 0; h < s.h; ++h)
+          for (int phi = 0; phi < std::min(sw, s.w); ++phi) {
+            int nt = 0;
+            for (int r = 0; r < s.r; ++r) {
+              const int y = h + s.pad_h - r * s.dil_h;
+              if (((y % sh) + sh) % sh) continue;
+              const int prow = y / sh + pl.mt;
+              for (int t = 0; t < s.s; ++t) {
+                const int x = phi + s.pad_w - t * s.dil_w;
+                if (((x % sw) + sw) % sw) continue;
+                in_off[nt] = prow * row + x / sw + pl.ml;
+                wei_off[nt] = int64_t(r * s.s + t) * pl.KG * pl.NC;
+                ++nt;
+              }
+            }
+            a.ntaps = nt;
+            const int nw = ceil_div(s.w - phi, sw);
+            const Runs vruns(ceil_div(nw, V), direct::kPixMaxJ);
+            for (int vr = 0; vr < vruns.count; ++vr) {
+              a.in = yd + int64_t(vruns.begin(vr)) * V;
+              a.out = tmp + int64_t(vruns.begin(vr)) * V;
+              a.njv = vruns.size(vr);
+              pl.uk->pix(a);
+            }
+            for (int ch = 0; ch < nc; ++ch) {
+              float* d = out + ch * HW + int64_t(h) * s.w + phi;  // (W) with stride sw
+              const float* t = tmp + int64_t(ch) * pl.mv * V;
+              for (int m = 0; m < nw; ++m) d[int64_t(m) * sw] = t[m];
+            }
+          }
+      }
     }
   }
 }
@@ -363,7 +480,13 @@ size_t CpuDirect::workspace_bytes(const ConvProblem& p, Direction dir) const {
   Carver c{nullptr};
   switch (dir) {
     case Direction::fwd: FwdPlan(s, uk).carve(c); break;
-    case Direction::bwd_data: BwdDataPlan(s, uk).carve(c); break;
+    case Direction::bwd_data:
+      if (use_pix_bwd_data(s, uk.v)) {
+        BwdDataPixPlan(s, uk).carve(c);
+      } else {
+        BwdDataPlan(s, uk).carve(c);
+      }
+      break;
     case Direction::bwd_filter: BwdFilterPlan(s, uk).carve(c); break;
   }
   return c.used;
@@ -376,7 +499,13 @@ void CpuDirect::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
   const int threads = std::clamp(ctx.resolved_threads(), 1, max_threads());
   switch (dir) {
     case Direction::fwd: run_fwd(FwdPlan(s, uk), buf.src, buf.wei, buf.dst, workspace, threads); break;
-    case Direction::bwd_data: run_bwd_data(BwdDataPlan(s, uk), buf.dst, buf.wei, buf.src, workspace, threads); break;
+    case Direction::bwd_data:
+      if (use_pix_bwd_data(s, uk.v)) {
+        run_bwd_data_pix(BwdDataPixPlan(s, uk), buf.dst, buf.wei, buf.src, workspace, threads);
+      } else {
+        run_bwd_data(BwdDataPlan(s, uk), buf.dst, buf.wei, buf.src, workspace, threads);
+      }
+      break;
     case Direction::bwd_filter: run_bwd_filter(BwdFilterPlan(s, uk), buf.src, buf.dst, buf.wei, workspace, threads); break;
   }
 }

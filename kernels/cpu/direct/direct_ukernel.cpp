@@ -35,7 +35,7 @@ using T = detail::Table<Portable, 8, 8>;
 }  // namespace
 
 const Ukernels& ukernels_portable() {
-  static const Ukernels k{"portable", 8, 8, 8, &T::conv, &T::wgrad};
+  static const Ukernels k{"portable", 8, 8, 8, &T::conv, &T::wgrad, &T::pix};
   return k;
 }
 

@@ -14,7 +14,13 @@
 //             in[n*in_n_stride + p*in_row_stride + q*in_pix_stride + t]
 //           * dd[n*dd_n_stride + p*dd_row_stride + q*V + (0..V)]
 //         for t < nt contiguous taps, written at out + t*V.
-// Both keep every accumulator in registers for the whole call; summation order
+// pix   : out[c*out_c_stride + j*V + (0..V)] = sum_{t < ntaps} sum_{k < nk}
+//             wei[wei_off[t] + k*nc + c]
+//           * in[in_off[t] + k*in_k_stride + j*V + (0..V)]
+//         for c < nc (<= 4) channels x j < njv (<= 4) vectors of V pixels: the
+//         small-channel backward-data, vectorised over pixels instead of
+//         channels (in = one stride phase of zero-padded planar diff_dst).
+// All keep every accumulator in registers for the whole call; summation order
 // is fixed by the arguments (deterministic). Threads: none inside; the caller
 // gives each thread disjoint outputs.
 // Assumes nj * nkb <= max_nj, nt <= max_nt, pointers valid for every index above.
@@ -51,6 +57,19 @@ struct WgradUkernelArgs {
   bool accumulate;
 };
 
+struct PixUkernelArgs {
+  const float* in;
+  const float* wei;
+  float* out;
+  const int64_t* in_off;   // (ntaps)
+  const int64_t* wei_off;  // (ntaps)
+  int ntaps;
+  int nk;
+  int64_t in_k_stride;
+  int nc, njv;
+  int64_t out_c_stride;
+};
+
 struct Ukernels {
   const char* isa;
   int v;       // vector width in floats: the channel block
@@ -58,7 +77,10 @@ struct Ukernels {
   int max_nt;  // wgrad: most taps per call
   void (*conv)(const ConvUkernelArgs&);
   void (*wgrad)(const WgradUkernelArgs&);
+  void (*pix)(const PixUkernelArgs&);
 };
+
+inline constexpr int kPixMaxC = 4, kPixMaxJ = 4;
 
 const Ukernels& ukernels_avx512();
 const Ukernels& ukernels_avx2();

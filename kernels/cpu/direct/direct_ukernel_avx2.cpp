@@ -20,7 +20,7 @@ using T = detail::Table<Avx2, 12, 12>;
 }  // namespace
 
 const Ukernels& ukernels_avx2() {
-  static const Ukernels k{"avx2", 8, 12, 12, &T::conv, &T::wgrad};
+  static const Ukernels k{"avx2", 8, 12, 12, &T::conv, &T::wgrad, &T::pix};
   return k;
 }
 

@@ -20,7 +20,7 @@ using T = detail::Table<Avx512, 28, 28>;
 }  // namespace
 
 const Ukernels& ukernels_avx512() {
-  static const Ukernels k{"avx512", 16, 28, 28, &T::conv, &T::wgrad};
+  static const Ukernels k{"avx512", 16, 28, 28, &T::conv, &T::wgrad, &T::pix};
   return k;
 }
 

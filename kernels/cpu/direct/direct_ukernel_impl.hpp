@@ -3,6 +3,7 @@
 // direct_ukernel_avx512.cpp, direct_ukernel_avx2.cpp and direct_ukernel.cpp.
 // See direct_ukernel.hpp for what they compute.
 #pragma once
+#include <array>
 #include <cassert>
 #include <utility>
 
@@ -69,6 +70,48 @@ void wgrad_nt(const WgradUkernelArgs& a) {
   for (int t = 0; t < NT; ++t) O::store(a.out + t * V, acc[t]);
 }
 
+template <class O, int NC, int NJ>
+void pix_cj(const PixUkernelArgs& a) {
+  using vec = typename O::vec;
+  constexpr int V = O::V;
+  vec acc[NC][NJ];
+  for (int c = 0; c < NC; ++c)
+    for (int j = 0; j < NJ; ++j) acc[c][j] = O::zero();
+  // k outer, taps inner: the taps of one k touch a few nearby rows (cache-hot).
+  for (int k = 0; k < a.nk; ++k) {
+    const float* xk = a.in + k * a.in_k_stride;
+    const float* wk = a.wei + k * NC;
+    for (int t = 0; t < a.ntaps; ++t) {
+      const float* x = xk + a.in_off[t];
+      const float* w = wk + a.wei_off[t];
+      vec xv[NJ];
+      for (int j = 0; j < NJ; ++j) xv[j] = O::load(x + j * V);
+      for (int c = 0; c < NC; ++c) {
+        const vec b = O::bcast(w + c);
+        for (int j = 0; j < NJ; ++j) acc[c][j] = O::fma(b, xv[j], acc[c][j]);
+      }
+    }
+  }
+  for (int c = 0; c < NC; ++c)
+    for (int j = 0; j < NJ; ++j) O::store(a.out + c * a.out_c_stride + j * V, acc[c][j]);
+}
+
+template <class O, int NC, int... J>
+constexpr auto pix_row(std::integer_sequence<int, J...>) {
+  using Fn = void (*)(const PixUkernelArgs&);
+  return std::array<Fn, sizeof...(J)>{&pix_cj<O, NC, J + 1>...};
+}
+
+template <class O>
+void pix_dispatch(const PixUkernelArgs& a) {
+  using Fn = void (*)(const PixUkernelArgs&);
+  using Seq = std::make_integer_sequence<int, kPixMaxJ>;
+  static constexpr std::array<std::array<Fn, kPixMaxJ>, kPixMaxC> table = {
+      pix_row<O, 1>(Seq{}), pix_row<O, 2>(Seq{}), pix_row<O, 3>(Seq{}), pix_row<O, 4>(Seq{})};
+  assert(a.nc >= 1 && a.nc <= kPixMaxC && a.njv >= 1 && a.njv <= kPixMaxJ);
+  table[a.nc - 1][a.njv - 1](a);
+}
+
 template <class O, int NKB, int... I>
 void conv_dispatch(const ConvUkernelArgs& a, std::integer_sequence<int, I...>) {
   using Fn = void (*)(const ConvUkernelArgs&);
@@ -97,6 +140,7 @@ struct Table {
     }
   }
   static void wgrad(const WgradUkernelArgs& a) { wgrad_dispatch<O>(a, std::make_integer_sequence<int, MaxNT>{}); }
+  static void pix(const PixUkernelArgs& a) { pix_dispatch<O>(a); }
 };
 
 }  // namespace convlab::direct::detail

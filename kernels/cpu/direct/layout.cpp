@@ -35,6 +35,19 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
   }
 }
 
+void pad_rows_interleaved(const float* src, int c, int h, int w, int top, int left, int hp, int wp, float* dst) {
+  assert(left >= 0 && top >= 0);
+  const int x1 = std::min(w, wp - left);
+  for (int y = 0; y < hp; ++y) {
+    float* o = dst + int64_t(y) * c * wp;  // (C, WP)
+    std::memset(o, 0, size_t(c) * wp * sizeof(float));
+    const int ys = y - top;
+    if (ys < 0 || ys >= h || x1 <= 0) continue;
+    for (int ch = 0; ch < c; ++ch)
+      std::memcpy(o + int64_t(ch) * wp + left, src + (int64_t(ch) * h + ys) * w, size_t(x1) * sizeof(float));
+  }
+}
+
 void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
   assert(nchan <= v);
   for (int c = 0; c < nchan; ++c) {
@@ -96,6 +109,23 @@ void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, int 
           const int k = kb * b.bi + i, c = cb * b.v + l;
           o[(int64_t(t) * b.bi + i) * b.v + l] =
               (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + t] : 0.f;
+        }
+  }
+}
+
+void block_wei_pix(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
+  const int nc = b.bi, cc_count = (b.cg + nc - 1) / nc, rs = b.r * b.s;
+  const int64_t tile = int64_t(rs) * b.kg * nc;  // (R, S, KG, NC)
+  int64_t begin, end;
+  share(int64_t(b.groups) * cc_count, ithr, nthr, begin, end);
+  for (int64_t idx = begin; idx < end; ++idx) {
+    const int cc = int(idx % cc_count), g = int(idx / cc_count);
+    float* o = dst + idx * tile;
+    for (int t = 0; t < rs; ++t)
+      for (int k = 0; k < b.kg; ++k)
+        for (int i = 0; i < nc; ++i) {
+          const int c = cc * nc + i;
+          o[(int64_t(t) * b.kg + k) * nc + i] = c < b.cg ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + t] : 0.f;
         }
   }
 }

@@ -7,6 +7,7 @@
 //   activations  (N, G, CB, HP, WP, B)    B channels innermost ("NCHW16c")
 //   weights fwd  (G, KB, CB, R, S, BI, V) lane = output channel ("OIhw16i16o")
 //   weights bwd  (G, CB, KB, R, S, BK, V) lane = input channel  ("IOhw16o16i")
+//   weights pix  (G, CC, R, S, KG, NC)    NC input channels innermost
 //
 // Threads: each function does the static share `ithr` of `nthr` (called from
 // inside the algorithm's parallel region; no synchronisation inside).
@@ -29,6 +30,10 @@ struct ActBlocking {
 // dst (N, G, CB, HP, WP, B) <- src (N, G*CG, H, W).
 void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int nthr);
 
+// dst (HP, C, WP) <- src (C, H, W): rows of all channels interleaved, zero
+// margins top / left (and beyond the data), for one image and one thread.
+void pad_rows_interleaved(const float* src, int c, int h, int w, int top, int left, int hp, int wp, float* dst);
+
 // One blocked output tile (HW, V) -> nchan planes of NCHW (plane stride hw).
 void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst);
 
@@ -46,6 +51,10 @@ void unblock_wei_fwd(const WeiBlocking& b, const float* blk, float* wei, int ith
 // bwd-data (G, CB, KB, R, S, BK, V) <- wei; here bi = BK (the K block) and
 // lanes are input channels: CB = ceil(CG/V), KB = ceil(KG/BK).
 void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr);
+
+// pix (G, CC, R, S, KG, NC) <- wei: for the pixel-vectorised backward-data,
+// NC = b.bi input channels per chunk, CC = ceil(CG/NC), padded with zeros.
+void block_wei_pix(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr);
 
 // [begin, end) of `ithr`'s static share of `total` items.
 inline void share(int64_t total, int ithr, int nthr, int64_t& begin, int64_t& end) {
