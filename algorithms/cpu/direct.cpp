@@ -183,7 +183,9 @@ struct BwdDataPlan {
     const int mr = std::max(0, (s.w - 1 + s.pad_w) / s.stride_w - (s.q - 1));
     yd = {s.n, G, KG, s.p, s.q, BK, mt, ml, s.p + mt + mb, s.q + ml + mr};
     wb = {G, KG, CG, s.r, s.s, BK, V};
+    flat = s.stride_w == 1 && s.dil_w == 1;
   }
+  bool flat;
   int64_t wei_tile() const { return int64_t(sh.r) * sh.s * BK * V; }  // (R, S, BK, V)
   struct Ws {
     float *yd, *wb, *tiles;
@@ -207,11 +209,15 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
   const int V = pl.V, BK = pl.BK, RS = s.r * s.s, sh = s.stride_h, sw = s.stride_w;
   const int64_t plane = pl.yd.plane(), HW = int64_t(s.h) * s.w;
   const int CP = ceil_div(pl.CB, kPair);  // c-block pairs
+  // With stride_w == dil_w == 1 every s contributes to every column and, with
+  // s stored reversed, the (s, k) of one filter row are contiguous in both the
+  // blocked diff_dst row and the weights: one tap per r, S*BK deep.
+  const bool flat = pl.flat;
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
     direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
-    direct::block_wei_bwd_data(pl.wb, wei, ws.wb, ithr, nthr);
+    direct::block_wei_bwd_data(pl.wb, wei, ws.wb, flat, ithr, nthr);
 #pragma omp barrier
     float* tile = ws.tiles + int64_t(ithr) * kPair * HW * V;  // (2, H, W, V)
     int64_t* in_off = ws.taps + int64_t(ithr) * 2 * RS;
@@ -229,7 +235,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
       a.nib = pl.KB;
       a.in_ib_stride = plane;
       a.wei_ib_stride = pl.wei_tile();
-      a.bi = BK;
+      a.bi = flat ? s.s * BK : BK;
       a.in_pix_stride = BK;
       a.out_pix_stride = int64_t(sw) * V;
       a.nkb = ncb;
@@ -242,6 +248,12 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
             const int y = h + s.pad_h - r * s.dil_h;
             if (((y % sh) + sh) % sh) continue;
             const int prow = y / sh + pl.mt;  // row of the margin-padded diff_dst
+            if (flat) {  // all s, reversed: column w + pw - (S-1) + s' for s' = S-1-s
+              in_off[nt] = (int64_t(prow) * pl.yd.wp + phi + s.pad_w - (s.s - 1) + pl.ml) * BK;
+              wei_off[nt] = int64_t(r) * s.s * BK * V;
+              ++nt;
+              continue;
+            }
             for (int t = 0; t < s.s; ++t) {
               const int x = phi + s.pad_w - t * s.dil_w;
               if (((x % sw) + sw) % sw) continue;

@@ -94,7 +94,7 @@ void unblock_wei_fwd(const WeiBlocking& b, const float* blk, float* wei, int ith
   }
 }
 
-void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
+void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, bool flip_s, int ithr, int nthr) {
   const int cb_count = (b.cg + b.v - 1) / b.v, kb_count = (b.kg + b.bi - 1) / b.bi;
   const int rs = b.r * b.s;
   const int64_t tile = int64_t(rs) * b.bi * b.v;  // (R, S, BK, V)
@@ -107,8 +107,9 @@ void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, int 
       for (int i = 0; i < b.bi; ++i)
         for (int l = 0; l < b.v; ++l) {
           const int k = kb * b.bi + i, c = cb * b.v + l;
+          const int ts = flip_s ? (t / b.s) * b.s + (b.s - 1 - t % b.s) : t;  // source tap
           o[(int64_t(t) * b.bi + i) * b.v + l] =
-              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + t] : 0.f;
+              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + ts] : 0.f;
         }
   }
 }

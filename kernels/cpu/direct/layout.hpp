@@ -49,8 +49,9 @@ void block_wei_fwd(const WeiBlocking& b, const float* wei, float* dst, int ithr,
 // wei <- fwd layout (the inverse, dropping padded lanes; backward-filter).
 void unblock_wei_fwd(const WeiBlocking& b, const float* blk, float* wei, int ithr, int nthr);
 // bwd-data (G, CB, KB, R, S, BK, V) <- wei; here bi = BK (the K block) and
-// lanes are input channels: CB = ceil(CG/V), KB = ceil(KG/BK).
-void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr);
+// lanes are input channels: CB = ceil(CG/V), KB = ceil(KG/BK). flip_s stores
+// the filter columns reversed (s' = S-1-s).
+void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, bool flip_s, int ithr, int nthr);
 
 // pix (G, CC, R, S, KG, NC) <- wei: for the pixel-vectorised backward-data,
 // NC = b.bi input channels per chunk, CC = ceil(CG/NC), padded with zeros.
