@@ -15,7 +15,7 @@
 //   that contribute; diff_dst is blocked with zero margins so no bounds tests.
 //   Lanes = input channels, the reduction runs over k-blocks of BK = min(V, K/g).
 // Backward-filter (deterministic, no atomics): the weight gradient is cut into
-//   tiles (g, k-block, c-block, r, run of contiguous (s, c) taps <= 28); each
+//   tiles (g, k-block pair, c-block, r, run of contiguous (s, c) taps <= 14); each
 //   thread owns a contiguous range of tiles and, for n = 0..N-1 in order,
 //   accumulates sum over (p, q) of src x diff_dst into them: one fixed
 //   summation order for any thread count.
@@ -407,10 +407,10 @@ struct BwdFilterPlan {
     // With dil_w == 1 the taps (s, c) of one row are contiguous in the blocked
     // src row (offset s*BI + c), so one run may span several s.
     if (s.dil_w == 1) {
-      runs = Runs(s.s * BI, u.max_nt);
+      runs = Runs(s.s * BI, u.max_nt / kPair);
       runs_per_r = runs.count;
     } else {
-      runs = Runs(BI, u.max_nt);
+      runs = Runs(BI, u.max_nt / kPair);
       runs_per_r = s.s * runs.count;
     }
     xs = {s.n, G, CG, s.h, s.w, BI, s.pad_h, s.pad_w, s.h + 2 * s.pad_h, s.w + 2 * s.pad_w};
@@ -445,7 +445,8 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
     direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
 #pragma omp barrier
     int64_t begin, end;
-    direct::share(int64_t(pl.G) * pl.KB * pl.CB * units, ithr, nthr, begin, end);
+    const int KP = ceil_div(pl.KB, kPair);
+    direct::share(int64_t(pl.G) * KP * pl.CB * units, ithr, nthr, begin, end);
     WgradUkernelArgs a{};
     a.nn = 1;
     a.np = s.p;
@@ -453,12 +454,15 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
     a.in_row_stride = int64_t(s.stride_h) * pl.xs.wp * BI;
     a.in_pix_stride = int64_t(s.stride_w) * BI;
     a.dd_row_stride = int64_t(s.q) * V;
+    a.dd_kb_stride = yplane;
+    a.out_kb_stride = pl.CB * pl.wei_tile();
     for (int n = 0; n < s.n; ++n) {
       a.accumulate = n > 0;
-      for (int64_t item = begin; item < end; ++item) {  // (G, KB, CB, R, runs)
+      for (int64_t item = begin; item < end; ++item) {  // (G, KP, CB, R, runs)
         const int u = int(item % units);
         const int64_t gkc = item / units;
-        const int cb = int(gkc % pl.CB), kb = int(gkc / pl.CB % pl.KB), g = int(gkc / pl.CB / pl.KB);
+        const int cb = int(gkc % pl.CB), kb = int(gkc / pl.CB % KP) * kPair, g = int(gkc / pl.CB / KP);
+        a.nkb = std::min(kPair, pl.KB - kb);
         const int r = u / pl.runs_per_r, ur = u % pl.runs_per_r;
         int f0, nt, x_off;  // first flat (s, c) tap, tap count, its column offset in the src row
         if (s.dil_w == 1) {

@@ -10,10 +10,11 @@
 //         Serves forward (in = blocked src, taps = (r,s)), backward-data
 //         (in = blocked diff_dst, taps = the (r,s) of one stride phase) and the
 //         small-channel backward-data scatter (ntaps = 1).
-// wgrad : acc[t][0..V) (+)= sum_{n < nn} sum_{p < np} sum_{q < nq}
+// wgrad : acc[kb][t][0..V) (+)= sum_{n < nn} sum_{p < np} sum_{q < nq}
 //             in[n*in_n_stride + p*in_row_stride + q*in_pix_stride + t]
-//           * dd[n*dd_n_stride + p*dd_row_stride + q*V + (0..V)]
-//         for t < nt contiguous taps, written at out + t*V.
+//           * dd[kb*dd_kb_stride + n*dd_n_stride + p*dd_row_stride + q*V + (0..V)]
+//         for kb < nkb (1 or 2) x t < nt contiguous taps, written at
+//         out + kb*out_kb_stride + t*V.
 // pix   : out[c*out_c_stride + j*V + (0..V)] = sum_{t < ntaps} sum_{k < nk}
 //             wei[wei_off[t] + k*nc + c]
 //           * in[in_off[t] + k*in_k_stride + j*V + (0..V)]
@@ -23,7 +24,7 @@
 // All keep every accumulator in registers for the whole call; summation order
 // is fixed by the arguments (deterministic). Threads: none inside; the caller
 // gives each thread disjoint outputs.
-// Assumes nj * nkb <= max_nj, nt <= max_nt, pointers valid for every index above.
+// Assumes nj * nkb <= max_nj, nt * nkb <= max_nt, pointers valid for every index above.
 #pragma once
 #include <cstdint>
 
@@ -54,6 +55,8 @@ struct WgradUkernelArgs {
   int nn, np, nq;
   int64_t in_n_stride, in_row_stride, in_pix_stride;
   int64_t dd_n_stride, dd_row_stride;
+  int nkb;  // 1 or 2; nt <= max_nt / nkb
+  int64_t dd_kb_stride, out_kb_stride;
   bool accumulate;
 };
 

@@ -46,28 +46,36 @@ void conv_nj(const ConvUkernelArgs& a) {
     for (int j = 0; j < NJ; ++j) O::store(a.out + kb * a.out_kb_stride + j * a.out_pix_stride, acc[kb][j]);
 }
 
-template <class O, int NT>
+template <class O, int NKB, int NT>
 void wgrad_nt(const WgradUkernelArgs& a) {
   using vec = typename O::vec;
   constexpr int V = O::V;
-  vec acc[NT];
-  if (a.accumulate) {
-    for (int t = 0; t < NT; ++t) acc[t] = O::load(a.out + t * V);
-  } else {
-    for (int t = 0; t < NT; ++t) acc[t] = O::zero();
+  vec acc[NKB][NT];
+  for (int kb = 0; kb < NKB; ++kb) {
+    const float* out = a.out + kb * a.out_kb_stride;
+    if (a.accumulate) {
+      for (int t = 0; t < NT; ++t) acc[kb][t] = O::load(out + t * V);
+    } else {
+      for (int t = 0; t < NT; ++t) acc[kb][t] = O::zero();
+    }
   }
   for (int n = 0; n < a.nn; ++n)
     for (int p = 0; p < a.np; ++p) {
       const float* x = a.in + n * a.in_n_stride + p * a.in_row_stride;
       const float* d = a.dd + n * a.dd_n_stride + p * a.dd_row_stride;
       for (int q = 0; q < a.nq; ++q) {
-        const vec dv = O::load(d + q * V);
+        vec dv[NKB];
+        for (int kb = 0; kb < NKB; ++kb) dv[kb] = O::load(d + kb * a.dd_kb_stride + q * V);
         const float* xq = x + q * a.in_pix_stride;
 #pragma GCC unroll 32
-        for (int t = 0; t < NT; ++t) acc[t] = O::fma(O::bcast(xq + t), dv, acc[t]);
+        for (int t = 0; t < NT; ++t) {
+          const vec b = O::bcast(xq + t);
+          for (int kb = 0; kb < NKB; ++kb) acc[kb][t] = O::fma(b, dv[kb], acc[kb][t]);
+        }
       }
     }
-  for (int t = 0; t < NT; ++t) O::store(a.out + t * V, acc[t]);
+  for (int kb = 0; kb < NKB; ++kb)
+    for (int t = 0; t < NT; ++t) O::store(a.out + kb * a.out_kb_stride + t * V, acc[kb][t]);
 }
 
 template <class O, int NC, int NJ>
@@ -120,15 +128,16 @@ void conv_dispatch(const ConvUkernelArgs& a, std::integer_sequence<int, I...>) {
   table[a.nj - 1](a);
 }
 
-template <class O, int... I>
+template <class O, int NKB, int... I>
 void wgrad_dispatch(const WgradUkernelArgs& a, std::integer_sequence<int, I...>) {
   using Fn = void (*)(const WgradUkernelArgs&);
-  static constexpr Fn table[] = {&wgrad_nt<O, I + 1>...};
+  static constexpr Fn table[] = {&wgrad_nt<O, NKB, I + 1>...};
   assert(a.nt >= 1 && a.nt <= int(sizeof...(I)));
   table[a.nt - 1](a);
 }
 
-// MaxNJ pixels with one k-block, MaxNJ/2 with two, MaxNJ/4 with four.
+// conv: MaxNJ pixels with one k-block, MaxNJ/2 with two, MaxNJ/4 with four;
+// wgrad: MaxNT taps with one k-block, MaxNT/2 with two.
 template <class O, int MaxNJ, int MaxNT>
 struct Table {
   static void conv(const ConvUkernelArgs& a) {
@@ -139,7 +148,14 @@ struct Table {
       default: assert(false && "nkb must be 1, 2 or 4");
     }
   }
-  static void wgrad(const WgradUkernelArgs& a) { wgrad_dispatch<O>(a, std::make_integer_sequence<int, MaxNT>{}); }
+  static void wgrad(const WgradUkernelArgs& a) {
+    if (a.nkb == 2) {
+      wgrad_dispatch<O, 2>(a, std::make_integer_sequence<int, MaxNT / 2>{});
+    } else {
+      assert(a.nkb == 1);
+      wgrad_dispatch<O, 1>(a, std::make_integer_sequence<int, MaxNT>{});
+    }
+  }
   static void pix(const PixUkernelArgs& a) { pix_dispatch<O>(a); }
 };
 
