@@ -449,15 +449,19 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
     direct::share(int64_t(pl.G) * KP * pl.CB * units, ithr, nthr, begin, end);
     WgradUkernelArgs a{};
     a.nn = 1;
-    a.np = s.p;
     a.nq = s.q;
     a.in_row_stride = int64_t(s.stride_h) * pl.xs.wp * BI;
     a.in_pix_stride = int64_t(s.stride_w) * BI;
     a.dd_row_stride = int64_t(s.q) * V;
     a.dd_kb_stride = yplane;
     a.out_kb_stride = pl.CB * pl.wei_tile();
-    for (int n = 0; n < s.n; ++n) {
-      a.accumulate = n > 0;
+    // Output rows per pass: the pass's diff_dst rows (x2 k-blocks) stay in L1
+    // while every tile of this thread sweeps them.
+    const int prows = std::clamp(int(16384 / (int64_t(s.q) * V * sizeof(float) * kPair)), 1, s.p);
+    for (int n = 0; n < s.n; ++n)
+      for (int p0 = 0; p0 < s.p; p0 += prows) {
+      a.accumulate = n > 0 || p0 > 0;
+      a.np = std::min(prows, s.p - p0);
       for (int64_t item = begin; item < end; ++item) {  // (G, KP, CB, R, runs)
         const int u = int(item % units);
         const int64_t gkc = item / units;
@@ -471,8 +475,9 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
           const int t = ur / pl.runs.count, i = ur % pl.runs.count;
           f0 = t * BI + pl.runs.begin(i), nt = pl.runs.size(i), x_off = t * s.dil_w * BI + pl.runs.begin(i);
         }
-        a.in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane + int64_t(r) * s.dil_h * pl.xs.wp * BI + x_off;
-        a.dd = ws.yd + ((int64_t(n) * pl.G + g) * pl.KB + kb) * yplane;
+        a.in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
+               (int64_t(p0) * s.stride_h + int64_t(r) * s.dil_h) * pl.xs.wp * BI + x_off;
+        a.dd = ws.yd + ((int64_t(n) * pl.G + g) * pl.KB + kb) * yplane + int64_t(p0) * s.q * V;
         a.out = ws.ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile() + (int64_t(r) * s.s * BI + f0) * V;
         a.nt = nt;
         pl.uk->wgrad(a);

@@ -2,11 +2,21 @@
 // Memory-bound copies; the work is split over rows / weight tiles statically.
 #include "kernels/cpu/direct/layout.hpp"
 
+#include "core/device.hpp"
+#include "kernels/cpu/direct/transpose.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
 
 namespace convlab::direct {
+
+namespace {
+bool have_avx512() {
+  static const bool yes = cpu_info().avx512f;
+  return yes;
+}
+}  // namespace
 
 void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int nthr) {
   assert(a.b >= 1 && a.hp >= 1 && a.wp >= 1);
@@ -17,20 +27,40 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
   const int x0 = std::max(0, -a.left), x1 = std::min(a.w, a.wp - a.left);
   int64_t begin, end;
   share(rows, ithr, nthr, begin, end);
+  const float* planes[64];
   for (int64_t row = begin; row < end; ++row) {
     float* o = dst + row * row_len;  // (WP, B)
-    std::memset(o, 0, size_t(row_len) * sizeof(float));
     const int y = int(row % a.hp) - a.top;
-    if (y < 0 || y >= a.h || x0 >= x1) continue;
     const int64_t ncb = row / a.hp;  // (n, g, cb)
     const int cb = int(ncb % cb_count);
     const int64_t ng = ncb / cb_count;  // n * G + g
-    for (int i = 0; i < a.b; ++i) {
-      const int c = cb * a.b + i;
-      if (c >= a.cg) break;
-      const float* s = src + (ng * a.cg + c) * hw + int64_t(y) * a.w;  // (W)
-      float* oi = o + int64_t(a.left) * a.b + i;
-      for (int x = x0; x < x1; ++x) oi[int64_t(x) * a.b] = s[x];
+    const int lanes = std::min(a.b, a.cg - cb * a.b);
+    if (y < 0 || y >= a.h || x0 >= x1) {
+      std::memset(o, 0, size_t(row_len) * sizeof(float));
+      continue;
+    }
+    // Zero only what the copy below does not write: margins and padded lanes.
+    const int64_t data0 = int64_t(a.left + x0) * a.b, data1 = int64_t(a.left + x1) * a.b;
+    if (lanes < a.b) {
+      std::memset(o, 0, size_t(row_len) * sizeof(float));
+    } else {
+      std::memset(o, 0, size_t(data0) * sizeof(float));
+      std::memset(o + data1, 0, size_t(row_len - data1) * sizeof(float));
+    }
+    const float* base = src + (ng * a.cg + int64_t(cb) * a.b) * hw + int64_t(y) * a.w;  // (lanes, H, W) planes
+    if (lanes <= 64) {
+      // Pixel-major: contiguous writes, `lanes` sequential read streams.
+      for (int i = 0; i < lanes; ++i) planes[i] = base + i * hw;
+      int x = x0;
+      if (a.b == 16 && lanes == 16 && have_avx512())
+        for (; x + 16 <= x1; x += 16) transpose16x16_avx512(base + x, hw, o + int64_t(a.left + x) * 16, 16);
+      for (; x < x1; ++x) {
+        float* ox = o + int64_t(a.left + x) * a.b;
+        for (int i = 0; i < lanes; ++i) ox[i] = planes[i][x];
+      }
+    } else {
+      for (int i = 0; i < lanes; ++i)
+        for (int x = x0; x < x1; ++x) o[int64_t(a.left + x) * a.b + i] = base[i * hw + x];
     }
   }
 }
@@ -49,11 +79,25 @@ void pad_rows_interleaved(const float* src, int c, int h, int w, int top, int le
 }
 
 void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
-  assert(nchan <= v);
-  for (int c = 0; c < nchan; ++c) {
-    float* d = dst + c * hw;
-    const float* t = tile + c;
-    for (int64_t x = 0; x < hw; ++x) d[x] = t[x * v];
+  assert(nchan <= v && v <= 64);
+  float* planes[64];
+  for (int c = 0; c < nchan; ++c) planes[c] = dst + c * hw;
+  int64_t x0 = 0;
+  if (v == 16 && have_avx512()) {
+    alignas(64) float buf[16 * 16];
+    for (; x0 + 16 <= hw; x0 += 16) {
+      if (nchan == 16) {
+        transpose16x16_avx512(tile + x0 * 16, 16, dst + x0, hw);
+      } else {
+        transpose16x16_avx512(tile + x0 * 16, 16, buf, 16);
+        for (int c = 0; c < nchan; ++c) std::memcpy(planes[c] + x0, buf + c * 16, 16 * sizeof(float));
+      }
+    }
+  }
+  // Pixel-major: contiguous reads, `nchan` sequential write streams.
+  for (int64_t x = x0; x < hw; ++x) {
+    const float* t = tile + x * v;
+    for (int c = 0; c < nchan; ++c) planes[c][x] = t[c];
   }
 }
 

@@ -19,7 +19,7 @@ std::vector<float> iota(size_t n) {
 TEST(DirectLayout, BlockActPadsAndPlacesEveryElement) {
   for (int b : {1, 3, 8, 16})
     for (int cg : {1, 5, 16, 17}) {
-      const int n = 2, groups = 2, h = 4, w = 5, top = 1, left = 2;
+      const int n = 2, groups = 2, h = 4, w = 37, top = 1, left = 2;
       const ActBlocking a{n, groups, cg, h, w, std::min(b, cg), top, left, h + 3, w + 4};
       const auto src = iota(size_t(n) * groups * cg * h * w);
       std::vector<float> dst(a.elems(), -1.f);
@@ -42,13 +42,16 @@ TEST(DirectLayout, BlockActPadsAndPlacesEveryElement) {
 }
 
 TEST(DirectLayout, UnblockTileDropsPaddedLanes) {
-  const int v = 16, hw = 13, nchan = 11;
+  for (int hw : {13, 16, 45})
+    for (int nchan : {11, 16}) {
+  const int v = 16;
   const auto tile = iota(size_t(hw) * v);
   std::vector<float> dst(size_t(nchan) * hw + 7, -1.f);
   unblock_tile(tile.data(), hw, v, nchan, dst.data());
   for (int c = 0; c < nchan; ++c)
     for (int x = 0; x < hw; ++x) EXPECT_EQ(dst[size_t(c) * hw + x], tile[size_t(x) * v + c]);
   for (size_t i = size_t(nchan) * hw; i < dst.size(); ++i) EXPECT_EQ(dst[i], -1.f) << "wrote past the planes";
+    }
 }
 
 TEST(DirectLayout, WeightsForwardRoundTripAndZeroLanes) {
