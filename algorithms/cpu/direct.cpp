@@ -51,6 +51,16 @@ int ceil_div_signed(int a, int b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b
 // feeds kPair FMAs, so loads no longer limit the FMA rate.
 constexpr int kPair = 2;
 
+// Channel blocks grouped for the conv micro-kernel: pairs, and a final triple
+// when the count is odd (a lone block would run load-bound).
+struct BlockGroups {
+  int total, count;
+  explicit BlockGroups(int total_) : total(total_), count(std::max(1, total_ / 2)) {}
+  int begin(int i) const { return 2 * i; }
+  int size(int i) const { return i == count - 1 ? total - 2 * i : 2; }
+  static constexpr int kMax = 3;
+};
+
 // Per-thread scratch is sized for this many threads; run() uses no more.
 int max_threads() { return std::max(1, cpu_info().hardware_threads); }
 
@@ -96,7 +106,7 @@ struct FwdPlan {
     Ws w;
     w.xs = c.take<float>(xs.elems());
     w.wf = c.take<float>(int64_t(G) * KB * CB * wei_tile());
-    w.tiles = c.take<float>(int64_t(max_threads()) * kPair * sh.p * sh.q * V);
+    w.tiles = c.take<float>(int64_t(max_threads()) * BlockGroups::kMax * sh.p * sh.q * V);
     w.in_off = c.take<int64_t>(sh.r * sh.s);
     w.wei_off = c.take<int64_t>(sh.r * sh.s);
     return w;
@@ -109,8 +119,8 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
   const ConvShape& s = pl.sh;
   const int V = pl.V, BI = pl.BI, RS = s.r * s.s;
   const int64_t plane = pl.xs.plane(), PQ = int64_t(s.p) * s.q;
-  const int KP = ceil_div(pl.KB, kPair);  // k-block pairs: one broadcast feeds two FMAs
-  const Runs qruns(s.q, pl.uk->max_nj / kPair);
+  const BlockGroups kgroups(pl.KB);  // one broadcast feeds 2 (or 3) FMAs
+  const int KP = kgroups.count;
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
@@ -128,12 +138,13 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
           ws.wei_off[r * (flat ? 1 : s.s) + t] = int64_t(r * s.s + t) * BI * V;
         }
 #pragma omp barrier
-    float* tile = ws.tiles + int64_t(ithr) * kPair * PQ * V;  // (2, P, Q, V)
+    float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * PQ * V;  // (<= 3, P, Q, V)
     int64_t begin, end;
     direct::share(int64_t(pl.G) * KP * s.n, ithr, nthr, begin, end);
     for (int64_t item = begin; item < end; ++item) {  // (G, KP, N): weights reused across n
       const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
-      const int kb = kp * kPair, nkb = std::min(kPair, pl.KB - kb);
+      const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
+      const Runs qruns(s.q, pl.uk->max_nj / nkb);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
       ConvUkernelArgs a{};
       a.wei = ws.wf + (int64_t(g) * pl.KB + kb) * pl.CB * pl.wei_tile();  // (nkb, CB, R, S, BI, V)
@@ -195,7 +206,7 @@ struct BwdDataPlan {
     Ws w;
     w.yd = c.take<float>(yd.elems());
     w.wb = c.take<float>(int64_t(G) * CB * KB * wei_tile());
-    w.tiles = c.take<float>(int64_t(max_threads()) * kPair * sh.h * sh.w * V);
+    w.tiles = c.take<float>(int64_t(max_threads()) * BlockGroups::kMax * sh.h * sh.w * V);
     w.taps = c.take<int64_t>(int64_t(max_threads()) * 2 * sh.r * sh.s);
     return w;
   }
@@ -208,7 +219,8 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
   const ConvShape& s = pl.sh;
   const int V = pl.V, BK = pl.BK, RS = s.r * s.s, sh = s.stride_h, sw = s.stride_w;
   const int64_t plane = pl.yd.plane(), HW = int64_t(s.h) * s.w;
-  const int CP = ceil_div(pl.CB, kPair);  // c-block pairs
+  const BlockGroups cgroups(pl.CB);
+  const int CP = cgroups.count;
   // With stride_w == dil_w == 1 every s contributes to every column and, with
   // s stored reversed, the (s, k) of one filter row are contiguous in both the
   // blocked diff_dst row and the weights: one tap per r, S*BK deep.
@@ -219,14 +231,14 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
     direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
     direct::block_wei_bwd_data(pl.wb, wei, ws.wb, flat, ithr, nthr);
 #pragma omp barrier
-    float* tile = ws.tiles + int64_t(ithr) * kPair * HW * V;  // (2, H, W, V)
+    float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * HW * V;  // (<= 3, H, W, V)
     int64_t* in_off = ws.taps + int64_t(ithr) * 2 * RS;
     int64_t* wei_off = in_off + RS;
     int64_t begin, end;
     direct::share(int64_t(pl.G) * CP * s.n, ithr, nthr, begin, end);
     for (int64_t item = begin; item < end; ++item) {  // (G, CP, N)
       const int n = int(item % s.n), cp = int(item / s.n % CP), g = int(item / s.n / CP);
-      const int cb = cp * kPair, ncb = std::min(kPair, pl.CB - cb);
+      const int cb = cgroups.begin(cp), ncb = cgroups.size(cp);
       const float* in_img = ws.yd + (int64_t(n) * pl.G + g) * pl.KB * plane;  // (KB, PP, QP, BK)
       ConvUkernelArgs a{};
       a.wei = ws.wb + (int64_t(g) * pl.CB + cb) * pl.KB * pl.wei_tile();  // (KB, R, S, BK, V)
@@ -263,7 +275,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
             }
           }
           a.ntaps = nt;
-          const Runs wruns(ceil_div(s.w - phi, sw), pl.uk->max_nj / kPair);
+          const Runs wruns(ceil_div(s.w - phi, sw), pl.uk->max_nj / ncb);
           for (int wr = 0; wr < wruns.count; ++wr) {
             const int m0 = wruns.begin(wr);
             a.in = in_img + int64_t(m0) * BK;
@@ -457,7 +469,7 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
     a.out_kb_stride = pl.CB * pl.wei_tile();
     // Output rows per pass: the pass's diff_dst rows (x2 k-blocks) stay in L1
     // while every tile of this thread sweeps them.
-    const int prows = std::clamp(int(16384 / (int64_t(s.q) * V * sizeof(float) * kPair)), 1, s.p);
+    const int prows = std::clamp(int(32768 / (int64_t(s.q) * V * sizeof(float) * kPair)), 1, s.p);
     for (int n = 0; n < s.n; ++n)
       for (int p0 = 0; p0 < s.p; p0 += prows) {
       a.accumulate = n > 0 || p0 > 0;

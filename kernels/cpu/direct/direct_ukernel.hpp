@@ -5,7 +5,7 @@
 // conv  : out[kb][j][0..V) (+)= sum_{ib < nib} sum_{t < ntaps} sum_{i < bi}
 //             in[ib*in_ib_stride + in_off[t] + j*in_pix_stride + i]
 //           * wei[kb*wei_kb_stride + ib*wei_ib_stride + wei_off[t] + i*V + (0..V)]
-//         for kb < nkb (1, 2 or 4) output blocks x j < nj pixels, written at
+//         for kb < nkb (1, 2, 3 or 4) output blocks x j < nj pixels, written at
 //         out + kb*out_kb_stride + j*out_pix_stride (V floats each).
 //         Serves forward (in = blocked src, taps = (r,s)), backward-data
 //         (in = blocked diff_dst, taps = the (r,s) of one stride phase) and the
@@ -42,7 +42,7 @@ struct ConvUkernelArgs {
   int bi;  // reduction depth of one tap: input values at +i, weight rows of V at +i*V
   int64_t in_pix_stride, out_pix_stride;
   int nj;
-  int nkb;  // 1, 2 or 4; nj <= max_nj / nkb
+  int nkb;  // 1, 2, 3 or 4; nj <= max_nj / nkb
   int64_t wei_kb_stride, out_kb_stride;
   bool accumulate;
 };

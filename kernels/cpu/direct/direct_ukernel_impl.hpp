@@ -136,7 +136,7 @@ void wgrad_dispatch(const WgradUkernelArgs& a, std::integer_sequence<int, I...>)
   table[a.nt - 1](a);
 }
 
-// conv: MaxNJ pixels with one k-block, MaxNJ/2 with two, MaxNJ/4 with four;
+// conv: MaxNJ / nkb pixels with nkb = 1, 2, 3 or 4 output blocks;
 // wgrad: MaxNT taps with one k-block, MaxNT/2 with two.
 template <class O, int MaxNJ, int MaxNT>
 struct Table {
@@ -144,8 +144,9 @@ struct Table {
     switch (a.nkb) {
       case 1: conv_dispatch<O, 1>(a, std::make_integer_sequence<int, MaxNJ>{}); break;
       case 2: conv_dispatch<O, 2>(a, std::make_integer_sequence<int, MaxNJ / 2>{}); break;
+      case 3: conv_dispatch<O, 3>(a, std::make_integer_sequence<int, MaxNJ / 3>{}); break;
       case 4: conv_dispatch<O, 4>(a, std::make_integer_sequence<int, MaxNJ / 4>{}); break;
-      default: assert(false && "nkb must be 1, 2 or 4");
+      default: assert(false && "nkb must be 1, 2, 3 or 4");
     }
   }
   static void wgrad(const WgradUkernelArgs& a) {

@@ -1,6 +1,6 @@
 // The direct micro-kernels of every ISA this CPU runs against naive loops, on
 // small integers (exact in fp32, so the comparison is equality): conv with
-// 1/2/4 output blocks and every pixel count, wgrad with 1/2 blocks and every
+// 1/2/3/4 output blocks and every pixel count, wgrad with 1/2 blocks and every
 // tap count, pix with every (channels, vectors) pair, accumulate on and off.
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@ std::vector<float> ints(size_t n, int seed) {
 TEST(DirectUkernel, ConvMatchesLoops) {
   for (const Ukernels* uk : tables()) {
     const int V = uk->v;
-    for (int nkb : {1, 2, 4})
+    for (int nkb : {1, 2, 3, 4})
       for (int nj = 1; nj * nkb <= uk->max_nj; ++nj)
         for (bool acc : {false, true}) {
           const int ntaps = 3, nib = 2, bi = V - 1, ips = bi + 2;
