@@ -39,7 +39,14 @@ const Ukernels& ukernels_portable() {
   return k;
 }
 
+namespace {
+const Ukernels* g_override = nullptr;
+}  // namespace
+
+void override_ukernels(const Ukernels* uk) { g_override = uk; }
+
 const Ukernels& select_ukernels() {
+  if (g_override) return *g_override;
   const CpuInfo& ci = cpu_info();
   if (ci.avx512f) return ukernels_avx512();
   if (ci.avx2 && ci.fma) return ukernels_avx2();

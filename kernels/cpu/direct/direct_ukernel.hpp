@@ -88,7 +88,10 @@ inline constexpr int kPixMaxC = 4, kPixMaxJ = 4;
 const Ukernels& ukernels_avx512();
 const Ukernels& ukernels_avx2();
 const Ukernels& ukernels_portable();
-// The widest table this CPU runs (cpu_info()).
+// The widest table this CPU runs (cpu_info()), or the override below.
 const Ukernels& select_ukernels();
+// Tests only: make select_ukernels() return `uk` (nullptr: back to the CPU's
+// choice), to run the whole algorithm on the narrower ISAs. Not thread-safe.
+void override_ukernels(const Ukernels* uk);
 
 }  // namespace convlab::direct

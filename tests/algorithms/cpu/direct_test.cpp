@@ -1,12 +1,15 @@
 // cpu.direct beyond the registry sweep: channel counts around the 16 (AVX-512)
 // and 8 (AVX2) channel blocks, strides 1-4, dilation, groups and depthwise,
-// the pixel-vectorised backward-data path (few input channels, wide rows), and
-// bit-identical results across two runs on two threads.
+// the pixel-vectorised backward-data path (few input channels, wide rows),
+// bit-identical results across two runs on two threads, and the whole
+// algorithm on the AVX2 and portable micro-kernel tables.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "core/device.hpp"
 #include "core/problem.hpp"
+#include "kernels/cpu/direct/direct_ukernel.hpp"
 #include "tests/support/conv_tester.hpp"
 
 namespace convlab {
@@ -76,6 +79,24 @@ TEST(CpuDirect, AlexNetConv1Batch2TwoThreads) {
     if (t.label.find("conv1") != std::string::npos) v.push_back(t);
   ASSERT_EQ(v.size(), 2u);
   ConvTester("cpu.direct").sweep(v).threads(2).check_determinism().run();
+}
+
+// The whole algorithm on the 8-wide tables (AVX2, portable): other block
+// sizes, other register tiles, same answers.
+void run_with(const direct::Ukernels& uk) {
+  direct::override_ukernels(&uk);
+  auto v = testing::edge_sweep();
+  for (auto& t : channel_edges()) v.push_back(t);
+  for (auto& t : pixel_bwd_data()) v.push_back(t);
+  ConvTester("cpu.direct").sweep(v).threads(2).check_determinism().run();
+  direct::override_ukernels(nullptr);
+}
+
+TEST(CpuDirect, PortableMicroKernels) { run_with(direct::ukernels_portable()); }
+
+TEST(CpuDirect, Avx2MicroKernels) {
+  if (!(cpu_info().avx2 && cpu_info().fma)) GTEST_SKIP() << "no AVX2+FMA on this CPU";
+  run_with(direct::ukernels_avx2());
 }
 
 }  // namespace
