@@ -1,12 +1,16 @@
 // cpu.direct — direct convolution on blocked layouts, three directions.
 //
 // Layouts (kernels/cpu/direct/layout.hpp), V = vector width (16 AVX-512, 8
-// AVX2 / portable), per group g:
+// AVX2 / portable), per group g; all conversions run inside run(), in the
+// workspace, and are part of its time:
 //   src  -> (N, G, CB, H+2ph, W+2pw, BI)  zero-padded, BI = min(V, C/g)
 //   wei  -> (G, KB, CB, R, S, BI, V)      lanes = output channels
-//   dst  <- (P*Q, V) tile per (n, g, k-block), unblocked while cache-hot
-// Forward: one micro-kernel call = nj (<= 28) output pixels of one row x one
-//   k-block (V lanes), summing all (c-block, r, s, c) in registers.
+//   dst  <- (<=3, P*Q, V) tile per (n, g, k-block group), unblocked while cache-hot
+// Forward: one micro-kernel call = 2 (or 3) k-blocks x nj <= 14 (9) output
+//   pixels of one row in registers, summing all (c-block, r, s, c); each
+//   broadcast src value feeds 2-3 FMAs. With dil_w == 1 the (s, c) of a filter
+//   row are contiguous in both blocked src and weights, so a tap is a whole
+//   filter row S*BI deep (conv1: 11 taps of 33 instead of 121 taps of 3).
 // Backward-data (gather over input pixels, no atomics): diff_src pixel (h, w)
 //   receives diff_dst (p, q) through tap (r, s) iff h + ph - r*dh = p*sh and
 //   w + pw - s*dw = q*sw. Input rows and the stride's column phases
@@ -14,11 +18,14 @@
 //   pixel, so each (row, phase) is a forward-like call over only the taps
 //   that contribute; diff_dst is blocked with zero margins so no bounds tests.
 //   Lanes = input channels, the reduction runs over k-blocks of BK = min(V, K/g).
+//   When C/g is small (2*C/g < V, e.g. conv1's 3) channel lanes would be mostly
+//   padding: the same gather is vectorised over V pixels of a phase instead
+//   (run_bwd_data_pix).
 // Backward-filter (deterministic, no atomics): the weight gradient is cut into
 //   tiles (g, k-block pair, c-block, r, run of contiguous (s, c) taps <= 14); each
-//   thread owns a contiguous range of tiles and, for n = 0..N-1 in order,
-//   accumulates sum over (p, q) of src x diff_dst into them: one fixed
-//   summation order for any thread count.
+//   thread owns a contiguous range of tiles and, for n = 0..N-1 and chunks of
+//   output rows in order, accumulates sum over (p, q) of src x diff_dst into
+//   them: one fixed summation order for any thread count.
 // Threads: OpenMP, static shares; every output element is written by one
 // thread in an order independent of the thread count, so results are
 // bit-identical run to run (and across thread counts).
@@ -472,29 +479,29 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
     const int prows = std::clamp(int(32768 / (int64_t(s.q) * V * sizeof(float) * kPair)), 1, s.p);
     for (int n = 0; n < s.n; ++n)
       for (int p0 = 0; p0 < s.p; p0 += prows) {
-      a.accumulate = n > 0 || p0 > 0;
-      a.np = std::min(prows, s.p - p0);
-      for (int64_t item = begin; item < end; ++item) {  // (G, KP, CB, R, runs)
-        const int u = int(item % units);
-        const int64_t gkc = item / units;
-        const int cb = int(gkc % pl.CB), kb = int(gkc / pl.CB % KP) * kPair, g = int(gkc / pl.CB / KP);
-        a.nkb = std::min(kPair, pl.KB - kb);
-        const int r = u / pl.runs_per_r, ur = u % pl.runs_per_r;
-        int f0, nt, x_off;  // first flat (s, c) tap, tap count, its column offset in the src row
-        if (s.dil_w == 1) {
-          f0 = pl.runs.begin(ur), nt = pl.runs.size(ur), x_off = f0;
-        } else {
-          const int t = ur / pl.runs.count, i = ur % pl.runs.count;
-          f0 = t * BI + pl.runs.begin(i), nt = pl.runs.size(i), x_off = t * s.dil_w * BI + pl.runs.begin(i);
+        a.accumulate = n > 0 || p0 > 0;
+        a.np = std::min(prows, s.p - p0);
+        for (int64_t item = begin; item < end; ++item) {  // (G, KP, CB, R, runs)
+          const int u = int(item % units);
+          const int64_t gkc = item / units;
+          const int cb = int(gkc % pl.CB), kb = int(gkc / pl.CB % KP) * kPair, g = int(gkc / pl.CB / KP);
+          a.nkb = std::min(kPair, pl.KB - kb);
+          const int r = u / pl.runs_per_r, ur = u % pl.runs_per_r;
+          int f0, nt, x_off;  // first flat (s, c) tap, tap count, its column offset in the src row
+          if (s.dil_w == 1) {
+            f0 = pl.runs.begin(ur), nt = pl.runs.size(ur), x_off = f0;
+          } else {
+            const int t = ur / pl.runs.count, i = ur % pl.runs.count;
+            f0 = t * BI + pl.runs.begin(i), nt = pl.runs.size(i), x_off = t * s.dil_w * BI + pl.runs.begin(i);
+          }
+          a.in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
+                 (int64_t(p0) * s.stride_h + int64_t(r) * s.dil_h) * pl.xs.wp * BI + x_off;
+          a.dd = ws.yd + ((int64_t(n) * pl.G + g) * pl.KB + kb) * yplane + int64_t(p0) * s.q * V;
+          a.out = ws.ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile() + (int64_t(r) * s.s * BI + f0) * V;
+          a.nt = nt;
+          pl.uk->wgrad(a);
         }
-        a.in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
-               (int64_t(p0) * s.stride_h + int64_t(r) * s.dil_h) * pl.xs.wp * BI + x_off;
-        a.dd = ws.yd + ((int64_t(n) * pl.G + g) * pl.KB + kb) * yplane + int64_t(p0) * s.q * V;
-        a.out = ws.ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile() + (int64_t(r) * s.s * BI + f0) * V;
-        a.nt = nt;
-        pl.uk->wgrad(a);
       }
-    }
 #pragma omp barrier
     direct::unblock_wei_fwd(pl.wb, ws.ww, diff_wei, ithr, nthr);
   }
