@@ -5,6 +5,7 @@
 // cuDNN, and the fp64 reference last.
 #include "algorithms/registry.hpp"
 
+#include "algorithms/cpu/direct.hpp"
 #include "algorithms/cpu/im2col_gemm.hpp"
 #include "algorithms/cpu/reference.hpp"
 #ifdef CONVLAB_HAS_ONEDNN
@@ -20,6 +21,7 @@ namespace convlab {
 const std::vector<const Algorithm*>& registry() {
   static const CpuIm2colGemm cpu_im2col_gemm;
   static const CpuIm2colOpenblas cpu_im2col_openblas;
+  static const CpuDirect cpu_direct;
   static const CpuReference cpu_reference;
 #ifdef CONVLAB_HAS_ONEDNN
   static const CpuOnednn cpu_onednn_direct(OnednnKind::direct);
@@ -31,6 +33,7 @@ const std::vector<const Algorithm*>& registry() {
         // ---- CPU, hand-written ---------------------------------------------
         &cpu_im2col_gemm,  // first: the `default` policy's choice
         &cpu_im2col_openblas,
+        &cpu_direct,
         // ---- CPU, vendor peers ---------------------------------------------
 #ifdef CONVLAB_HAS_ONEDNN
         &cpu_onednn_direct,
