@@ -51,5 +51,6 @@ int cmd_algos(int argc, char** argv);
 int cmd_problem(int argc, char** argv);
 int cmd_conv(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
+int cmd_train(int argc, char** argv);
 
 }  // namespace convlab::cli

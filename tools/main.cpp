@@ -16,6 +16,7 @@ const std::vector<Command>& commands() {
       {"problem", "parse benchdnn problem strings / layer ids, print canonical form and sizes", cmd_problem},
       {"conv", "run one algorithm on one problem and direction (.npy in/out, --check)", cmd_conv},
       {"demo", "built-in example: every CPU algorithm on AlexNet's layers, checked and timed", cmd_demo},
+      {"train", "train AlexNet under each algorithm policy: iteration time, speedups, per-layer attribution, losses", cmd_train},
   };
   return list;
 }
