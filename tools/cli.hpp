@@ -52,5 +52,6 @@ int cmd_problem(int argc, char** argv);
 int cmd_conv(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 int cmd_train(int argc, char** argv);
+int cmd_report(int argc, char** argv);
 
 }  // namespace convlab::cli

@@ -1,4 +1,5 @@
 // convlab train: the AlexNet speedup report (train/trainer.hpp does the work).
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -6,7 +7,10 @@
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "tools/cli.hpp"
+#include "train/compare.hpp"
 #include "train/trainer.hpp"
+
+#include <filesystem>
 
 namespace convlab::cli {
 
@@ -77,7 +81,11 @@ train::TrainConfig config_from(const Args& args, const std::string& net) {
   if (args.has("policy")) {
     cfg.policies = split_list(args.get("policy"));
     if (cfg.policies.empty()) fail("convlab train: --policy needs at least one policy");
+    for (const auto& p : cfg.policies) Policy::parse(p);  // unknown names fail now, before any work
   }
+  const auto nets = train::trainable_networks();
+  if (std::find(nets.begin(), nets.end(), net) == nets.end())
+    fail("convlab train: cannot train '" + net + "' (trainable networks: alexnet, alexnet-owt, tiny)");
   return cfg;
 }
 
@@ -106,14 +114,58 @@ int cmd_train(int argc, char** argv) {
   args.option("csv", "F", "also write per-(policy, layer) times as CSV");
   if (!args.parse(argc, argv)) return 0;
   const train::TrainConfig cfg = config_from(args, args.pos()[0]);
-  std::fprintf(stderr, "convlab train %s: batch %d, %d warm-up + %d timed iterations per policy\n", cfg.net.c_str(),
-               cfg.batch, cfg.warmup, cfg.iters);
-  const train::TrainReport rep = train::run_training(cfg, progress);
+  const train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
   const std::string md = train::report_markdown(rep);
   std::fputs(md.c_str(), stdout);
   if (args.has("json")) write_file_atomic(args.get("json"), train::report_json(rep));
   if (args.has("md")) write_file_atomic(args.get("md"), md);
   if (args.has("csv")) write_file_atomic(args.get("csv"), train::report_csv(rep));
+  if (rep.baseline() < 0) {
+    std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
+    return 1;
+  }
+  return 0;
+}
+
+int cmd_report(int argc, char** argv) {
+  Args args("report", "[--net NET] [--batch N] [--iters N] [--out DIR] [options]",
+            "The main job: on the CPU, (1) times every available algorithm on every convolution layer of\n"
+            "NET in all three directions, (2) trains NET under each policy exactly like `convlab train`,\n"
+            "and writes DIR/report.md (the tables), DIR/train.json + DIR/train.csv (training results),\n"
+            "DIR/layers.json + DIR/layers.csv (the per-layer comparison) for the notebooks.");
+  args.option("net", "NET", "alexnet, alexnet-owt or tiny", "alexnet");
+  add_train_options(args, "8", "3");
+  args.option("out", "DIR", "where the results files go", "results");
+  args.flag("no-compare", "skip the per-layer algorithm comparison");
+  if (!args.parse(argc, argv)) return 0;
+  const train::TrainConfig cfg = config_from(args, args.get("net"));
+  const std::string dir = args.get("out");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail("convlab report: cannot create '" + dir + "': " + ec.message());
+  std::string md;
+  if (!args.has("no-compare") && cfg.net != "tiny") {
+    std::fprintf(stderr, "convlab report: per-layer comparison, %s at batch %d\n", cfg.net.c_str(), cfg.batch);
+    ExecContext ctx;
+    ctx.threads = cfg.threads;
+    const auto rows = train::compare_layer_algorithms(cfg.net, cfg.batch, ctx, 0.3, progress);
+    md += "# Per-layer algorithm comparison: " + cfg.net + " at batch " + std::to_string(cfg.batch) +
+          " (ms, median; fastest in bold; - = unsupported)\n\n" + train::comparison_markdown(rows) + "\n";
+    write_file_atomic(dir + "/layers.csv", train::comparison_csv(rows));
+    write_file_atomic(dir + "/layers.json", "{\n  \"net\": \"" + cfg.net + "\",\n  \"batch\": " +
+                                                std::to_string(cfg.batch) + ",\n  \"rows\": " +
+                                                train::comparison_json(rows) + "\n}\n");
+  }
+  std::fprintf(stderr, "convlab report: training %s, batch %d, %d warm-up + %d timed iterations per policy\n",
+               cfg.net.c_str(), cfg.batch, cfg.warmup, cfg.iters);
+  const train::TrainReport rep = train::run_training(cfg, progress);
+  md += train::report_markdown(rep);
+  write_file_atomic(dir + "/train.json", train::report_json(rep));
+  write_file_atomic(dir + "/train.csv", train::report_csv(rep));
+  write_file_atomic(dir + "/report.md", md);
+  std::fputs(md.c_str(), stdout);
+  std::printf("\nresults written to %s/ (report.md, train.json, train.csv%s)\n", dir.c_str(),
+              args.has("no-compare") || cfg.net == "tiny" ? "" : ", layers.json, layers.csv");
   if (rep.baseline() < 0) {
     std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
     return 1;

@@ -17,6 +17,7 @@ const std::vector<Command>& commands() {
       {"conv", "run one algorithm on one problem and direction (.npy in/out, --check)", cmd_conv},
       {"demo", "built-in example: every CPU algorithm on AlexNet's layers, checked and timed", cmd_demo},
       {"train", "train AlexNet under each algorithm policy: iteration time, speedups, per-layer attribution, losses", cmd_train},
+      {"report", "the main job: per-layer algorithm comparison + training under each policy, written to results/", cmd_report},
   };
   return list;
 }

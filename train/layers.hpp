@@ -94,7 +94,9 @@ class ConvLayer : public Layer {
 
   const ConvProblem& problem() const { return p_; }
   // Chooses the algorithm of every direction with `policy` (Error when none can run).
-  void choose(const Policy& policy, size_t workspace_limit = size_t(-1));
+  // Without need_input_grad (the first layer) bwd-data is not tuned: the default
+  // policy's choice is recorded, used only to report what the gradient would cost.
+  void choose(const Policy& policy, size_t workspace_limit = size_t(-1), bool need_input_grad = true);
   // Test / expert path: run `algo` for `dir` (any registered algorithm, the reference included).
   void inject(Direction dir, const Algorithm& algo, std::string why = "injected");
   const Choice& choice(Direction dir) const { return choice_[int(dir)]; }

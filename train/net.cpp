@@ -56,7 +56,8 @@ int64_t Net::param_count() const {
 
 double Net::choose(const Policy& policy, size_t workspace_limit) {
   const double t0 = now_seconds();
-  for (ConvLayer* c : conv_layers()) c->choose(policy, workspace_limit);
+  for (ConvLayer* c : conv_layers())
+    c->choose(policy, workspace_limit, opt_.first_layer_grad || c != layers_.front().get());
   const double t = now_seconds() - t0;
   allocate_workspace();
   return t;

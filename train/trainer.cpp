@@ -217,6 +217,11 @@ std::string report_markdown(const TrainReport& r) {
     << "\n- peak RSS: " << fmt("%.1f", double(r.peak_rss_kb) / 1024) << " MiB; wall time " << fmt("%.1f", r.wall_seconds)
     << " s\n\n";
 
+  if (!base) {
+    o << "No policy could run:\n\n";
+    for (auto& p : r.policies) o << "- " << p.policy << ": skipped (" << p.skipped << ")\n";
+    return o.str();
+  }
   o << "## Iteration time per policy\n\n";
   o << "median over the timed iterations; speedup = " << (base ? base->policy : std::string("-"))
     << "'s median / the policy's median; loss = after the last iteration, proof that a faster policy trains the same "
