@@ -239,6 +239,27 @@ std::string report_markdown(const TrainReport& r) {
       << " | " << fmt("%.6f", p.losses.back()) << " | " << fmt("%.1e", rd) << " | " << (rd <= c.loss_rtol ? "yes" : "NO")
       << " | " << fmt("%.3f", p.choose_seconds) << " | " << fmt("%.1f", double(p.workspace_bytes) / 1048576) << " |\n";
   }
+  {
+    // The issue's targets (stated for batch 32, both cores), checked on this run's medians.
+    const PolicyResult* find = find_policy(r, "find");
+    struct T { const char* other; double want; };
+    bool any = false;
+    for (T t : {T{"fixed:cpu.im2col_openblas", 2.0}, T{"default", 1.5}, T{"fixed:cpu.onednn_auto", 1.15}}) {
+      const PolicyResult* q = find_policy(r, t.other);
+      if (!find || !q) continue;
+      if (!any) o << "\nTargets (issue 10, stated for batch 32):\n\n";
+      any = true;
+      const double sp = q->iter_median / find->iter_median;
+      o << "- find vs " << t.other << ": " << fmt("%.2fx", sp) << " (target >= " << fmt("%.2fx", t.want) << ": "
+        << (sp >= t.want ? "met" : "missed") << ")\n";
+    }
+    if (const PolicyResult* get = find_policy(r, "get"); find && get) {
+      if (!any) o << "\nTargets (issue 10, stated for batch 32):\n\n";
+      const double slower = get->iter_median / find->iter_median - 1;
+      o << "- get vs find: " << fmt("%+.1f%%", 100 * slower) << " per iteration (target: within 10%: "
+        << (slower <= 0.10 ? "met" : "missed") << ")\n";
+    }
+  }
   o << "\n### Loss per iteration\n\n| policy |";
   const int total = c.warmup + c.iters;
   for (int i = 0; i < total; ++i) o << " it " << i << (i < c.warmup ? " (warm-up)" : "") << " |";
