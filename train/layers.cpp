@@ -337,7 +337,8 @@ Shape4 FcLayer::setup(const Shape4& in, const ExecContext& ctx) {
 }
 
 void FcLayer::init_params(uint64_t seed) {
-  fill_normal(wei_->value, std::sqrt(2.0 / double(in_.per_sample())), seed ^ name_hash(wei_->name));
+  const double std = init_std_ > 0 ? double(init_std_) : std::sqrt(2.0 / double(in_.per_sample()));
+  fill_normal(wei_->value, std, seed ^ name_hash(wei_->name));
   zero(wei_->momentum);
   zero(bias_->value);
   zero(bias_->momentum);

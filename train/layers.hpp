@@ -165,7 +165,10 @@ class MaxPoolLayer : public Layer {
 
 class FcLayer : public Layer {
  public:
-  FcLayer(std::string name, int out_features) : Layer(std::move(name)), out_features_(out_features) {}
+  // init_std > 0: N(0, init_std^2) weights instead of He-normal (the classifier:
+  // Caffe's AlexNet uses 0.01 for fc8, which starts the loss near ln(classes)).
+  FcLayer(std::string name, int out_features, float init_std = 0.f)
+      : Layer(std::move(name)), out_features_(out_features), init_std_(init_std) {}
   std::string_view kind() const override { return "fc"; }
   Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
   void forward(const float* x, float* y, bool training, int64_t iteration) override;
@@ -175,6 +178,7 @@ class FcLayer : public Layer {
 
  private:
   int out_features_;
+  float init_std_;
   std::unique_ptr<Param> wei_, bias_;
 };
 

@@ -196,7 +196,7 @@ Net build_network(const std::string& net, const NetOptions& opt) {
     n.add(std::make_unique<FcLayer>("fc7", 4096));
     n.add(std::make_unique<ReluLayer>("relu7"));
     n.add(std::make_unique<DropoutLayer>("drop7", opt.dropout, opt.seed));
-    n.add(std::make_unique<FcLayer>("fc8", opt.classes));
+    n.add(std::make_unique<FcLayer>("fc8", opt.classes, 0.01f));
     n.finalize();
     return n;
   }
@@ -217,7 +217,7 @@ Net build_network(const std::string& net, const NetOptions& opt) {
     n.add(std::make_unique<FcLayer>("fc3", 32));
     n.add(std::make_unique<ReluLayer>("relu3"));
     n.add(std::make_unique<DropoutLayer>("drop3", opt.dropout, opt.seed));
-    n.add(std::make_unique<FcLayer>("fc4", opt.classes));
+    n.add(std::make_unique<FcLayer>("fc4", opt.classes, 0.01f));
     n.finalize();
     return n;
   }
