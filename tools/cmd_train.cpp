@@ -48,7 +48,10 @@ void add_train_options(Args& args, const char* batch, const char* iters) {
               "pattern");
   args.option("images", "F.npy", "with --data npy: images (N, C, H, W) float32, C/H/W equal to the net's input");
   args.option("labels", "F.npy", "with --data npy: labels (N,) float32 holding integers 0..classes-1");
-  args.option("lr", "X", "SGD learning rate", "0.01");
+  args.option("lr", "X",
+              "SGD learning rate (0.01 makes the He-initialised AlexNet jump from loss 10 to 26 in its first "
+              "step on the pattern task)",
+              "0.001");
   args.option("momentum", "X", "SGD momentum", "0.9");
   args.option("weight-decay", "X", "SGD weight decay (weights only, not biases)", "0.0005");
   args.option("seed", "S", "seed of weights, data and dropout", "1");
