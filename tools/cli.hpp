@@ -54,6 +54,8 @@ int cmd_demo(int argc, char** argv);
 int cmd_tune(int argc, char** argv);
 int cmd_cache(int argc, char** argv);
 int cmd_layers(int argc, char** argv);
+int cmd_train(int argc, char** argv);
+int cmd_report(int argc, char** argv);
 
 }  // namespace convlab::cli
 

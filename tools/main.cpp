@@ -20,6 +20,8 @@ const std::vector<Command>& commands() {
       {"tune", "autotune layers / networks: find (measured) vs get (cost model), with a cache", cmd_tune},
       {"cache", "show, check or merge autotune cache files", cmd_cache},
       {"layers", "per-layer comparison of every algorithm (time, GFLOP/s, %peak, error, get/find picks)", cmd_layers},
+      {"train", "train AlexNet under each algorithm policy: iteration time, speedups, per-layer attribution, losses", cmd_train},
+      {"report", "the main job: per-layer algorithm comparison + training under each policy, written to results/", cmd_report},
   };
   return list;
 }
