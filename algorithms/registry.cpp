@@ -2,15 +2,22 @@
 // every test sweep, benchmark, CLI listing and autotune run picks it up.
 #include "algorithms/registry.hpp"
 
+#include "algorithms/cpu/fft.hpp"
 #include "algorithms/cpu/reference.hpp"
 #include "core/error.hpp"
 
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry() {
+  static const CpuFft cpu_fft;
+  static const CpuFftTiled cpu_fft_tiled;
+  static const CpuFftFftw cpu_fft_fftw;
   static const CpuReference cpu_reference;
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
+      &cpu_fft,
+      &cpu_fft_tiled,
+      &cpu_fft_fftw,
       &cpu_reference,
   };
   return list;
