@@ -10,6 +10,7 @@
 
 #include <omp.h>
 
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -35,6 +36,7 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 class HandEngine final : public FftEngine {
  public:
   size_t scratch_floats(int lh, int lw) const override { return fft::Plan2D(lh, lw).scratch_floats(); }
+  bool prunes_rows() const override { return true; }
   const void* prepare(int lh, int lw) const override {
     std::lock_guard lock(mu_);
     auto& slot = plans_[{lh, lw}];
@@ -122,17 +124,19 @@ Layout make_layout(const ConvProblem& p, Direction dir, const FftGeometry& geo, 
 
 // Fill the (th, tw, 16) frame with lane l = plane(l)[y0 + j][x0 + i] for
 // j < cnt_h, i < cnt_w inside the plane (zero elsewhere). planes[l] == nullptr:
-// a padding lane (zeros). Returns the non-zero row range through rb, re.
+// a padding lane (zeros). Returns the non-zero row range through rb, re; rows
+// outside it are zeroed only when zero_all (an engine that reads every row).
 void gather(float* frame, int th, int tw, const float* const* planes, int ph, int pw, int y0, int x0, int cnt_h,
-            int cnt_w, int& rb, int& re) {
-  std::memset(frame, 0, sizeof(float) * size_t(th) * tw * V);
+            int cnt_w, bool zero_all, int& rb, int& re) {
   rb = std::max(0, -y0);
   re = std::min(std::min(cnt_h, th), ph - y0);
   const int cb = std::max(0, -x0), ce = std::min(std::min(cnt_w, tw), pw - x0);
-  if (re <= rb || ce <= cb) {
-    rb = re = 0;
-    return;
-  }
+  if (re <= rb || ce <= cb) rb = re = 0;
+  if (zero_all)
+    std::memset(frame, 0, sizeof(float) * size_t(th) * tw * V);
+  else
+    std::memset(frame + ptrdiff_t(rb) * tw * V, 0, sizeof(float) * size_t(re - rb) * tw * V);
+  if (re <= rb) return;
   for (int l = 0; l < V; ++l) {
     const float* src = planes[l];
     if (!src) continue;
@@ -280,6 +284,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   const int nthr = std::min(ctx.resolved_threads(), max_threads());
   const int th = geo.h.t, tw = geo.w.t;
   const void* plan = engine_.prepare(th, tw);
+  const bool zero_all = !engine_.prunes_rows();
 
   float* ws = static_cast<float*>(workspace);
   float* spec_a = ws;
@@ -331,11 +336,11 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
       if (is_dy) {
         act_planes<const float>(buf.dst, n, p.k, g, Kg, blk, P, Q, planes);
         const Patch pt = dy_patch_bd(tile);
-        gather(frame, th, tw, planes, P, Q, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, rb, re);
+        gather(frame, th, tw, planes, P, Q, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, zero_all, rb, re);
       } else {
         act_planes<const float>(buf.src, n, p.c, g, Cg, blk, H, W, planes);
         const Patch pt = x_patch(tile);
-        gather(frame, th, tw, planes, H, W, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, rb, re);
+        gather(frame, th, tw, planes, H, W, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, zero_all, rb, re);
       }
       out = spec_a + job * kV2;
       fstride = L.fs_a;
@@ -346,7 +351,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
         const int n = m / L.tiles, tile = m % L.tiles;
         act_planes<const float>(buf.dst, n, p.k, g, Kg, blk, P, Q, planes);
         const Patch pt = dy_patch_bf(tile);
-        gather(frame, th, tw, planes, P, Q, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, rb, re);
+        gather(frame, th, tw, planes, P, Q, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, zero_all, rb, re);
       } else {
         // Filters: fwd (g, c, kb) lanes over k; bwd-data (g, k, cb) lanes over c.
         const int rs = R * S;
@@ -363,7 +368,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
             planes[l] = c < Cg ? buf.wei + (ptrdiff_t(g * Kg + k) * Cg + c) * rs : nullptr;
           }
         }
-        gather(frame, th, tw, planes, R, S, 0, 0, R, S, rb, re);
+        gather(frame, th, tw, planes, R, S, 0, 0, R, S, zero_all, rb, re);
       }
       out = spec_b + jb * kV2;
       fstride = L.fs_b;

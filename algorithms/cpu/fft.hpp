@@ -28,6 +28,9 @@ class FftEngine {
  public:
   virtual ~FftEngine() = default;
   virtual size_t scratch_floats(int lh, int lw) const = 0;
+  // True when forward() never reads frame rows outside [rb, re) (so the
+  // caller need not zero them).
+  virtual bool prunes_rows() const = 0;
   // A plan for lh x lw, cached for the process; call outside parallel regions.
   virtual const void* prepare(int lh, int lw) const = 0;
   // Frame rows outside [rb, re) are zero (an engine may skip them).

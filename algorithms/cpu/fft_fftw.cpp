@@ -34,6 +34,7 @@ struct FftwPlans {
 class FftwEngine final : public FftEngine {
  public:
   size_t scratch_floats(int lh, int lw) const override { return size_t(lh) * (lw / 2 + 1) * 2 * V; }
+  bool prunes_rows() const override { return false; }
 
   const void* prepare(int lh, int lw) const override {
     std::lock_guard lock(mu_);
