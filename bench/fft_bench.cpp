@@ -2,8 +2,9 @@
 //  (a) fft/{r2c,c2r}/<Lh>x<Lw>/{hand,fftw}: the hand-written batched 2-D
 //      transform vs FFTW (FFTW_MEASURE, guru split, 16 transforms per execute,
 //      the same layouts) on the transform sizes cpu.fft / cpu.fft_tiled pick
-//      for AlexNet's stride-1 layers. 1024 transforms per iteration, one
-//      thread; counter GFLOP/s = 2.5 N log2 N per real transform (N = Lh*Lw).
+//      for AlexNet's stride-1 layers, and FFTW in its own favourite layout
+//      (.../fftw_contig: plan_many over 16 contiguous images, interleaved
+//      complex). 1024 transforms per iteration, one thread; counter GFLOP/s = 2.5 N log2 N per real transform (N = Lh*Lw).
 //  (b) conv/alexnet.conv2/<dir>/<algo>: each FFT algorithm (and
 //      cpu.onednn_auto when registered) on AlexNet conv2 at batch 32, both
 //      cores; GFLOP/s counts the direct convolution's flops. Beside them the
@@ -33,6 +34,41 @@ namespace {
 
 constexpr int V = fft::kLanes;
 constexpr int kBlocks = 64;  // x 16 lanes = 1024 transforms per iteration
+
+// FFTW in its own favourite layout: 16 contiguous lh x lw images per
+// execute (plan_many, interleaved complex output), no lane interleaving.
+void BM_transform_fftw_contig(benchmark::State& state, int lh, int lw, bool inverse) {
+  const int wc = lw / 2 + 1;
+  const size_t frame_f = size_t(lh) * lw * V, spec_f = size_t(lh) * wc * 2 * V;
+  AlignedBuffer<float> frames(frame_f * kBlocks), specs(spec_f * kBlocks);
+  for (size_t i = 0; i < frames.size(); ++i) frames[i] = float(int(i % 17) - 8) * 0.125f;
+  for (size_t i = 0; i < specs.size(); ++i) specs[i] = float(int(i % 13) - 6) * 0.125f;
+  const int n[2] = {lh, lw};
+  AlignedBuffer<float> tr(frame_f), ts(spec_f);
+  auto* tc = reinterpret_cast<fftwf_complex*>(ts.data());
+  fftwf_plan fp = inverse ? fftwf_plan_many_dft_c2r(2, n, V, tc, nullptr, 1, lh * wc, tr.data(), nullptr, 1, lh * lw,
+                                                    FFTW_MEASURE)
+                          : fftwf_plan_many_dft_r2c(2, n, V, tr.data(), nullptr, 1, lh * lw, tc, nullptr, 1, lh * wc,
+                                                    FFTW_MEASURE);
+  if (!fp) {
+    state.SkipWithError("FFTW could not plan");
+    return;
+  }
+  for (auto _ : state) {
+    for (int b = 0; b < kBlocks; ++b) {
+      float* fr = frames.data() + b * frame_f;
+      auto* sp = reinterpret_cast<fftwf_complex*>(specs.data() + b * spec_f);
+      if (inverse) fftwf_execute_dft_c2r(fp, sp, fr);
+      else fftwf_execute_dft_r2c(fp, fr, sp);
+    }
+    benchmark::ClobberMemory();
+  }
+  fftwf_destroy_plan(fp);
+  const double nn = double(lh) * lw;
+  state.counters["GFLOP/s"] = benchmark::Counter(2.5 * nn * std::log2(nn) * kBlocks * V * 1e-9 *
+                                                     double(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
+}
 
 void BM_transform(benchmark::State& state, int lh, int lw, bool inverse, bool use_fftw) {
   fft::Plan2D plan(lh, lw);
@@ -85,6 +121,11 @@ void BM_conv(benchmark::State& state, std::string algo, ConvProblem p, Direction
   state.counters["GFLOP/s"] =
       benchmark::Counter(p.flops() * 1e-9 * double(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["ws_MiB"] = double(r.workspace_bytes()) / (1 << 20);
+  if (const auto* f = dynamic_cast<const FftConvolution*>(&a)) {
+    const FftGeometry g = f->geometry(p, dir);
+    state.SetLabel("T=" + std::to_string(g.h.t) + "x" + std::to_string(g.w.t) + " tiles=" +
+                   std::to_string(g.h.tiles) + "x" + std::to_string(g.w.tiles) + " " + fft::isa_used());
+  }
 }
 
 #ifdef CONVLAB_HAS_ONEDNN
@@ -171,6 +212,10 @@ void register_all() {
         benchmark::RegisterBenchmark(name.c_str(), BM_transform, lh, lw, inv, fw)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
+        if (fw)
+          benchmark::RegisterBenchmark((name + "_contig").c_str(), BM_transform_fftw_contig, lh, lw, inv)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
       }
   // (b) AlexNet conv2, batch 32, all directions.
   const NetLayer l = network_layer("alexnet.conv2", 32);

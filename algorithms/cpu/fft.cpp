@@ -10,7 +10,6 @@
 
 #include <omp.h>
 
-#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
