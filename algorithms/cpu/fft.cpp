@@ -254,6 +254,11 @@ Support FftConvolution::supports(const ConvProblem& p, Direction dir) const {
   if (g.h.t > 512 || g.w.t > 512)
     return Support::no("transform " + std::to_string(g.h.t) + "x" + std::to_string(g.w.t) +
                        " too large (max 512): use cpu.fft_tiled");
+  // Whole-image spectra of every filter grow with the image (VGG conv1_2 at
+  // 225x225: ~1.7 GB at batch 32); refuse rather than thrash.
+  const size_t ws = workspace_bytes(p, dir);
+  if (ws > (size_t(8) << 30))
+    return Support::no("needs " + std::to_string(ws >> 30) + " GiB of spectra workspace (limit 8 GiB)");
   return Support::yes();
 }
 

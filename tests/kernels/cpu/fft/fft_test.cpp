@@ -25,7 +25,7 @@ using cd = std::complex<double>;
 
 // Separable direct DFT of one lane: rows (length lw) then columns (length lh).
 std::vector<cd> direct_dft(const std::vector<double>& x, int lh, int lw, int sign) {
-  std::vector<cd> t(size_t(lh) * lw), y(size_t(lh) * lw), ew(size_t(lw)), eh(size_t(lh));
+  std::vector<cd> t(size_t(lh) * lw), y(size_t(lh) * lw), ew(static_cast<size_t>(lw)), eh(static_cast<size_t>(lh));
   for (int j = 0; j < lw; ++j) ew[size_t(j)] = std::polar(1.0, sign * 2 * M_PI * double(j) / lw);
   for (int j = 0; j < lh; ++j) eh[size_t(j)] = std::polar(1.0, sign * 2 * M_PI * double(j) / lh);
   for (int h = 0; h < lh; ++h)
