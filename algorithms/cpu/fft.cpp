@@ -4,8 +4,12 @@
 //      written frequency-major: spectrum[f][block][re|im][16]
 //   2. for every frequency f and group g: pack A, one complex GEMM
 //   3. inverse transform of every output block, scaled by 1/(Th*Tw), scattered
-// Every output element is written by exactly one thread in a fixed order, so
-// results are bit-identical run to run for a fixed thread count.
+// Every job (one 16-lane transform block, one frequency's GEMMs) is computed
+// whole by one thread with a fixed operation order, and no sum crosses jobs, so
+// the result does not depend on which thread runs which job: bit-identical run
+// to run for any thread count. That lets the loops use dynamic scheduling,
+// which balances the cheap (pruned filter) and full transform blocks and
+// survives a core being busy with something else.
 #include "algorithms/cpu/fft.hpp"
 
 #include <omp.h>
@@ -323,7 +327,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
 
   // Phase 1: forward transforms of the a and b blocks.
   const int64_t jobs1 = L.blocks_a + L.blocks_b;
-#pragma omp parallel for schedule(static) num_threads(nthr)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(nthr)
   for (int64_t job = 0; job < jobs1; ++job) {
     const int t = omp_get_thread_num();
     float* frame = frame_of(t);
@@ -381,7 +385,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   }
 
   // Phase 2: one complex GEMM per (frequency, group).
-#pragma omp parallel for schedule(static) num_threads(nthr)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(nthr)
   for (int64_t f = 0; f < L.freqs; ++f) {
     float* packed = scratch_of(omp_get_thread_num());
     const float* a = spec_a + f * L.fs_a;
@@ -416,7 +420,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
 
   // Phase 3: inverse transforms and scatter.
   const float scale = 1.0f / float(th * tw);
-#pragma omp parallel for schedule(static) num_threads(nthr)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(nthr)
   for (int64_t job = 0; job < L.blocks_c; ++job) {
     const int t = omp_get_thread_num();
     float* frame = frame_of(t);
