@@ -1,7 +1,8 @@
-// The hand-written FFT against a direct DFT in fp64, for every smooth size the
-// convolutions use (all 2^a 3^b 5^c <= 64 in each dimension, square and
-// rectangular, plus the larger ones whole-image AlexNet/VGG layers need), and
-// the complex GEMM against naive complex loops.
+// The hand-written FFT against a direct (separable) DFT in fp64: every smooth
+// size n = 2^a 3^b 5^c <= 64 as n x n, every smooth height <= 64 against 11
+// widths (1 .. 32, odd and even), row pruning, and larger squares up to 240
+// (whole-image sizes of big layers); r2c and c2r. Plus the complex GEMM
+// against naive complex loops in all three conjugation modes.
 //
 // Error bound: a radix-2/3/4/5 FFT's error is O(eps * log2 n) times the signal's
 // L2 norm; we check max |X - X_ref| <= 2 * eps * log2(2 lh lw) * ||x||_2, a
