@@ -6,6 +6,7 @@
 #include "algorithms/registry.hpp"
 
 #include "algorithms/cpu/direct.hpp"
+#include "algorithms/cpu/fft.hpp"
 #include "algorithms/cpu/im2col_gemm.hpp"
 #include "algorithms/cpu/reference.hpp"
 #ifdef CONVLAB_HAS_ONEDNN
@@ -22,6 +23,9 @@ const std::vector<const Algorithm*>& registry() {
   static const CpuIm2colGemm cpu_im2col_gemm;
   static const CpuIm2colOpenblas cpu_im2col_openblas;
   static const CpuDirect cpu_direct;
+  static const CpuFft cpu_fft;
+  static const CpuFftTiled cpu_fft_tiled;
+  static const CpuFftFftw cpu_fft_fftw;
   static const CpuReference cpu_reference;
 #ifdef CONVLAB_HAS_ONEDNN
   static const CpuOnednn cpu_onednn_direct(OnednnKind::direct);
@@ -34,6 +38,9 @@ const std::vector<const Algorithm*>& registry() {
         &cpu_im2col_gemm,  // first: the `default` policy's choice
         &cpu_im2col_openblas,
         &cpu_direct,
+        &cpu_fft,
+        &cpu_fft_tiled,
+        &cpu_fft_fftw,
         // ---- CPU, vendor peers ---------------------------------------------
 #ifdef CONVLAB_HAS_ONEDNN
         &cpu_onednn_direct,
