@@ -53,7 +53,13 @@ Blocking blocking(GemmIsa isa, const SgemmConfig& cfg) {
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-// The gather packs index 16 rows with 32-bit offsets.
+int balanced_kc(int k, int kc) {
+  const int blocks = (k + kc - 1) / kc;
+  return blocks <= 1 ? kc : (k + blocks - 1) / blocks;
+}
+
+// Bound on the leading dimension the transposing packs are used for (keeps
+// their 16-row address arithmetic far from overflow).
 constexpr int64_t kGatherMaxLd = (int64_t(1) << 31) / 16;
 
 // Packed A panel for rows [i0, i0 + mv) of op(A), columns [p0, p0 + kc):
@@ -111,6 +117,26 @@ void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j
   }
 }
 
+// Row-wise packing of a contiguous-row operand (op(A) transposed: rows of a
+// are k; op(B) not transposed: rows of b are k) for a whole block of panels at
+// once: each source row is read once, left to right, and dealt out to the
+// panels (a long sequential read the prefetcher follows, instead of one short
+// read per row and panel, a new page each time).
+//   dst[panel * width * kc + p * width + j] = src[(p0 + p) * lds + j0 + panel * width + j]
+void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, int len, int width, float* dst) {
+  const int panels = (len + width - 1) / width;
+  for (int p = 0; p < kc; ++p) {
+    const float* s = src + (p0 + p) * lds + j0;
+    for (int q = 0; q < panels; ++q) {
+      const int v = len - q * width < width ? len - q * width : width;
+      float* d = dst + int64_t(q) * width * kc + int64_t(p) * width;
+      const float* sq = s + int64_t(q) * width;
+      for (int j = 0; j < v; ++j) d[j] = sq[j];
+      for (int j = v; j < width; ++j) d[j] = 0.0f;
+    }
+  }
+}
+
 void scale_c(int m, int n, float beta, float* c, int64_t ldc) {
   for (int i = 0; i < m; ++i) {
     float* ci = c + int64_t(i) * ldc;
@@ -136,7 +162,9 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
                  int64_t ldb, float beta, float* c, int64_t ldc, const SgemmUkernel& uk, const Blocking& bl,
                  float* workspace) {
   const int MR = uk.mr, NR = uk.nr;
-  const int KC = bl.kc, NC = int(round_up(bl.nc, NR));
+  // K is cut into equal blocks of at most bl.kc (363 -> 182 + 181, not
+  // 256 + 107: a short last block pays the C update for few FMAs).
+  const int KC = balanced_kc(k, bl.kc), NC = int(round_up(bl.nc, NR));
   const int kc_max = k < KC ? k : KC;
   const int mp = (m + MR - 1) / MR;
   float* apack = workspace;                                          // (mp, kc, MR)
@@ -144,16 +172,24 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
   for (int pc = 0; pc < k; pc += KC) {
     const int kc = k - pc < KC ? k - pc : KC;
     const float beta_pc = pc == 0 ? beta : 1.0f;
-    for (int ir = 0; ir < mp; ++ir) {
-      const int mv = m - ir * MR < MR ? m - ir * MR : MR;
-      pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk.pack_t);
+    if (ta == Trans::yes) {
+      pack_rows(a, lda, pc, kc, 0, m, MR, apack);
+    } else {
+      for (int ir = 0; ir < mp; ++ir) {
+        const int mv = m - ir * MR < MR ? m - ir * MR : MR;
+        pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk.pack_t);
+      }
     }
     for (int jc = 0; jc < n; jc += NC) {
       const int nc = n - jc < NC ? n - jc : NC;
       const int np = (nc + NR - 1) / NR;
-      for (int jr = 0; jr < np; ++jr) {
-        const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-        pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk.pack_t);
+      if (tb == Trans::no) {
+        pack_rows(b, ldb, pc, kc, jc, nc, NR, bpack);
+      } else {
+        for (int jr = 0; jr < np; ++jr) {
+          const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
+          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk.pack_t);
+        }
       }
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
