@@ -34,7 +34,7 @@ namespace convlab::cpu {
 namespace {
 
 const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
-                           sgemm_pack_transpose_avx512};
+                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512};
 const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2"};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
 
@@ -123,7 +123,12 @@ void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j
 // panels (a long sequential read the prefetcher follows, instead of one short
 // read per row and panel, a new page each time).
 //   dst[panel * width * kc + p * width + j] = src[(p0 + p) * lds + j0 + panel * width + j]
-void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, int len, int width, float* dst) {
+void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, int len, int width, float* dst,
+               const SgemmUkernel& uk) {
+  if (uk.pack_rows && width % 16 == 0 && width <= 32) {  // 12-wide masked stores straddle lines: scalar is faster
+    uk.pack_rows(src + p0 * lds + j0, lds, kc, len, width, dst);
+    return;
+  }
   const int panels = (len + width - 1) / width;
   for (int p = 0; p < kc; ++p) {
     const float* s = src + (p0 + p) * lds + j0;
@@ -173,7 +178,7 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
     const int kc = k - pc < KC ? k - pc : KC;
     const float beta_pc = pc == 0 ? beta : 1.0f;
     if (ta == Trans::yes) {
-      pack_rows(a, lda, pc, kc, 0, m, MR, apack);
+      pack_rows(a, lda, pc, kc, 0, m, MR, apack, uk);
     } else {
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
@@ -184,7 +189,7 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       const int nc = n - jc < NC ? n - jc : NC;
       const int np = (nc + NR - 1) / NR;
       if (tb == Trans::no) {
-        pack_rows(b, ldb, pc, kc, jc, nc, NR, bpack);
+        pack_rows(b, ldb, pc, kc, jc, nc, NR, bpack, uk);
       } else {
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;

@@ -63,4 +63,21 @@ void sgemm_pack_transpose_avx512(const float* src, int64_t lds, int nj, int kc, 
   }
 }
 
+void sgemm_pack_rows_avx512(const float* src, int64_t lds, int kc, int len, int width, float* dst) {
+  assert(width <= 32);
+  const int panels = (len + width - 1) / width;
+  auto lanes = [](int v) { return v <= 0 ? __mmask16(0) : v >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << v) - 1); };
+  const __mmask16 w0 = lanes(width), w1 = lanes(width - 16);
+  for (int p = 0; p < kc; ++p) {
+    const float* s = src + p * lds;
+    for (int q = 0; q < panels; ++q) {
+      const int v = len - q * width < width ? len - q * width : width;
+      const float* sq = s + q * width;
+      float* d = dst + (int64_t(q) * kc + p) * width;
+      _mm512_mask_storeu_ps(d, w0, _mm512_maskz_loadu_ps(lanes(v), sq));
+      if (w1) _mm512_mask_storeu_ps(d + 16, w1, _mm512_maskz_loadu_ps(lanes(v - 16), sq + 16));
+    }
+  }
+}
+
 }  // namespace convlab::cpu

@@ -27,3 +27,11 @@ namespace convlab::cpu {
 void sgemm_pack_transpose_avx512(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd, int width);
 
 }  // namespace convlab::cpu
+
+namespace convlab::cpu {
+
+// Row-wise pack with AVX-512 (see pack_rows in sgemm.cpp), width <= 32:
+//   dst[q * width * kc + p * width + j] = src[p * lds + q * width + j]  (j < width, q*width + j < len), else 0
+void sgemm_pack_rows_avx512(const float* src, int64_t lds, int kc, int len, int width, float* dst);
+
+}  // namespace convlab::cpu
