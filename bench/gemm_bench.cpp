@@ -8,7 +8,11 @@
 // After the run: a table of GFLOP/s, the ratio to dnnl_sgemm, the fraction of
 // the measured AVX-512 FMA peak, and im2col_gemm vs im2col_openblas per layer.
 // Times are medians when --benchmark_repetitions > 1, else the mean of the run.
-//   ./build-cpu/bench_gemm [--threads N] [--benchmark_filter=...] [--benchmark_repetitions=5]
+//   ./build-cpu/bench_gemm [--threads N] [--table_time=cpu] [--benchmark_filter=...] [--benchmark_repetitions=5]
+// --table_time=cpu builds the tables from the benchmark thread's CPU time
+// instead of wall time: with --threads 1 every contender runs on that thread
+// (OpenBLAS and oneDNN with one thread compute in the caller), so on a shared,
+// overloaded machine it measures the work and not the waiting for a core.
 // OPENBLAS_CORETYPE is left as the environment sets it; the core OpenBLAS
 // picked is printed beside its numbers.
 #include <benchmark/benchmark.h>
@@ -20,6 +24,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <thread>
 #include <cstring>
 #include <map>
@@ -40,6 +45,7 @@ using namespace convlab;
 namespace {
 
 int g_threads = 0;
+bool g_cpu_table = false;  // --table_time=cpu: tables from the benchmark thread's CPU time
 
 struct Shape {
   std::string id;  // alexnet.conv3/fwd
@@ -71,6 +77,12 @@ struct Operands {
 // sleep; without a pause they would steal the cores from the next benchmark
 // (OpenMP-threaded: the hand SGEMM, oneDNN). Not timed.
 void let_openblas_threads_sleep() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
+
+double thread_cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 
 void set_flops(benchmark::State& st, double flops) {
   st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
@@ -133,10 +145,11 @@ class TableReporter : public benchmark::ConsoleReporter {
     for (const Run& r : runs) {
       const std::string name = r.run_name.function_name;
       if (r.error_occurred) continue;
+      const double t = g_cpu_table ? r.GetAdjustedCPUTime() : r.GetAdjustedRealTime();
       if (r.run_type == Run::RT_Aggregate) {
-        if (r.aggregate_name == "median") ms[name] = r.GetAdjustedRealTime();
+        if (r.aggregate_name == "median") ms[name] = t;
       } else {
-        ms[name] = r.GetAdjustedRealTime();  // the median aggregate, when there is one, comes later
+        ms[name] = t;  // the median aggregate, when there is one, comes later
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -150,6 +163,8 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--threads", 9) == 0) {
       g_threads = std::atoi(argv[i][9] == '=' ? argv[i] + 10 : (i + 1 < argc ? argv[i + 1] : "0"));
     }
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--table_time=cpu") == 0) g_cpu_table = true;
   if (g_threads <= 0) g_threads = cpu_info().hardware_threads;
 
   // Wall time in ms (two cores: CPU time would double count).
@@ -177,7 +192,13 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
 
   double peak = 0;
-  if (cpu_info().avx512f) peak = cpu::fma_peak_flops_avx512(g_threads);
+  if (cpu_info().avx512f) {
+    const long iters = 20'000'000;
+    const double c0 = thread_cpu_seconds();
+    peak = cpu::fma_peak_flops_avx512(g_threads, iters);
+    // CPU-time tables get a CPU-time peak (this thread's share times the team).
+    if (g_cpu_table) peak = double(g_threads) * iters * 24 * 16 * 2 / (thread_cpu_seconds() - c0);
+  }
   std::printf("convlab bench_gemm: %s, isa %s, threads %d, sgemm micro-kernel %s, OpenBLAS core %s\n",
               cpu_info().model.c_str(), cpu_info().isa().c_str(), g_threads,
               cpu::sgemm_ukernel(cpu::GemmIsa::auto_).name, openblas_get_corename());
@@ -190,8 +211,8 @@ int main(int argc, char** argv) {
     auto it = rep.ms.find(name);
     return it == rep.ms.end() || it->second <= 0 ? 0.0 : flops / (it->second * 1e-3) * 1e-9;
   };
-  std::printf("\nSGEMM on AlexNet's im2col GEMMs (batch 32, %d threads; OpenBLAS core %s)\n", g_threads,
-              openblas_get_corename());
+  std::printf("\nSGEMM on AlexNet's im2col GEMMs (batch 32, %d threads, %s time; OpenBLAS core %s)\n", g_threads,
+              g_cpu_table ? "thread CPU" : "wall", openblas_get_corename());
   std::printf("%-26s %-5s %6s %6s %6s %9s %9s %9s %8s %8s %7s\n", "shape", "op", "M", "N", "K", "sgemm",
               "openblas", "dnnl", "sg/dnnl", "ob/dnnl", "sg%pk");
   for (const Shape& s : shapes) {

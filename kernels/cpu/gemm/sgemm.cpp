@@ -7,8 +7,15 @@
 //             while the kernel sweeps B panels;
 //   NC = 512: the packed B block (256 x 512 x 4 B = 512 KiB) stays in L2 and is
 //             re-read once per A micro-panel (2 x 64 B per 12 FMA cycles);
+//   K is cut into equal blocks of at most KC (balanced_kc);
 //   A is packed for all of the block's M once per KC block, B once per
 //   (KC, NC) block: per thread, each operand is packed exactly once.
+// Packing: operands whose k-rows are contiguous (A transposed, B not) are
+// packed row by row across all panels (long sequential reads); the strided
+// sides use 16x16 register transposes on AVX-512 (sgemm_pack_avx512.cpp).
+// Measured on this Skylake-SP (1 thread, thread CPU time, see bench_gemm):
+// the micro-kernel alone reaches ~130 of ~140-148 GFLOP/s FMA peak with B in
+// L2; whole AlexNet GEMMs 80-105 GFLOP/s on a shared, loaded machine.
 // Threads: C is cut into one block per thread (whole MR panels along M or whole
 // NR panels along N, see partition()); each thread packs what its block needs
 // into its own slice of the workspace and runs the loops alone: one fork/join
@@ -34,7 +41,7 @@ namespace convlab::cpu {
 namespace {
 
 const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
-                           sgemm_pack_transpose_avx512};
+                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512};
 const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2"};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
 
@@ -53,7 +60,13 @@ Blocking blocking(GemmIsa isa, const SgemmConfig& cfg) {
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-// The gather packs index 16 rows with 32-bit offsets.
+int balanced_kc(int k, int kc) {
+  const int blocks = (k + kc - 1) / kc;
+  return blocks <= 1 ? kc : (k + blocks - 1) / blocks;
+}
+
+// Bound on the leading dimension the transposing packs are used for (keeps
+// their 16-row address arithmetic far from overflow).
 constexpr int64_t kGatherMaxLd = (int64_t(1) << 31) / 16;
 
 // Packed A panel for rows [i0, i0 + mv) of op(A), columns [p0, p0 + kc):
@@ -111,6 +124,31 @@ void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j
   }
 }
 
+// Row-wise packing of a contiguous-row operand (op(A) transposed: rows of a
+// are k; op(B) not transposed: rows of b are k) for a whole block of panels at
+// once: each source row is read once, left to right, and dealt out to the
+// panels (a long sequential read the prefetcher follows, instead of one short
+// read per row and panel, a new page each time).
+//   dst[panel * width * kc + p * width + j] = src[(p0 + p) * lds + j0 + panel * width + j]
+void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, int len, int width, float* dst,
+               const SgemmUkernel& uk) {
+  if (uk.pack_rows && width % 16 == 0 && width <= 32) {  // 12-wide masked stores straddle lines: scalar is faster
+    uk.pack_rows(src + p0 * lds + j0, lds, kc, len, width, dst);
+    return;
+  }
+  const int panels = (len + width - 1) / width;
+  for (int p = 0; p < kc; ++p) {
+    const float* s = src + (p0 + p) * lds + j0;
+    for (int q = 0; q < panels; ++q) {
+      const int v = len - q * width < width ? len - q * width : width;
+      float* d = dst + int64_t(q) * width * kc + int64_t(p) * width;
+      const float* sq = s + int64_t(q) * width;
+      for (int j = 0; j < v; ++j) d[j] = sq[j];
+      for (int j = v; j < width; ++j) d[j] = 0.0f;
+    }
+  }
+}
+
 void scale_c(int m, int n, float beta, float* c, int64_t ldc) {
   for (int i = 0; i < m; ++i) {
     float* ci = c + int64_t(i) * ldc;
@@ -136,7 +174,9 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
                  int64_t ldb, float beta, float* c, int64_t ldc, const SgemmUkernel& uk, const Blocking& bl,
                  float* workspace) {
   const int MR = uk.mr, NR = uk.nr;
-  const int KC = bl.kc, NC = int(round_up(bl.nc, NR));
+  // K is cut into equal blocks of at most bl.kc (363 -> 182 + 181, not
+  // 256 + 107: a short last block pays the C update for few FMAs).
+  const int KC = balanced_kc(k, bl.kc), NC = int(round_up(bl.nc, NR));
   const int kc_max = k < KC ? k : KC;
   const int mp = (m + MR - 1) / MR;
   float* apack = workspace;                                          // (mp, kc, MR)
@@ -144,16 +184,24 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
   for (int pc = 0; pc < k; pc += KC) {
     const int kc = k - pc < KC ? k - pc : KC;
     const float beta_pc = pc == 0 ? beta : 1.0f;
-    for (int ir = 0; ir < mp; ++ir) {
-      const int mv = m - ir * MR < MR ? m - ir * MR : MR;
-      pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk.pack_t);
+    if (ta == Trans::yes) {
+      pack_rows(a, lda, pc, kc, 0, m, MR, apack, uk);
+    } else {
+      for (int ir = 0; ir < mp; ++ir) {
+        const int mv = m - ir * MR < MR ? m - ir * MR : MR;
+        pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk.pack_t);
+      }
     }
     for (int jc = 0; jc < n; jc += NC) {
       const int nc = n - jc < NC ? n - jc : NC;
       const int np = (nc + NR - 1) / NR;
-      for (int jr = 0; jr < np; ++jr) {
-        const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-        pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk.pack_t);
+      if (tb == Trans::no) {
+        pack_rows(b, ldb, pc, kc, jc, nc, NR, bpack, uk);
+      } else {
+        for (int jr = 0; jr < np; ++jr) {
+          const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
+          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk.pack_t);
+        }
       }
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
@@ -251,7 +299,8 @@ std::string_view to_string(GemmIsa isa) {
 bool sgemm_isa_supported(GemmIsa isa) {
   const CpuInfo& ci = cpu_info();
   switch (isa) {
-    case GemmIsa::avx512: return ci.avx512f && ci.avx2 && ci.fma;
+    // The *_avx512.cpp files are compiled with F/VL/BW/DQ (cmake/convlab.cmake).
+    case GemmIsa::avx512: return ci.avx512f && ci.avx512vl && ci.avx512bw && ci.avx512dq && ci.avx2 && ci.fma;
     case GemmIsa::avx2: return ci.avx2 && ci.fma;
     default: return true;
   }

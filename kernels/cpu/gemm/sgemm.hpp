@@ -44,6 +44,8 @@ struct SgemmUkernel {
   SgemmUkernelFn fn;
   const char* name;  // sgemm_ukernel_12x32_avx512 ...
   SgemmPackTransposeFn pack_t = nullptr;
+  // Optional row-wise pack (see sgemm_ukernels.hpp); nullptr = scalar loops.
+  void (*pack_rows)(const float* src, int64_t lds, int kc, int len, int width, float* dst) = nullptr;
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 

@@ -23,12 +23,8 @@ void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c
     acc[i][0] = _mm512_setzero_ps();
     acc[i][1] = _mm512_setzero_ps();
   }
-  for (int i = 0; i < m; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 31), _MM_HINT_T0);
-  }
-#pragma GCC unroll 4
-  for (int p = 0; p < kc; ++p) {
+  // One k step: 2 loads of B, 12 broadcasts of A, 24 FMAs.
+  auto step = [&]() __attribute__((always_inline)) {
     const __m512 b0 = _mm512_load_ps(b);
     const __m512 b1 = _mm512_load_ps(b + 16);
     _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
@@ -41,7 +37,22 @@ void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c
     }
     a += MR;
     b += NR;
+  };
+  // The C tile (usually not in cache) is prefetched one line every 4 k steps
+  // while the FMAs run: all 24 lines at once would fill the L1 miss buffers
+  // that the B stream from L2 needs.
+  int p = 0;
+  const int lines = 2 * m;
+  for (; p + 4 <= kc && (p >> 2) < lines; p += 4) {
+    const int l = p >> 2;
+    _mm_prefetch(reinterpret_cast<const char*>(c + (l >> 1) * ldc + (l & 1) * 31), _MM_HINT_T0);
+    step();
+    step();
+    step();
+    step();
   }
+#pragma GCC unroll 4
+  for (; p < kc; ++p) step();
   const __mmask16 m0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
   const __mmask16 m1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
   const __m512 va = _mm512_set1_ps(alpha);

@@ -19,11 +19,19 @@ void sgemm_ukernel_4x16_portable(int kc, const float* a, const float* b, float* 
 
 namespace convlab::cpu {
 
-// Transposing pack with AVX-512 gathers (the strided side of packing: op(A)
+// Transposing pack with AVX-512 16x16 register transposes (the strided side of packing: op(A)
 // rows for A not transposed, op(B) columns for B transposed):
 //   dst[p * ldd + j] = src[j * lds + p]  for p < kc, j < nj (nj <= 16)
 //   dst[p * ldd + j] = 0                 for nj <= j < width (width <= 16)
-// One 16-lane gather per p: the 16 source rows are each read sequentially.
+// The 16 source rows are each read sequentially, 16 floats at a time.
 void sgemm_pack_transpose_avx512(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd, int width);
+
+}  // namespace convlab::cpu
+
+namespace convlab::cpu {
+
+// Row-wise pack with AVX-512 (see pack_rows in sgemm.cpp), width <= 32:
+//   dst[q * width * kc + p * width + j] = src[p * lds + q * width + j]  (j < width, q*width + j < len), else 0
+void sgemm_pack_rows_avx512(const float* src, int64_t lds, int kc, int len, int width, float* dst);
 
 }  // namespace convlab::cpu
