@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# The README's main-job command: install what is missing, build, run the main job.
+# The README's main-job command: install what is missing, build, run the main job:
+# `convlab report` -- AlexNet's per-layer algorithm comparison, then a few training
+# iterations under each algorithm-selection policy (default, get, find, fixed:...),
+# written to results/ (report.md, train.json/csv, layers.json/csv). Extra arguments
+# go to `convlab report` (e.g. --batch 32 --iters 5). `./build/convlab demo` is still
+# the quick every-algorithm check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-exec ./build/convlab demo "$@"
+exec ./build/convlab report --net alexnet --batch 8 --iters 3 --warmup 1 "$@"

@@ -53,5 +53,12 @@ int cmd_conv(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 int cmd_tune(int argc, char** argv);
 int cmd_cache(int argc, char** argv);
+int cmd_layers(int argc, char** argv);
+int cmd_train(int argc, char** argv);
+int cmd_report(int argc, char** argv);
 
+}  // namespace convlab::cli
+
+namespace convlab::cli {
+int cmd_peak(int argc, char** argv);
 }  // namespace convlab::cli

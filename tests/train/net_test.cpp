@@ -1,0 +1,154 @@
+// Whole networks: the loss falls on the learnable task, runs are reproducible,
+// every registered CPU algorithm trains the same network as the reference, the
+// first layer's input gradient is optional, AlexNet's shapes line up.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "algorithms/registry.hpp"
+#include "core/error.hpp"
+#include "train/data.hpp"
+#include "train/net.hpp"
+#include "train/trainer.hpp"
+
+namespace convlab::train {
+namespace {
+
+Net tiny(int batch = 8, int classes = 4, bool first_layer_grad = false, float dropout = 0.f) {
+  NetOptions o;
+  o.batch = batch;
+  o.classes = classes;
+  o.dropout = dropout;
+  o.first_layer_grad = first_layer_grad;
+  o.ctx.threads = 2;
+  return build_network("tiny", o);
+}
+
+std::vector<double> train_losses(Net& net, DataSource& data, int iters, const SgdOptions& sgd) {
+  std::vector<double> losses;
+  Batch b;
+  for (int i = 0; i < iters; ++i) {
+    data.batch(i, b);
+    losses.push_back(net.train_step(b.images.data(), b.labels.data(), sgd, i));
+  }
+  return losses;
+}
+
+TEST(Net, LossFallsOnThePatternTask) {
+  Net net = tiny(16, 4, false, 0.5f);
+  net.inject_all(get_algorithm("cpu.reference"));
+  net.init(1);
+  auto data = make_synthetic("pattern", net.input_shape(), 4, 1);
+  Batch held;
+  data->batch(1000, held);  // a batch never trained on
+  const double before = net.eval_loss(held.images.data(), held.labels.data());
+  const auto losses = train_losses(net, *data, 30, SgdOptions{.lr = 0.02f, .momentum = 0.9f, .weight_decay = 5e-4f});
+  const double after = net.eval_loss(held.images.data(), held.labels.data());
+  EXPECT_LT(after, 0.5 * before) << "held-out loss " << before << " -> " << after;
+  double first3 = (losses[0] + losses[1] + losses[2]) / 3, last3 = (losses[27] + losses[28] + losses[29]) / 3;
+  EXPECT_LT(last3, 0.5 * first3);
+}
+
+TEST(Net, ReproducibleAndFirstLayerGradDoesNotChangeTraining) {
+  auto data = make_synthetic("pattern", {8, 3, 16, 16}, 4, 3);
+  const SgdOptions sgd;
+  std::vector<double> runs[3];
+  for (int r = 0; r < 3; ++r) {
+    Net net = tiny(8, 4, r == 2, 0.5f);
+    net.inject_all(get_algorithm("cpu.reference"));
+    net.init(5);
+    runs[r] = train_losses(net, *data, 3, sgd);
+  }
+  EXPECT_EQ(runs[0], runs[1]);  // bit-identical for a fixed thread count
+  EXPECT_EQ(runs[0], runs[2]);  // dL/dimage is an extra output, nothing depends on it
+}
+
+// Every registered, available CPU algorithm (as `fixed:` policy) trains the tiny
+// network to the same losses as the reference, within 1e-3 relative.
+TEST(Net, EveryCpuAlgorithmTrainsLikeTheReference) {
+  auto data = make_synthetic("pattern", {4, 3, 16, 16}, 4, 2);
+  Net ref = tiny(4);
+  ref.inject_all(get_algorithm("cpu.reference"));
+  ref.init(9);
+  const auto want = train_losses(ref, *data, 3, SgdOptions{});
+  int tried = 0;
+  for (const Algorithm* a : registry()) {
+    if (a->device() != DeviceKind::cpu || a->family() == "reference" || !a->unavailable_reason().empty()) continue;
+    Net net = tiny(4);
+    net.choose(Policy::parse("fixed:" + std::string(a->name())));
+    net.init(9);
+    const auto got = train_losses(net, *data, 3, SgdOptions{});
+    ++tried;
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-3 * std::fabs(want[i])) << a->name() << " iteration " << i;
+  }
+  if (tried == 0) GTEST_SKIP() << "no non-reference CPU algorithm is registered yet";
+}
+
+TEST(Net, PoliciesThatCannotRunAreSkippedWithTheirReason) {
+  TrainConfig cfg;
+  cfg.net = "tiny";
+  cfg.batch = 2;
+  cfg.iters = 1;
+  cfg.warmup = 0;
+  cfg.classes = 4;
+  cfg.threads = 2;
+  cfg.policies = {"default", "find"};
+  const TrainReport r = run_training(cfg);
+  ASSERT_EQ(r.policies.size(), 2u);
+  for (const auto& p : r.policies)
+    if (!p.ran) {
+      EXPECT_FALSE(p.skipped.empty()) << p.policy;
+    }
+  // The report renders whatever ran.
+  EXPECT_NE(report_markdown(r).find("# convlab train tiny"), std::string::npos);
+  EXPECT_NE(report_json(r).find("\"policies\""), std::string::npos);
+  cfg.policies = {"no-such-policy"};
+  EXPECT_THROW(run_training(cfg), Error);
+}
+
+TEST(Net, UnknownNetworkAndBadOptions) {
+  NetOptions o;
+  EXPECT_THROW(build_network("vgg16", o), Error);
+  o.classes = 1;
+  EXPECT_THROW(build_network("tiny", o), Error);
+}
+
+TEST(Net, AlexNetShapesAndOneStep) {
+  for (const char* name : {"alexnet", "alexnet-owt"}) {
+    NetOptions o;
+    o.batch = 1;
+    o.ctx.threads = 2;
+    Net net = build_network(name, o);
+    EXPECT_EQ(net.conv_layers().size(), 5u);
+    EXPECT_EQ(net.classes(), 1000);
+    const auto& layers = net.layers();
+    // pool5 output feeds fc6: 256 x 6 x 6
+    for (size_t i = 0; i + 1 < layers.size(); ++i)
+      if (layers[i]->name() == "pool5") {
+        EXPECT_EQ(layers[i]->out_shape(), (Shape4{1, 256, 6, 6}));
+      }
+  }
+  // One training step of the original AlexNet at batch 1 under the default policy
+  // (the fp64 reference would take most of a minute: not here).
+  NetOptions o;
+  o.batch = 1;
+  o.ctx.threads = 2;
+  Net net = build_network("alexnet", o);
+  try {
+    net.choose(Policy::parse("default"));
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no CPU algorithm for the default policy yet: " << e.what();
+  }
+  net.init(1);
+  auto data = make_synthetic("pattern", net.input_shape(), 1000, 1);
+  Batch b;
+  data->batch(0, b);
+  const double loss = net.train_step(b.images.data(), b.labels.data(), SgdOptions{}, 0);
+  EXPECT_TRUE(std::isfinite(loss));
+  EXPECT_GT(loss, 1.0);  // ~ln(1000) = 6.9 for an untrained net, give or take
+  EXPECT_LT(loss, 50.0);
+}
+
+}  // namespace
+}  // namespace convlab::train

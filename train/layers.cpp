@@ -1,0 +1,455 @@
+// CPU implementations of the layers in train/layers.hpp.
+//
+// Threading: OpenMP with num_threads(ctx.resolved_threads()) and static
+// partitions over independent outputs (channels, samples, rows), so results are
+// bit-identical run to run for a fixed thread count; no atomics, no reductions
+// whose order depends on the schedule. The fully connected layer uses OpenBLAS
+// (cblas_sgemm) with its thread count set to the same number.
+#include "train/layers.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "algorithms/registry.hpp"
+#include "core/error.hpp"
+#include "core/timing.hpp"
+
+extern "C" void openblas_set_num_threads(int num_threads);
+
+namespace convlab::train {
+
+std::string Shape4::str() const {
+  return "(" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " + std::to_string(w) + ")";
+}
+
+Param::Param(std::string n, std::vector<int64_t> shape, bool decay_)
+    : name(std::move(n)), value(shape), grad(shape), momentum(shape), decay(decay_) {
+  std::fill(value.buf.begin(), value.buf.end(), 0.f);
+  std::fill(grad.buf.begin(), grad.buf.end(), 0.f);
+  std::fill(momentum.buf.begin(), momentum.buf.end(), 0.f);
+}
+
+namespace {
+
+uint64_t mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+double uniform01(uint64_t key) { return double(mix(key) >> 11) * 0x1.0p-53; }
+
+// Gaussian N(0, std^2) fill (Box-Muller on a counter-based stream).
+void fill_normal(Tensor& t, double std, uint64_t seed) {
+  const int64_t n = t.size();
+  for (int64_t i = 0; i < n; ++i) {
+    const double u1 = std::max(uniform01(seed * 0x100000001B3ull + uint64_t(2 * i)), 1e-300);
+    const double u2 = uniform01(seed * 0x100000001B3ull + uint64_t(2 * i + 1));
+    t.data()[i] = float(std * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+  }
+}
+
+// s^-beta; AlexNet's beta = 0.75 as two square roots (pow is ~10x slower).
+inline double pow_neg(double s, double beta) {
+  return beta == 0.75 ? 1.0 / std::sqrt(s * std::sqrt(s)) : std::pow(s, -beta);
+}
+
+void zero(Tensor& t) { std::fill(t.buf.begin(), t.buf.end(), 0.f); }
+
+uint64_t name_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) h = (h ^ uint64_t(static_cast<unsigned char>(c))) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+// ---- convolution ------------------------------------------------------------------
+
+ConvLayer::ConvLayer(std::string name, const ConvProblem& problem, bool bias)
+    : Layer(std::move(name)), p_(problem), has_bias_(bias) {
+  if (auto e = p_.validate(); !e.empty()) fail(name_ + ": " + e);
+  wei_ = std::make_unique<Param>(name_ + ".wei", wei_shape(p_));
+  if (has_bias_) bias_ = std::make_unique<Param>(name_ + ".bias", std::vector<int64_t>{p_.k}, false);
+}
+
+Shape4 ConvLayer::setup(const Shape4& in, const ExecContext& ctx) {
+  const Shape4 want{p_.n, p_.c, p_.h, p_.w};
+  if (!(in == want))
+    fail(name_ + ": input is " + in.str() + " but the convolution " + p_.canonical() + " expects " + want.str());
+  in_ = in;
+  ctx_ = ctx;
+  out_ = {p_.n, p_.k, p_.p(), p_.q()};
+  return out_;
+}
+
+std::vector<Param*> ConvLayer::params() {
+  std::vector<Param*> v{wei_.get()};
+  if (has_bias_) v.push_back(bias_.get());
+  return v;
+}
+
+void ConvLayer::init_params(uint64_t seed) {
+  fill_normal(wei_->value, std::sqrt(2.0 / double(p_.c_per_group() * p_.r * p_.s)), seed ^ name_hash(wei_->name));
+  zero(wei_->momentum);
+  if (has_bias_) {
+    zero(bias_->value);
+    zero(bias_->momentum);
+  }
+}
+
+void ConvLayer::choose(const Policy& policy, size_t workspace_limit, bool need_input_grad) {
+  for (Direction d : kAllDirections) {
+    const double t0 = now_seconds();
+    const bool unused = d == Direction::bwd_data && !need_input_grad;
+    Choice c = choose_algorithm(unused ? Policy{} : policy, p_, d, ctx_, workspace_limit);
+    if (unused) c.why = "input gradient not computed; default's choice, run only to report its cost";
+    // Policies that choose without timing report 0; record the call's own cost anyway.
+    if (c.tuning_seconds <= 0) c.tuning_seconds = now_seconds() - t0;
+    choice_[int(d)] = c;
+  }
+}
+
+void ConvLayer::inject(Direction dir, const Algorithm& algo, std::string why) {
+  if (auto u = algo.unavailable_reason(); !u.empty()) fail(std::string(algo.name()) + ": " + u);
+  if (auto s = algo.supports(p_, dir); !s)
+    fail(std::string(algo.name()) + " cannot run " + name_ + " " + std::string(to_string(dir)) + ": " + s.reason);
+  choice_[int(dir)] = Choice{&algo, std::move(why), 0};
+}
+
+bool ConvLayer::chosen() const {
+  return choice_[0].algo && choice_[1].algo && choice_[2].algo;
+}
+
+size_t ConvLayer::workspace_bytes() const {
+  size_t ws = 0;
+  for (Direction d : kAllDirections)
+    if (const Algorithm* a = choice_[int(d)].algo) ws = std::max(ws, a->workspace_bytes(p_, d));
+  return ws;
+}
+
+void ConvLayer::run(Direction dir, const float* src, const float* wei, const float* dst, float* out) {
+  const Algorithm* a = choice_[int(dir)].algo;
+  if (!a) fail(name_ + ": no algorithm chosen for " + std::string(to_string(dir)));
+  assert(ws_bytes_ >= a->workspace_bytes(p_, dir));
+  ConvBuffers b{const_cast<float*>(src), const_cast<float*>(wei), const_cast<float*>(dst)};
+  if (dir == Direction::fwd) b.dst = out;
+  else if (dir == Direction::bwd_data) b.src = out;
+  else b.wei = out;
+  ExecContext ctx = ctx_;
+  ctx.device = a->device();
+  a->run(p_, dir, b, ws_bytes_ ? ws_ : nullptr, ctx);
+}
+
+void ConvLayer::forward(const float* x, float* y, bool, int64_t) {
+  run(Direction::fwd, x, wei_->value.data(), nullptr, y);
+  if (!has_bias_) return;
+  const int n = p_.n, k = p_.k;
+  const int64_t pq = int64_t(p_.p()) * p_.q();
+  const float* b = bias_->value.data();
+#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
+  for (int i = 0; i < n; ++i)
+    for (int kk = 0; kk < k; ++kk) {
+      float* row = y + (int64_t(i) * k + kk) * pq;
+      const float bk = b[kk];
+      for (int64_t j = 0; j < pq; ++j) row[j] += bk;
+    }
+}
+
+void ConvLayer::backward(const float* x, const float*, const float* dy, float* dx) {
+  double t0 = now_seconds();
+  run(Direction::bwd_filter, x, nullptr, dy, wei_->grad.data());
+  if (has_bias_) {
+    const int n = p_.n, k = p_.k;
+    const int64_t pq = int64_t(p_.p()) * p_.q();
+    float* db = bias_->grad.data();
+#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
+    for (int kk = 0; kk < k; ++kk) {
+      double s = 0;
+      for (int i = 0; i < n; ++i) {
+        const float* row = dy + (int64_t(i) * k + kk) * pq;
+        for (int64_t j = 0; j < pq; ++j) s += row[j];
+      }
+      db[kk] = float(s);
+    }
+  }
+  double t1 = now_seconds();
+  t_bwd_filter_ = t1 - t0;
+  t_bwd_data_ = 0;
+  if (dx) {
+    run(Direction::bwd_data, nullptr, wei_->value.data(), dy, dx);
+    t_bwd_data_ = now_seconds() - t1;
+  }
+}
+
+void ConvLayer::run_bwd_data(const float* dy, float* dx) { run(Direction::bwd_data, nullptr, wei_->value.data(), dy, dx); }
+
+// ---- relu ---------------------------------------------------------------------------
+
+Shape4 ReluLayer::setup(const Shape4& in, const ExecContext& ctx) {
+  in_ = out_ = in;
+  ctx_ = ctx;
+  return out_;
+}
+
+void ReluLayer::forward(const float* x, float* y, bool, int64_t) {
+  const int64_t n = in_.count();
+#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+
+void ReluLayer::backward(const float* x, const float*, const float* dy, float* dx) {
+  if (!dx) return;
+  const int64_t n = in_.count();
+#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
+  for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > 0.f ? dy[i] : 0.f;
+}
+
+// ---- lrn ------------------------------------------------------------------------------
+// Work split: one (sample, spatial position) column of C channels per task is
+// natural for the window sum, but NCHW makes channels strided; we split over
+// samples x rows of the plane and walk channels with a running window sum.
+
+Shape4 LrnLayer::setup(const Shape4& in, const ExecContext& ctx) {
+  if (size_ < 1 || size_ % 2 == 0) fail(name_ + ": LRN size must be odd and positive");
+  in_ = out_ = in;
+  ctx_ = ctx;
+  scale_ = AlignedBuffer<float>(size_t(in.count()));
+  return out_;
+}
+
+void LrnLayer::forward(const float* x, float* y, bool, int64_t) {
+  const int N = in_.n, C = in_.c, H = in_.h;
+  const int64_t W = in_.w, hw = int64_t(in_.h) * in_.w;
+  const int half = size_ / 2;
+  float* scale = scale_.data();
+  const double alpha = alpha_, k = k_, beta = beta_;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
+  for (int n = 0; n < N; ++n)
+    for (int h = 0; h < H; ++h) {
+      const int64_t base = int64_t(n) * C * hw + int64_t(h) * W;
+      for (int64_t w = 0; w < W; ++w) {
+        const float* xc = x + base + w;
+        for (int c = 0; c < C; ++c) {
+          double s = 0;
+          for (int j = std::max(0, c - half); j <= std::min(C - 1, c + half); ++j) {
+            const double v = xc[int64_t(j) * hw];
+            s += v * v;
+          }
+          const double sc = k + alpha * s;
+          const int64_t i = base + int64_t(c) * hw + w;
+          scale[i] = float(sc);
+          y[i] = float(double(x[i]) * pow_neg(sc, beta));
+        }
+      }
+    }
+}
+
+void LrnLayer::backward(const float* x, const float* y, const float* dy, float* dx) {
+  if (!dx) return;
+  // dx_j = dy_j s_j^-beta - 2 alpha beta x_j sum_{i in window(j)} dy_i y_i / s_i
+  const int N = in_.n, C = in_.c, H = in_.h;
+  const int64_t W = in_.w, hw = int64_t(in_.h) * in_.w;
+  const int half = size_ / 2;
+  const float* scale = scale_.data();
+  const double alpha = alpha_, beta = beta_;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
+  for (int n = 0; n < N; ++n)
+    for (int h = 0; h < H; ++h) {
+      const int64_t base = int64_t(n) * C * hw + int64_t(h) * W;
+      for (int64_t w = 0; w < W; ++w) {
+        for (int c = 0; c < C; ++c) {
+          double s = 0;
+          for (int i = std::max(0, c - half); i <= std::min(C - 1, c + half); ++i) {
+            const int64_t ii = base + int64_t(i) * hw + w;
+            s += double(dy[ii]) * y[ii] / scale[ii];
+          }
+          const int64_t j = base + int64_t(c) * hw + w;
+          dx[j] = float(double(dy[j]) * pow_neg(scale[j], beta) - 2.0 * alpha * beta * x[j] * s);
+        }
+      }
+    }
+}
+
+// ---- max pooling -------------------------------------------------------------------------
+
+Shape4 MaxPoolLayer::setup(const Shape4& in, const ExecContext& ctx) {
+  if (in.h < size_ || in.w < size_) fail(name_ + ": input " + in.str() + " is smaller than the pooling window");
+  in_ = in;
+  ctx_ = ctx;
+  out_ = {in.n, in.c, (in.h - size_) / stride_ + 1, (in.w - size_) / stride_ + 1};
+  argmax_ = AlignedBuffer<int32_t>(size_t(out_.count()));
+  return out_;
+}
+
+void MaxPoolLayer::forward(const float* x, float* y, bool, int64_t) {
+  const int64_t planes = int64_t(in_.n) * in_.c;
+  const int H = in_.h, W = in_.w, P = out_.h, Q = out_.w;
+  int32_t* am = argmax_.data();
+#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const float* xp = x + pl * H * W;
+    for (int p = 0; p < P; ++p)
+      for (int q = 0; q < Q; ++q) {
+        float best = -std::numeric_limits<float>::infinity();
+        int32_t at = (p * stride_) * W + q * stride_;
+        for (int r = 0; r < size_; ++r)
+          for (int s = 0; s < size_; ++s) {
+            const int32_t idx = (p * stride_ + r) * W + (q * stride_ + s);
+            if (xp[idx] > best) {  // first maximum wins
+              best = xp[idx];
+              at = idx;
+            }
+          }
+        y[pl * P * Q + p * Q + q] = best;
+        am[pl * P * Q + p * Q + q] = at;
+      }
+  }
+}
+
+void MaxPoolLayer::backward(const float*, const float*, const float* dy, float* dx) {
+  if (!dx) return;
+  const int64_t planes = int64_t(in_.n) * in_.c;
+  const int64_t hw = int64_t(in_.h) * in_.w, pq = int64_t(out_.h) * out_.w;
+  const int32_t* am = argmax_.data();
+#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    float* dxp = dx + pl * hw;
+    std::memset(dxp, 0, size_t(hw) * sizeof(float));
+    for (int64_t o = 0; o < pq; ++o) dxp[am[pl * pq + o]] += dy[pl * pq + o];
+  }
+}
+
+// ---- fully connected ---------------------------------------------------------------------
+
+Shape4 FcLayer::setup(const Shape4& in, const ExecContext& ctx) {
+  in_ = in;
+  ctx_ = ctx;
+  out_ = {in.n, out_features_, 1, 1};
+  wei_ = std::make_unique<Param>(name_ + ".wei", std::vector<int64_t>{out_features_, in.per_sample()});
+  bias_ = std::make_unique<Param>(name_ + ".bias", std::vector<int64_t>{out_features_}, false);
+  return out_;
+}
+
+void FcLayer::init_params(uint64_t seed) {
+  const double std = init_std_ > 0 ? double(init_std_) : std::sqrt(2.0 / double(in_.per_sample()));
+  fill_normal(wei_->value, std, seed ^ name_hash(wei_->name));
+  zero(wei_->momentum);
+  zero(bias_->value);
+  zero(bias_->momentum);
+}
+
+void FcLayer::forward(const float* x, float* y, bool, int64_t) {
+  const int n = in_.n, out = out_features_, in = int(in_.per_sample());
+  openblas_set_num_threads(ctx_.resolved_threads());
+  const float* b = bias_->value.data();
+  for (int i = 0; i < n; ++i) std::memcpy(y + int64_t(i) * out, b, size_t(out) * sizeof(float));
+  // Y (n, out) = X (n, in) * W^T (in, out) + Y
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.f, x, in, wei_->value.data(), in, 1.f, y, out);
+}
+
+void FcLayer::backward(const float* x, const float*, const float* dy, float* dx) {
+  const int n = in_.n, out = out_features_, in = int(in_.per_sample());
+  openblas_set_num_threads(ctx_.resolved_threads());
+  // dW (out, in) = dY^T (out, n) * X (n, in)
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.f, dy, out, x, in, 0.f, wei_->grad.data(), in);
+  float* db = bias_->grad.data();
+  for (int o = 0; o < out; ++o) {
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += dy[int64_t(i) * out + o];
+    db[o] = float(s);
+  }
+  // dX (n, in) = dY (n, out) * W (out, in)
+  if (dx) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.f, dy, out, wei_->value.data(), in, 0.f, dx, in);
+}
+
+// ---- dropout -------------------------------------------------------------------------------
+
+Shape4 DropoutLayer::setup(const Shape4& in, const ExecContext& ctx) {
+  if (!(p_ >= 0.f && p_ < 1.f)) fail(name_ + ": dropout probability must be in [0, 1)");
+  in_ = out_ = in;
+  ctx_ = ctx;
+  mask_ = AlignedBuffer<float>(size_t(in.count()));
+  return out_;
+}
+
+void DropoutLayer::forward(const float* x, float* y, bool training, int64_t iteration) {
+  const int64_t n = in_.count();
+  last_training_ = training;
+  if (!training || p_ == 0.f) {
+    std::memcpy(y, x, size_t(n) * sizeof(float));
+    return;
+  }
+  const float keep = 1.f / (1.f - p_);
+  const uint64_t key = mix(seed_ ^ name_hash(name_)) ^ mix(uint64_t(iteration) * 0x9E3779B97F4A7C15ull);
+  float* m = mask_.data();
+#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] = uniform01(key + uint64_t(i) * 0xD1B54A32D192ED03ull) < double(p_) ? 0.f : keep;
+    y[i] = x[i] * m[i];
+  }
+}
+
+void DropoutLayer::backward(const float*, const float*, const float* dy, float* dx) {
+  if (!dx) return;
+  const int64_t n = in_.count();
+  if (!last_training_ || p_ == 0.f) {
+    std::memcpy(dx, dy, size_t(n) * sizeof(float));
+    return;
+  }
+  const float* m = mask_.data();
+#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * m[i];
+}
+
+// ---- loss and update -------------------------------------------------------------------------
+
+double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits, int threads) {
+  ExecContext ctx;
+  ctx.threads = threads;
+  std::vector<double> per(size_t(n), 0.0);
+  for (int i = 0; i < n; ++i)
+    if (labels[i] < 0 || labels[i] >= classes)
+      fail("label " + std::to_string(labels[i]) + " of sample " + std::to_string(i) + " is outside [0, " +
+           std::to_string(classes) + ")");
+#pragma omp parallel for schedule(static) num_threads(ctx.resolved_threads())
+  for (int i = 0; i < n; ++i) {
+    const float* z = logits + int64_t(i) * classes;
+    double zmax = z[0];
+    for (int c = 1; c < classes; ++c) zmax = std::max(zmax, double(z[c]));
+    double sum = 0;
+    for (int c = 0; c < classes; ++c) sum += std::exp(double(z[c]) - zmax);
+    const double lse = zmax + std::log(sum);
+    per[size_t(i)] = lse - double(z[labels[i]]);
+    if (dlogits) {
+      float* d = dlogits + int64_t(i) * classes;
+      for (int c = 0; c < classes; ++c)
+        d[c] = float((std::exp(double(z[c]) - lse) - (c == labels[i] ? 1.0 : 0.0)) / n);
+    }
+  }
+  double loss = 0;
+  for (double v : per) loss += v;
+  return loss / n;
+}
+
+void sgd_update(Param& p, const SgdOptions& opt, int threads) {
+  ExecContext ctx;
+  ctx.threads = threads;
+  const int64_t n = p.value.size();
+  float* w = p.value.data();
+  const float* g = p.grad.data();
+  float* v = p.momentum.data();
+  const float wd = p.decay ? opt.weight_decay : 0.f;
+#pragma omp parallel for schedule(static) num_threads(ctx.resolved_threads())
+  for (int64_t i = 0; i < n; ++i) {
+    v[i] = opt.momentum * v[i] + (g[i] + wd * w[i]);
+    w[i] -= opt.lr * v[i];
+  }
+}
+
+}  // namespace convlab::train

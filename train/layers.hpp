@@ -1,0 +1,214 @@
+// The layers of the training engine (Caffe-style: each layer owns its
+// parameters, the net owns activations, gradients and the shared workspace).
+//
+// Device-agnostic interface: a layer is set up for one ExecContext and receives
+// buffers of that context's device (on the CPU, host pointers). Today every
+// layer has a CPU implementation; a CUDA path adds kernels behind the same
+// calls (the convolution layer already runs any registered algorithm, CUDA
+// included, through the Algorithm interface).
+//
+// Tensors are NCHW fp32. Fully connected layers see (N, C*H*W).
+//
+//   conv      dst = conv(src, wei) + bias; the algorithm of each direction is
+//             chosen once by a Policy (autotune/policy.hpp) at network setup
+//   relu      y = max(x, 0)
+//   lrn       AlexNet's local response normalisation across channels:
+//             y = x / (k + alpha * sum_{|c'-c| <= size/2} x_c'^2)^beta
+//             (Krizhevsky et al. 2012 as written: alpha is NOT divided by size;
+//             Caffe and PyTorch divide it, so alpha 1e-4 here = their 5e-4)
+//   maxpool   size x size window, stride; output floor((H - size)/stride) + 1
+//   fc        y = x W^T + b, W (out, in); OpenBLAS cblas_sgemm
+//   dropout   inverted dropout: y = x * mask / (1 - p), mask seeded by
+//             (seed, layer, iteration) so every policy sees the same masks
+//   softmax cross-entropy: loss = mean_n -log softmax(z_n)[label_n]
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autotune/policy.hpp"
+#include "core/device.hpp"
+#include "core/tensor.hpp"
+
+namespace convlab::train {
+
+struct Shape4 {
+  int n = 0, c = 0, h = 0, w = 0;
+  int64_t count() const { return int64_t(n) * c * h * w; }
+  int64_t per_sample() const { return int64_t(c) * h * w; }
+  std::string str() const;
+  bool operator==(const Shape4&) const = default;
+};
+
+// A learnable tensor: value, gradient (overwritten by every backward) and the
+// SGD momentum buffer. Host memory (the CPU path).
+struct Param {
+  std::string name;  // "conv1.wei"
+  Tensor value, grad, momentum;
+  bool decay = true;  // weight decay applies (weights yes, biases no)
+  explicit Param(std::string n, std::vector<int64_t> shape, bool decay_ = true);
+};
+
+class Layer {
+ public:
+  explicit Layer(std::string name) : name_(std::move(name)) {}
+  virtual ~Layer() = default;
+  const std::string& name() const { return name_; }
+  virtual std::string_view kind() const = 0;
+
+  // Once, before anything else: the input shape and where to run. Returns the output shape.
+  virtual Shape4 setup(const Shape4& in, const ExecContext& ctx) = 0;
+  // y = f(x). `iteration` seeds stochastic layers (dropout); training=false is inference.
+  virtual void forward(const float* x, float* y, bool training, int64_t iteration) = 0;
+  // Parameter gradients (overwritten) and, when dx != nullptr, dx = dL/dx.
+  // x and y are the values of the last forward.
+  virtual void backward(const float* x, const float* y, const float* dy, float* dx) = 0;
+
+  virtual std::vector<Param*> params() { return {}; }
+  // He-normal weights (std sqrt(2 / fan_in)), zero biases, from `seed`.
+  virtual void init_params(uint64_t seed) { (void)seed; }
+
+  const Shape4& in_shape() const { return in_; }
+  const Shape4& out_shape() const { return out_; }
+
+ protected:
+  std::string name_;
+  Shape4 in_, out_;
+  ExecContext ctx_;
+};
+
+// ---- convolution --------------------------------------------------------------
+
+class ConvLayer : public Layer {
+ public:
+  // `problem` is the convolution at the net's batch (n = batch), e.g. from network_layers().
+  ConvLayer(std::string name, const ConvProblem& problem, bool bias = true);
+  std::string_view kind() const override { return "conv"; }
+  Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
+  void forward(const float* x, float* y, bool training, int64_t iteration) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx) override;
+  std::vector<Param*> params() override;
+  void init_params(uint64_t seed) override;
+
+  const ConvProblem& problem() const { return p_; }
+  // Chooses the algorithm of every direction with `policy` (Error when none can run).
+  // Without need_input_grad (the first layer) bwd-data is not tuned: the default
+  // policy's choice is recorded, used only to report what the gradient would cost.
+  void choose(const Policy& policy, size_t workspace_limit = size_t(-1), bool need_input_grad = true);
+  // Test / expert path: run `algo` for `dir` (any registered algorithm, the reference included).
+  void inject(Direction dir, const Algorithm& algo, std::string why = "injected");
+  const Choice& choice(Direction dir) const { return choice_[int(dir)]; }
+  bool chosen() const;
+  // The largest workspace any chosen direction needs; the net hands one shared buffer.
+  size_t workspace_bytes() const;
+  void set_workspace(void* ws, size_t bytes) { ws_ = ws; ws_bytes_ = bytes; }
+
+  // Seconds of the last backward's two halves (bias gradient counted with bwd-filter).
+  double last_bwd_data_seconds() const { return t_bwd_data_; }
+  double last_bwd_filter_seconds() const { return t_bwd_filter_; }
+
+  // One run of a direction on the layer's buffers (for timing what a skipped
+  // input gradient would cost): dx receives diff_src.
+  void run_bwd_data(const float* dy, float* dx);
+
+ private:
+  ConvProblem p_;
+  bool has_bias_;
+  std::unique_ptr<Param> wei_, bias_;
+  Choice choice_[3];
+  void* ws_ = nullptr;
+  size_t ws_bytes_ = 0;
+  double t_bwd_data_ = 0, t_bwd_filter_ = 0;
+  void run(Direction dir, const float* src, const float* wei, const float* dst, float* out);
+};
+
+// ---- the rest ------------------------------------------------------------------
+
+class ReluLayer : public Layer {
+ public:
+  using Layer::Layer;
+  std::string_view kind() const override { return "relu"; }
+  Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
+  void forward(const float* x, float* y, bool training, int64_t iteration) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx) override;
+};
+
+class LrnLayer : public Layer {
+ public:
+  LrnLayer(std::string name, int size = 5, float alpha = 1e-4f, float beta = 0.75f, float k = 2.f)
+      : Layer(std::move(name)), size_(size), alpha_(alpha), beta_(beta), k_(k) {}
+  std::string_view kind() const override { return "lrn"; }
+  Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
+  void forward(const float* x, float* y, bool training, int64_t iteration) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx) override;
+
+ private:
+  int size_;
+  float alpha_, beta_, k_;
+  AlignedBuffer<float> scale_;  // k + alpha * sum x^2, kept from forward
+};
+
+class MaxPoolLayer : public Layer {
+ public:
+  MaxPoolLayer(std::string name, int size = 3, int stride = 2) : Layer(std::move(name)), size_(size), stride_(stride) {}
+  std::string_view kind() const override { return "maxpool"; }
+  Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
+  void forward(const float* x, float* y, bool training, int64_t iteration) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx) override;
+
+ private:
+  int size_, stride_;
+  AlignedBuffer<int32_t> argmax_;  // per output: index into the input plane
+};
+
+class FcLayer : public Layer {
+ public:
+  // init_std > 0: N(0, init_std^2) weights instead of He-normal (the classifier:
+  // Caffe's AlexNet uses 0.01 for fc8, which starts the loss near ln(classes)).
+  FcLayer(std::string name, int out_features, float init_std = 0.f)
+      : Layer(std::move(name)), out_features_(out_features), init_std_(init_std) {}
+  std::string_view kind() const override { return "fc"; }
+  Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
+  void forward(const float* x, float* y, bool training, int64_t iteration) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx) override;
+  std::vector<Param*> params() override { return {wei_.get(), bias_.get()}; }
+  void init_params(uint64_t seed) override;
+
+ private:
+  int out_features_;
+  float init_std_;
+  std::unique_ptr<Param> wei_, bias_;
+};
+
+class DropoutLayer : public Layer {
+ public:
+  DropoutLayer(std::string name, float p, uint64_t seed) : Layer(std::move(name)), p_(p), seed_(seed) {}
+  std::string_view kind() const override { return "dropout"; }
+  Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
+  void forward(const float* x, float* y, bool training, int64_t iteration) override;
+  void backward(const float* x, const float* y, const float* dy, float* dx) override;
+
+ private:
+  float p_;
+  uint64_t seed_;
+  AlignedBuffer<float> mask_;  // 0 or 1/(1-p), from the last training forward
+  bool last_training_ = false;
+};
+
+// Mean softmax cross-entropy of logits (n, classes) against integer labels;
+// dlogits = (softmax - onehot) / n. Returns the loss (accumulated in double).
+double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits,
+                             int threads = 0);
+
+// SGD with momentum and weight decay (PyTorch semantics):
+//   g' = g + weight_decay * w (decay params only);  v = momentum * v + g';  w -= lr * v
+struct SgdOptions {
+  float lr = 0.01f;
+  float momentum = 0.9f;
+  float weight_decay = 5e-4f;
+};
+void sgd_update(Param& p, const SgdOptions& opt, int threads = 0);
+
+}  // namespace convlab::train

@@ -1,0 +1,229 @@
+#include "train/net.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/layers.hpp"
+#include "core/timing.hpp"
+
+namespace convlab::train {
+
+Net::Net(std::string name, Shape4 input, NetOptions opt) : name_(std::move(name)), input_(input), opt_(opt) {
+  if (input.n < 1 || input.c < 1 || input.h < 1 || input.w < 1) fail("network input " + input.str() + " is empty");
+  tail_ = input;
+}
+
+Layer& Net::add(std::unique_ptr<Layer> layer) {
+  if (finalized_) fail("Net::add after finalize()");
+  tail_ = layer->setup(tail_, opt_.ctx);
+  layers_.push_back(std::move(layer));
+  return *layers_.back();
+}
+
+void Net::finalize() {
+  if (layers_.empty()) fail("network '" + name_ + "' has no layers");
+  if (tail_.h != 1 || tail_.w != 1) fail("network '" + name_ + "' must end in a fully connected layer");
+  for (auto& l : layers_) {
+    acts_.emplace_back(size_t(l->out_shape().count()));
+    grads_.emplace_back(size_t(l->out_shape().count()));
+  }
+  if (opt_.first_layer_grad) dinput_ = AlignedBuffer<float>(size_t(input_.count()));
+  finalized_ = true;
+}
+
+int Net::classes() const { return tail_.c; }
+
+std::vector<ConvLayer*> Net::conv_layers() const {
+  std::vector<ConvLayer*> v;
+  for (auto& l : layers_)
+    if (auto* c = dynamic_cast<ConvLayer*>(l.get())) v.push_back(c);
+  return v;
+}
+
+std::vector<Param*> Net::params() const {
+  std::vector<Param*> v;
+  for (auto& l : layers_)
+    for (Param* p : l->params()) v.push_back(p);
+  return v;
+}
+
+int64_t Net::param_count() const {
+  int64_t n = 0;
+  for (Param* p : params()) n += p->value.size();
+  return n;
+}
+
+double Net::choose(const Policy& policy, size_t workspace_limit) {
+  const double t0 = now_seconds();
+  for (ConvLayer* c : conv_layers())
+    c->choose(policy, workspace_limit, opt_.first_layer_grad || c != layers_.front().get());
+  const double t = now_seconds() - t0;
+  allocate_workspace();
+  return t;
+}
+
+void Net::inject_all(const Algorithm& algo) {
+  for (ConvLayer* c : conv_layers())
+    for (Direction d : kAllDirections) c->inject(d, algo);
+  allocate_workspace();
+}
+
+void Net::allocate_workspace() {
+  size_t ws = 0;
+  for (ConvLayer* c : conv_layers()) ws = std::max(ws, c->workspace_bytes());
+  if (ws != ws_.bytes()) {
+    ws_.reset();
+    ws_ = DeviceBuffer(opt_.ctx.device, ws);
+  }
+  for (ConvLayer* c : conv_layers()) c->set_workspace(ws_.get(), ws_.bytes());
+}
+
+void Net::init(uint64_t seed) {
+  for (auto& l : layers_) l->init_params(seed);
+}
+
+double Net::forward_backward(const float* images, const int* labels, int64_t iteration, StepTimes* times,
+                             bool training) {
+  if (!finalized_) fail("Net::forward_backward before finalize()");
+  const size_t L = layers_.size();
+  if (times) times->layers.assign(L, LayerTime{});
+  for (size_t i = 0; i < L; ++i) {
+    const float* x = i == 0 ? images : acts_[i - 1].data();
+    const double t0 = now_seconds();
+    layers_[i]->forward(x, acts_[i].data(), training, iteration);
+    if (times) times->layers[i].fwd = now_seconds() - t0;
+  }
+  double t0 = now_seconds();
+  const double loss = softmax_cross_entropy(acts_.back().data(), labels, input_.n, classes(), grads_.back().data(),
+                                            opt_.ctx.threads);
+  if (times) times->loss = now_seconds() - t0;
+  for (size_t i = L; i-- > 0;) {
+    const float* x = i == 0 ? images : acts_[i - 1].data();
+    float* dx = i == 0 ? (opt_.first_layer_grad ? dinput_.data() : nullptr) : grads_[i - 1].data();
+    t0 = now_seconds();
+    layers_[i]->backward(x, acts_[i].data(), grads_[i].data(), dx);
+    if (times) {
+      const double t = now_seconds() - t0;
+      if (auto* c = dynamic_cast<ConvLayer*>(layers_[i].get())) {
+        times->layers[i].bwd_data = c->last_bwd_data_seconds();
+        times->layers[i].bwd_filter = t - c->last_bwd_data_seconds();
+      } else {
+        times->layers[i].bwd_data = t;
+      }
+    }
+  }
+  return loss;
+}
+
+double Net::train_step(const float* images, const int* labels, const SgdOptions& sgd, int64_t iteration,
+                       StepTimes* times) {
+  const double t0 = now_seconds();
+  const double loss = forward_backward(images, labels, iteration, times, true);
+  const double t1 = now_seconds();
+  for (Param* p : params()) sgd_update(*p, sgd, opt_.ctx.threads);
+  if (times) {
+    times->update = now_seconds() - t1;
+    times->total = now_seconds() - t0;
+  }
+  return loss;
+}
+
+double Net::eval_loss(const float* images, const int* labels) {
+  for (size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->forward(i == 0 ? images : acts_[i - 1].data(), acts_[i].data(), false, 0);
+  return softmax_cross_entropy(acts_.back().data(), labels, input_.n, classes(), nullptr, opt_.ctx.threads);
+}
+
+double Net::time_first_layer_input_grad() {
+  if (opt_.first_layer_grad || layers_.empty()) return 0;
+  auto* c = dynamic_cast<ConvLayer*>(layers_.front().get());
+  if (!c || !c->choice(Direction::bwd_data).algo) return 0;
+  AlignedBuffer<float> dx(size_t(input_.count()));
+  c->run_bwd_data(grads_.front().data(), dx.data());  // warm
+  std::vector<double> s;
+  for (int r = 0; r < 3; ++r) {
+    const double t0 = now_seconds();
+    c->run_bwd_data(grads_.front().data(), dx.data());
+    s.push_back(now_seconds() - t0);
+  }
+  std::sort(s.begin(), s.end());
+  return s[1];
+}
+
+// ---- networks ----------------------------------------------------------------------
+
+std::vector<std::string> trainable_networks() { return {"alexnet", "alexnet-owt", "tiny"}; }
+
+namespace {
+
+std::unique_ptr<Layer> conv(const NetLayer& l) {
+  const std::string short_name = l.id.substr(l.id.find('.') + 1);
+  return std::make_unique<ConvLayer>(short_name, l.problem);
+}
+
+}  // namespace
+
+Net build_network(const std::string& net, const NetOptions& opt) {
+  if (opt.batch < 1) fail("batch must be positive");
+  if (opt.classes < 2) fail("a classifier needs at least 2 classes (got " + std::to_string(opt.classes) + ")");
+  if (net == "alexnet" || net == "alexnet-owt") {
+    const std::vector<NetLayer> cl = network_layers(net, opt.batch);
+    if (cl.size() != 5) fail(net + ": expected 5 convolution layers in core/layers.hpp");
+    const ConvProblem& c1 = cl[0].problem;
+    Net n(net, {opt.batch, c1.c, c1.h, c1.w}, opt);
+    const bool lrn = net == "alexnet";  // the original; the one-weird-trick variant has none
+    // features
+    n.add(conv(cl[0]));
+    n.add(std::make_unique<ReluLayer>("relu1"));
+    if (lrn) n.add(std::make_unique<LrnLayer>("norm1"));
+    n.add(std::make_unique<MaxPoolLayer>("pool1"));
+    n.add(conv(cl[1]));
+    n.add(std::make_unique<ReluLayer>("relu2"));
+    if (lrn) n.add(std::make_unique<LrnLayer>("norm2"));
+    n.add(std::make_unique<MaxPoolLayer>("pool2"));
+    n.add(conv(cl[2]));
+    n.add(std::make_unique<ReluLayer>("relu3"));
+    n.add(conv(cl[3]));
+    n.add(std::make_unique<ReluLayer>("relu4"));
+    n.add(conv(cl[4]));
+    n.add(std::make_unique<ReluLayer>("relu5"));
+    n.add(std::make_unique<MaxPoolLayer>("pool5"));
+    // classifier
+    n.add(std::make_unique<FcLayer>("fc6", 4096));
+    n.add(std::make_unique<ReluLayer>("relu6"));
+    n.add(std::make_unique<DropoutLayer>("drop6", opt.dropout, opt.seed));
+    n.add(std::make_unique<FcLayer>("fc7", 4096));
+    n.add(std::make_unique<ReluLayer>("relu7"));
+    n.add(std::make_unique<DropoutLayer>("drop7", opt.dropout, opt.seed));
+    n.add(std::make_unique<FcLayer>("fc8", opt.classes, 0.01f));
+    n.finalize();
+    return n;
+  }
+  if (net == "tiny") {
+    // A test-sized network with every layer kind (conv with groups, LRN, pooling, FC, dropout).
+    const int b = opt.batch;
+    ConvProblem c1 = parse_problem("ic3ih16oc8oh16kh3ph1n\"tiny:conv1\"");
+    ConvProblem c2 = parse_problem("g2ic8ih7oc16oh7kh3ph1n\"tiny:conv2\"");
+    c1.n = c2.n = b;
+    Net n(net, {b, 3, 16, 16}, opt);
+    n.add(std::make_unique<ConvLayer>("conv1", c1));
+    n.add(std::make_unique<ReluLayer>("relu1"));
+    n.add(std::make_unique<LrnLayer>("norm1"));
+    n.add(std::make_unique<MaxPoolLayer>("pool1"));  // 16 -> 7
+    n.add(std::make_unique<ConvLayer>("conv2", c2));
+    n.add(std::make_unique<ReluLayer>("relu2"));
+    n.add(std::make_unique<MaxPoolLayer>("pool2"));  // 7 -> 3
+    n.add(std::make_unique<FcLayer>("fc3", 32));
+    n.add(std::make_unique<ReluLayer>("relu3"));
+    n.add(std::make_unique<DropoutLayer>("drop3", opt.dropout, opt.seed));
+    n.add(std::make_unique<FcLayer>("fc4", opt.classes, 0.01f));
+    n.finalize();
+    return n;
+  }
+  std::string known;
+  for (auto& s : trainable_networks()) known += (known.empty() ? "" : ", ") + s;
+  fail("cannot train '" + net + "' (trainable networks: " + known + ")");
+}
+
+}  // namespace convlab::train

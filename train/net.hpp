@@ -1,0 +1,104 @@
+// A sequential network: layers, activations, gradients, one shared
+// convolution workspace, and a timed SGD step.
+//
+//   Net net = build_network("alexnet", {.batch = 8, .classes = 1000});
+//   net.choose(Policy::parse("find"));      // once per (conv layer, direction)
+//   net.init(seed);                          // weights, zero momentum
+//   StepTimes t; double loss = net.train_step(images, labels, sgd, iteration, &t);
+//
+// The convolution shapes of alexnet / alexnet-owt come from core/layers.hpp
+// (network_layers), never retyped here; the network between them (ReLU, LRN,
+// pooling, the classifier) follows Krizhevsky et al. 2012 and torchvision.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "train/layers.hpp"
+
+namespace convlab::train {
+
+struct NetOptions {
+  int batch = 8;
+  int classes = 1000;
+  float dropout = 0.5f;
+  uint64_t seed = 1;               // dropout masks
+  bool first_layer_grad = false;   // compute dL/d(input) of the first layer (nobody needs dL/dimage)
+  ExecContext ctx;                 // device and threads
+};
+
+// Seconds per layer of one step. For conv layers: fwd, bwd_data, bwd_filter;
+// for the others bwd_data holds the whole backward.
+struct LayerTime {
+  double fwd = 0, bwd_data = 0, bwd_filter = 0;
+  double total() const { return fwd + bwd_data + bwd_filter; }
+};
+struct StepTimes {
+  std::vector<LayerTime> layers;  // net order
+  double loss = 0;                // softmax cross-entropy forward + backward
+  double update = 0;              // SGD over every parameter
+  double total = 0;               // wall time of the whole step
+};
+
+class Net {
+ public:
+  Net(std::string name, Shape4 input, NetOptions opt);
+  Net(Net&&) = default;
+  // Adds a layer; its input is the previous layer's output.
+  Layer& add(std::unique_ptr<Layer> layer);
+  // Allocates activations and gradients; call after the last add().
+  void finalize();
+
+  const std::string& name() const { return name_; }
+  const Shape4& input_shape() const { return input_; }
+  const NetOptions& options() const { return opt_; }
+  int classes() const;
+  const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
+  std::vector<ConvLayer*> conv_layers() const;
+  std::vector<Param*> params() const;
+  int64_t param_count() const;
+
+  // Chooses every conv layer's algorithms with `policy` (Error when a layer has
+  // none) and sizes the shared workspace. Returns the wall time of all choices.
+  double choose(const Policy& policy, size_t workspace_limit = size_t(-1));
+  // Test / expert path: `algo` for every direction of every conv layer.
+  void inject_all(const Algorithm& algo);
+  // Sizes the shared workspace for the current choices (choose/inject_all call it).
+  void allocate_workspace();
+  size_t workspace_bytes() const { return ws_.bytes(); }
+
+  // Fresh weights from `seed` (He-normal, zero biases) and zero momentum.
+  void init(uint64_t seed);
+
+  // Forward, loss, backward, SGD update. `iteration` seeds the dropout masks.
+  double train_step(const float* images, const int* labels, const SgdOptions& sgd, int64_t iteration,
+                    StepTimes* times = nullptr);
+  // Forward only (training-mode dropout off); returns the mean loss.
+  double eval_loss(const float* images, const int* labels);
+  // Forward + backward without the update: gradients land in the params (tests).
+  double forward_backward(const float* images, const int* labels, int64_t iteration, StepTimes* times = nullptr,
+                          bool training = true);
+
+  const float* output() const { return acts_.back().data(); }
+  // What the first layer's skipped input gradient would cost now (one run, seconds);
+  // 0 when it is computed anyway or the first layer is not a convolution.
+  double time_first_layer_input_grad();
+
+ private:
+  std::string name_;
+  Shape4 input_;
+  NetOptions opt_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<AlignedBuffer<float>> acts_, grads_;  // output of / gradient at the output of layer i
+  AlignedBuffer<float> dinput_;                      // dL/d(input) when first_layer_grad
+  DeviceBuffer ws_;
+  Shape4 tail_;
+  bool finalized_ = false;
+};
+
+// "alexnet", "alexnet-owt", or "tiny" (a 2-conv network for tests and smoke
+// runs, 3x16x16 input). Throws Error for anything else.
+std::vector<std::string> trainable_networks();
+Net build_network(const std::string& net, const NetOptions& opt);
+
+}  // namespace convlab::train
