@@ -8,6 +8,7 @@
 
 #include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
+#include "autotune/get.hpp"
 #include "core/error.hpp"
 
 namespace convlab {
@@ -135,7 +136,21 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
   CheckSlice slice(p, opt.check_batch, opt.seed);
   double best = std::numeric_limits<double>::infinity();
   int index = 0;
+  // Measure in the cost model's predicted order so that a fast candidate sets
+  // `best` early and hopeless ones stop after one rep (see slow_cutoff). The
+  // order affects only how long find takes, not the ranking.
+  std::vector<std::pair<double, const Algorithm*>> order;
+  const MachineModel model = MachineModel::for_context(ctx);
   for (const Algorithm* a : candidates) {
+    double pred = std::numeric_limits<double>::infinity();
+    if (a->device() == ctx.device && a->family() != "reference" && a->unavailable_reason().empty() &&
+        a->supports(p, dir))
+      pred = model_cost(*a, p, dir, model).seconds;
+    order.emplace_back(pred, a);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (const auto& [pred, a] : order) {
     if (a->family() == "reference" || a->device() != ctx.device) continue;
     if (opt.on_candidate) opt.on_candidate(index, int(candidates.size()), *a);
     ++index;

@@ -71,6 +71,7 @@ MachineModel MachineModel::for_context(const ExecContext& ctx) {
     const CudaInfo& g = cuda_info();
     m.peak_flops = std::max(1, g.sm_count) * 128.0 * 2 * 1.7e9;
     m.bandwidth = g.sm_count >= 100 ? 2.5e12 : 0.9e12;
+    m.simd_lanes = 32;  // a warp
     return m;
   }
   const CpuInfo& c = cpu_info();
@@ -83,6 +84,7 @@ MachineModel MachineModel::for_context(const ExecContext& ctx) {
   const double per_cycle = isa == "avx512" ? 64 : isa == "avx2" ? 32 : 8;  // 2 FMA pipes x lanes x 2
   const int threads = ctx.resolved_threads();
   m.peak_flops = threads * ghz * 1e9 * per_cycle;
+  m.simd_lanes = isa == "avx512" ? 16 : isa == "avx2" ? 8 : 4;
   m.bandwidth = std::min(threads, 8) * 8e9;  // ~8 GB/s of streaming per core, saturating
   return m;
 }
@@ -133,7 +135,17 @@ CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir,
     e.main_flops = p.flops();
     e.formula = std::string(a.family()) + fmt(": %.3g GFLOP", e.main_flops * 1e-9);
   }
-  e.seconds = e.main_flops / (m.peak_flops * eff.main) + e.traffic_bytes / m.bandwidth;
+  // Direct kernels vectorize over the channels they produce (K for fwd and
+  // bwd-filter, C for bwd-data): fewer than one vector's worth wastes lanes.
+  double main_eff = eff.main;
+  if (a.family() == "direct") {
+    const double lanes = m.simd_lanes, ch = dir == Direction::bwd_data ? Cg : double(p.k_per_group());
+    if (ch < lanes) {
+      main_eff *= ch / lanes;
+      e.formula += fmt(", %g of %g SIMD lanes busy", ch, lanes);
+    }
+  }
+  e.seconds = e.main_flops / (m.peak_flops * main_eff) + e.traffic_bytes / m.bandwidth;
   if (e.transform_flops > 0) e.seconds += e.transform_flops / (m.peak_flops * eff.transform);
   e.formula += fmt(" @ %.0f%%/%.0f%% of %.3g GFLOP/s, %.3g MB traffic", eff.main * 100, eff.transform * 100,
                    m.peak_flops * 1e-9, e.traffic_bytes * 1e-6);

@@ -10,6 +10,8 @@
 // once, W = the algorithm's own workspace_bytes()):
 //
 //   gemm, implicit_gemm, direct, unknown   main = F;  traffic = B + 2 W  (workspace written, then read)
+//                          direct only: eff_main x min(1, channels produced / SIMD lanes)
+//                          (K for fwd / bwd-filter, C/g for bwd-data: AlexNet conv1's C = 3)
 //   winograd F(m x r)      tiles T = N * ceil(P/m) * ceil(Q/m), a = m + r - 1
 //                          main = 2 a^2 T C K / g   (the a^2 batched GEMMs)
 //                          transforms = T C * 4 a^3  +  T K * 2 (a^2 m + a m^2)  +  K C/g * 2 (a r^2 + a^2 r)
@@ -36,6 +38,7 @@ namespace convlab {
 struct MachineModel {
   double peak_flops = 0;  // fp32 FLOP/s
   double bandwidth = 0;   // bytes/s
+  double simd_lanes = 16; // fp32 lanes a direct kernel vectorizes its output channels over
   static MachineModel for_context(const ExecContext& ctx);
 };
 

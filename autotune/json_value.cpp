@@ -150,6 +150,11 @@ struct Parser {
     if (c == 't') { v.type = Value::Type::boolean; v.b = true; return literal("true"); }
     if (c == 'f') { v.type = Value::Type::boolean; v.b = false; return literal("false"); }
     if (c == 'n') { v.type = Value::Type::null; return literal("null"); }
+    if (c != '-' && !(c >= '0' && c <= '9')) {
+      if (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f)
+        return fail(std::string("unexpected '") + c + "'");
+      return fail("unexpected byte");
+    }
     v.type = Value::Type::number;
     return number(v.num);
   }

@@ -3,6 +3,11 @@
 
 #include <cmath>
 
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "autotune/cache.hpp"
 #include "autotune/policy.hpp"
 #include "core/error.hpp"
 
@@ -52,16 +57,26 @@ TEST(Policy, MeasuringPoliciesNeverReturnTheReference) {
   // With only the reference registered there is nothing to choose: a clear
   // error, not the reference. With more algorithms, whatever is chosen is not it.
   const ConvProblem p = parse_problem("mb1ic2ih6oc2oh6kh3ph1");
-  for (const char* text : {"get", "find", "default"}) {
+  const std::string cache = (std::filesystem::temp_directory_path() /
+                             ("convlab_policy_" + std::to_string(::getpid()) + ".jsonl")).string();
+  for (const std::string& text : {std::string("get"), std::string("find"), std::string("default"), "cache:" + cache,
+                                 std::string("find,deterministic,workspace=1G")}) {
     try {
       const Choice c = choose_algorithm(Policy::parse(text), p, Direction::fwd, ExecContext{});
       ASSERT_NE(c.algo, nullptr);
       EXPECT_NE(c.algo->family(), "reference") << text;
+      EXPECT_TRUE(text != "find" || c.why.find("find") != std::string::npos) << c.why;
       EXPECT_FALSE(c.why.empty());
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("mb1ic2ih6oc2oh6kh3ph1"), std::string::npos) << e.what();
     }
   }
+  // The cache policy stored what it measured, and a second process-level lookup hits it.
+  TuneCache c(cache, false);
+  c.load();
+  EXPECT_NE(c.lookup(make_cache_key(p, Direction::fwd, ExecContext{})), nullptr);
+  std::filesystem::remove(cache);
+  std::filesystem::remove(cache + ".lock");
 }
 
 }  // namespace
