@@ -35,7 +35,7 @@ class CpuOnednn final : public Algorithm {
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 
   // oneDNN's name for the implementation it picked (e.g. "jit:avx512_core",
-  // "jit_wino_4x3:avx512_core", "gemm:jit"), for threads = all hardware
+  // "jit_wino_4x3:avx512_core", "x64:gemm:jit"), for threads = all hardware
   // threads; throws Error when unsupported. For tests and reports.
   std::string implementation(const ConvProblem& p, Direction dir) const;
 

@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <thread>
 
 #include "algorithms/cpu/onednn.hpp"
 #include "algorithms/execute.hpp"
@@ -86,6 +87,41 @@ TEST(OnednnThreads, OneThread) {
   std::vector<TestProblem> few = {blocking_sweep()[1], blocking_sweep()[4], winograd_sweep()[0]};
   for (const char* a : {"cpu.onednn_direct", "cpu.onednn_winograd", "cpu.onednn_auto"})
     ConvTester(a).sweep(few).threads(1).run();
+}
+
+// The plan cache is shared: callers on several threads at once, on the same
+// and on new (problem, direction, threads) keys, each get a correct answer.
+TEST(OnednnThreads, ConcurrentCallers) {
+  const std::vector<TestProblem> probs = {winograd_sweep()[0], blocking_sweep()[2]};
+  for (const char* a : {"cpu.onednn_direct", "cpu.onednn_winograd"}) {
+    const Algorithm& algo = get_algorithm(a);
+    for (Direction dir : kAllDirections)
+      for (const auto& tp : probs) {
+        const ConvProblem p = tp.problem.with_batch(3 + int(dir));  // keys no other test has built
+        if (!algo.supports(p, dir)) continue;
+        const ConvData in = ConvData::random(p, 5);
+        const Reference ref = compute_reference(p, dir, in);
+        std::vector<ConvData> outs;
+        for (int i = 0; i < 4; ++i) outs.emplace_back(p);
+        std::vector<std::thread> workers;
+        for (int i = 0; i < 4; ++i)
+          workers.emplace_back([&, i] {
+            ExecContext ctx;
+            ctx.threads = 1 + i % 2;
+            ConvRunner runner(algo, p, dir, ctx);
+            runner.upload(in);
+            runner.poison();
+            runner.run();
+            runner.download_output(outs[size_t(i)]);
+          });
+        for (auto& w : workers) w.join();
+        for (int i = 0; i < 4; ++i) {
+          const ErrorStats st = compare(outs[size_t(i)].output(dir).data(), ref, algo.tolerance(p, dir));
+          EXPECT_TRUE(st.passed()) << a << " " << to_string(dir) << " " << tp.label << " caller " << i
+                                   << ": worst error/bound " << st.worst_ratio;
+        }
+      }
+  }
 }
 
 TEST(OnednnSupports, WinogradRejectionsSayWhy) {
