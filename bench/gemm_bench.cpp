@@ -37,7 +37,7 @@
 #include "algorithms/registry.hpp"
 #include "core/device.hpp"
 #include "core/layers.hpp"
-#include "kernels/cpu/gemm/fma_peak.hpp"
+#include "core/peak.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
 
 using namespace convlab;
@@ -191,18 +191,12 @@ int main(int argc, char** argv) {
       }
   benchmark::Initialize(&argc, argv);
 
-  double peak = 0;
-  if (cpu_info().avx512f) {
-    const long iters = 20'000'000;
-    const double c0 = thread_cpu_seconds();
-    peak = cpu::fma_peak_flops_avx512(g_threads, iters);
-    // CPU-time tables get a CPU-time peak (this thread's share times the team).
-    if (g_cpu_table) peak = double(g_threads) * iters * 24 * 16 * 2 / (thread_cpu_seconds() - c0);
-  }
+  // The same measured peak every convlab report uses (core/peak.hpp), wall-clock based.
+  double peak = measure_fma_peak(g_threads).gflops * 1e9;
   std::printf("convlab bench_gemm: %s, isa %s, threads %d, sgemm micro-kernel %s, OpenBLAS core %s\n",
               cpu_info().model.c_str(), cpu_info().isa().c_str(), g_threads,
               cpu::sgemm_ukernel(cpu::GemmIsa::auto_).name, openblas_get_corename());
-  if (peak > 0) std::printf("measured AVX-512 FMA peak, %d threads: %.1f GFLOP/s\n", g_threads, peak * 1e-9);
+  if (peak > 0) std::printf("measured FMA peak, %d threads: %.1f GFLOP/s\n", g_threads, peak * 1e-9);
 
   TableReporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);

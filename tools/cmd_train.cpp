@@ -7,7 +7,8 @@
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "tools/cli.hpp"
-#include "train/compare.hpp"
+#include "autotune/compare.hpp"
+#include "core/layers.hpp"
 #include "train/trainer.hpp"
 
 #include <filesystem>
@@ -149,15 +150,22 @@ int cmd_report(int argc, char** argv) {
   std::string md;
   if (!args.has("no-compare") && cfg.net != "tiny") {
     std::fprintf(stderr, "convlab report: per-layer comparison, %s at batch %d\n", cfg.net.c_str(), cfg.batch);
-    ExecContext ctx;
-    ctx.threads = cfg.threads;
-    const auto rows = train::compare_layer_algorithms(cfg.net, cfg.batch, ctx, 0.3, progress);
+    CompareOptions opt;
+    opt.threads = {cfg.threads};
+    opt.on_case = [](const LayerCase& lc, Direction dir, int, const std::vector<ComparisonRow>& rows) {
+      for (const auto& r : rows)
+        if (r.ran()) progress(lc.label + " " + std::string(to_string(dir)) + " " + r.algo + ": " + std::to_string(r.time * 1e3) + " ms");
+    };
+    std::vector<LayerCase> cases;
+    for (const auto& l : network_layers(cfg.net, cfg.batch)) cases.push_back({l.id, l.problem});
+    Comparison cmp = compare_layers(cases, opt);
+    cmp.network = cfg.net;
+    cmp.batch = cfg.batch;
     md += "# Per-layer algorithm comparison: " + cfg.net + " at batch " + std::to_string(cfg.batch) +
-          " (ms, median; fastest in bold; - = unsupported)\n\n" + train::comparison_markdown(rows) + "\n";
-    write_file_atomic(dir + "/layers.csv", train::comparison_csv(rows));
-    write_file_atomic(dir + "/layers.json", "{\n  \"net\": \"" + cfg.net + "\",\n  \"batch\": " +
-                                                std::to_string(cfg.batch) + ",\n  \"rows\": " +
-                                                train::comparison_json(rows) + "\n}\n");
+          " (ms, median; fastest measured in bold; F = find's pick, G = get's pick; - = unsupported)\n\n" +
+          comparison_markdown(cmp) + "\n";
+    write_file_atomic(dir + "/layers.csv", comparison_csv(cmp));
+    write_file_atomic(dir + "/layers.json", comparison_json(cmp));
   }
   std::fprintf(stderr, "convlab report: training %s, batch %d, %d warm-up + %d timed iterations per policy\n",
                cfg.net.c_str(), cfg.batch, cfg.warmup, cfg.iters);
