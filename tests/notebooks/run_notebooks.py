@@ -58,6 +58,8 @@ def main():
 
 # Further result files the notebooks read, one convlab command each.
 GENERATORS = [
+    ["train", "tiny", "--batch", "4", "--iters", "2", "--warmup", "1", "--classes", "10",
+     "--policy", "default,get,find,fixed:cpu.direct", "--json", "{results}/train.json"],
 ]
 
 if __name__ == "__main__":
