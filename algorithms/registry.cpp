@@ -3,14 +3,19 @@
 #include "algorithms/registry.hpp"
 
 #include "algorithms/cpu/reference.hpp"
+#include "algorithms/cpu/winograd.hpp"
 #include "core/error.hpp"
 
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry() {
   static const CpuReference cpu_reference;
+  static const CpuWinograd cpu_winograd_f2x3(2), cpu_winograd_f4x3(4), cpu_winograd_f6x3(6);
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
+      &cpu_winograd_f2x3,
+      &cpu_winograd_f4x3,
+      &cpu_winograd_f6x3,
       &cpu_reference,
   };
   return list;
