@@ -68,3 +68,64 @@ TEST(CpuWinograd, RejectsNon3x3WithReason) {
 
 }  // namespace
 }  // namespace convlab
+
+// The measurement behind CpuWinograd::tolerance(): max |y - ref| / max_i sum|terms|_i
+// over AlexNet's 3x3 layers (alexnet, alexnet-owt; batch 2) and a random 3x3
+// sweep, per variant and direction. Run with --gtest_also_run_disabled_tests.
+#include "algorithms/execute.hpp"
+#include "core/layers.hpp"
+
+namespace convlab {
+namespace {
+
+TEST(CpuWinograd, DISABLED_MeasureAccuracy) {
+  std::vector<testing::TestProblem> probs;
+  for (const char* net : {"alexnet", "alexnet-owt"})
+    for (auto& l : network_layers(net, 2))
+      if (l.problem.r == 3) probs.push_back({l.id, l.problem});
+  uint64_t state = 12345;
+  auto next = [&](int lo, int hi) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + int((state >> 33) % uint64_t(hi - lo + 1));
+  };
+  for (int i = 0; i < 24; ++i) {
+    ConvProblem p;
+    p.groups = next(1, 2);
+    p.n = next(1, 3);
+    p.c = p.groups * next(1, 64);
+    p.k = p.groups * next(1, 64);
+    p.h = next(1, 30);
+    p.w = next(1, 30);
+    p.r = p.s = 3;
+    p.pad_h = next(0, 2);
+    p.pad_w = next(0, 2);
+    if (!p.validate().empty()) continue;
+    probs.push_back({"random" + std::to_string(i), p});
+  }
+  for (const char* name : {"cpu.winograd_f2x3", "cpu.winograd_f4x3", "cpu.winograd_f6x3"}) {
+    const Algorithm& a = get_algorithm(name);
+    for (Direction dir : kAllDirections) {
+      double worst = 0;
+      std::string where;
+      for (auto& tp : probs) {
+        ConvData data = ConvData::random(tp.problem, 7);
+        const Reference ref = compute_reference(tp.problem, dir, data);
+        ConvRunner runner(a, tp.problem, dir, ExecContext{});
+        runner.upload(data);
+        runner.run();
+        ConvData out(tp.problem);
+        runner.download_output(out);
+        const ErrorStats st = compare(out.output(dir).data(), ref, Tolerance{0, 1, "global"});
+        if (st.worst_ratio > worst) {
+          worst = st.worst_ratio;
+          where = tp.label + " [" + tp.problem.key() + "]";
+        }
+      }
+      std::printf("%s %-10s max|err|/max sum|terms| = %.3e  (%.2f eps)  at %s\n", name,
+                  std::string(to_string(dir)).c_str(), worst, worst / FLT_EPSILON, where.c_str());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace convlab
