@@ -71,7 +71,8 @@ TEST(CpuWinograd, RejectsNon3x3WithReason) {
 
 // The measurement behind CpuWinograd::tolerance(): max |y - ref| / max_i sum|terms|_i
 // over AlexNet's 3x3 layers (alexnet, alexnet-owt; batch 2) and a random 3x3
-// sweep, per variant and direction. Run with --gtest_also_run_disabled_tests.
+// sweep (48 problems), the tile sweeps above and the tester's 3x3 edge shapes,
+// per variant and direction. Run with --gtest_also_run_disabled_tests.
 #include "algorithms/execute.hpp"
 #include "core/layers.hpp"
 
@@ -88,7 +89,11 @@ TEST(CpuWinograd, DISABLED_MeasureAccuracy) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return lo + int((state >> 33) % uint64_t(hi - lo + 1));
   };
-  for (int i = 0; i < 24; ++i) {
+  for (int m : {2, 4, 6})
+    for (auto& tp : tile_sweep(m)) probs.push_back(tp);
+  for (auto& tp : testing::edge_sweep())
+    if (get_algorithm("cpu.winograd_f2x3").supports(tp.problem, Direction::fwd)) probs.push_back(tp);
+  for (int i = 0; i < 48; ++i) {
     ConvProblem p;
     p.groups = next(1, 2);
     p.n = next(1, 3);
