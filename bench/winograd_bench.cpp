@@ -3,7 +3,9 @@
 //   conv/alexnet.conv3/fwd/cpu.winograd_f4x3
 //   conv/alexnet.conv3/fwd/onednn.convolution_auto   (NCHW in/out, reorders counted)
 // Counter GFLOP/s = direct-convolution FLOPs (2*N*K*P*Q*C/g*R*S) / time, i.e.
-// *effective* GFLOP/s for the transform algorithms. Real time, median of reps.
+// *effective* GFLOP/s for the transform algorithms. Real time, median of reps;
+// the CPU column is process CPU time (all threads): on a shared machine run with
+// OMP_WAIT_POLICY=passive and compare CPU times (flops / (cpu / threads)).
 //   ./build-cpu/bench_winograd --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -139,10 +141,12 @@ int register_all() {
       for (const char* algo : kAlgos)
         benchmark::RegisterBenchmark((prefix + algo).c_str(), bench_algo, std::string(algo), p, dir)
             ->UseRealTime()
+            ->MeasureProcessCPUTime()
             ->Unit(benchmark::kMillisecond);
 #ifdef CONVLAB_HAS_ONEDNN
       benchmark::RegisterBenchmark((prefix + "onednn.convolution_auto").c_str(), bench_onednn, p, dir)
           ->UseRealTime()
+            ->MeasureProcessCPUTime()
           ->Unit(benchmark::kMillisecond);
 #endif
     }

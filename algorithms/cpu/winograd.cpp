@@ -15,6 +15,7 @@ namespace wg = winograd;
 namespace {
 
 constexpr int64_t kAlignFloats = 16;  // 64-byte alignment of each workspace buffer
+constexpr int kKC = 128;              // GEMM reduction block (B panel 128 x 32 floats = 16 KiB)
 
 // Tiles per chunk: a multiple of NR, as many as fit a ~12 MiB budget for the
 // chunk's transformed buffers (they then stay in the 33 MiB L3 between the
@@ -101,9 +102,13 @@ void run_forward_like(const wg::Kernels& kn, const Plan& pl, const wg::TiledImag
         for (int tp = 0; tp < np; ++tp) {
           const float* b = v + e * vlay.e_stride + int64_t(tp) * c_in * wg::kNR;
           float* c = mb + e * mlay.e_stride + int64_t(tp) * kp * wg::kNR;
-          for (int kb = 0; kb < kb_count; ++kb)
-            kn.gemm_ukernel(c_in, u + e * u_e + int64_t(kb) * c_in * wg::kMR, b, c + int64_t(kb) * wg::kMR * wg::kNR,
-                            wg::kNR, false);
+          // KC-blocked so the B panel (KC x NR) stays in L1 across the k-blocks.
+          for (int c0 = 0; c0 < c_in; c0 += kKC) {
+            const int kc = std::min(kKC, c_in - c0);
+            for (int kb = 0; kb < kb_count; ++kb)
+              kn.gemm_ukernel(kc, u + e * u_e + (int64_t(kb) * c_in + c0) * wg::kMR, b + int64_t(c0) * wg::kNR,
+                              c + int64_t(kb) * wg::kMR * wg::kNR, wg::kNR, c0 > 0);
+          }
         }
 #pragma omp for collapse(2) schedule(static)
       for (int tg = 0; tg < groups_out; ++tg)
@@ -222,16 +227,19 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
 // tile sweeps and the tester's 3x3 edge shapes; inputs uniform [-1, 1)), run as
 //   ./build-cpu/tests/test_algorithms_cpu --gtest_also_run_disabled_tests --gtest_filter='*Measure*'
 // worst max|err| / max sum|terms|, in units of FLT_EPSILON (fwd / bwd-data / bwd-filter):
-//   F(2x2,3x3): 0.76 / 1.31 / 1.38
-//   F(4x4,3x3): 4.73 / 8.63 / 4.57
-//   F(6x6,3x3): 21.7 / 39.6 / 12.9
+//   F(2x2,3x3): 1.21 / 1.31 / 1.89
+//   F(4x4,3x3): 13.0 / 8.63 / 7.70
+//   F(6x6,3x3): 39.4 / 39.6 / 18.0
+// The worst cases are short reductions (1 channel per group, tiny images); a
+// first run over AlexNet + 24 random problems gave at most 1.4 / 8.6 / 39.6 eps
+// for F(2) / F(4) / F(6).
 // Declared = 2x the measured worst, rounded up (kBoundEps below).
 Tolerance CpuWinograd::tolerance(const ConvProblem& p, Direction dir) const {
   (void)p;
   static constexpr double kBoundEps[3][3] = {
-      {2, 3, 3},     // F(2x2, 3x3)
-      {10, 18, 10},  // F(4x4, 3x3)
-      {44, 80, 26},  // F(6x6, 3x3)
+      {3, 3, 4},     // F(2x2, 3x3)
+      {26, 18, 16},  // F(4x4, 3x3)
+      {79, 80, 36},  // F(6x6, 3x3)
   };
   const int row = m_ == 2 ? 0 : m_ == 4 ? 1 : 2;
   const int col = dir == Direction::fwd ? 0 : dir == Direction::bwd_data ? 1 : 2;

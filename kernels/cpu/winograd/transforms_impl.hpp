@@ -10,6 +10,9 @@
 // contiguous floats when the layout has the tile index innermost).
 // Included only by the ISA files; not a public header.
 #include <cstring>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/cpu/winograd/winograd_kernels.hpp"
 
@@ -21,57 +24,87 @@ constexpr int L = kLanes;
 #define CL_UNROLL _Pragma("GCC unroll 8")
 #define CL_SIMD _Pragma("omp simd")
 
-// Per-lane tile geometry of one 16-tile group.
+// Per-lane tile geometry of one 16-tile group: where the patch starts and the
+// rectangle [i0, i1) x [j0, j1) of it that lies inside the image (the rest is
+// zero for every channel, so it is zeroed once per group, not per channel).
 struct LaneTiles {
   int64_t base[L];  // offset of the patch origin (may be outside the image) from channel 0, image n
   int y0[L], x0[L];
-  bool valid[L], interior[L];
+  int i0[L], i1[L], j0[L], j1[L];
+  bool valid[L];
+  // For the AVX-512 masked gather: 32-bit lane offsets and, per patch row i /
+  // column j, the lanes whose (i, j) lies inside the image.
+  alignas(64) int32_t off32[L];
+  uint16_t rowmask[kMaxAlpha], colmask[kMaxAlpha];
+  bool fits32;
 };
 
-template <int A>
 inline void tile_geometry(const TiledImage& img, int m, int64_t t_first, int t0, int span, LaneTiles& g) {
   const int64_t per_img = int64_t(img.tiles_h) * img.tiles_w;
   for (int l = 0; l < L; ++l) {
     const int64_t t = t_first + t0 + l;
     g.valid[l] = t < img.tiles_total;
-    if (!g.valid[l]) { g.base[l] = 0; g.y0[l] = g.x0[l] = 0; g.interior[l] = false; continue; }
+    if (!g.valid[l]) {
+      g.base[l] = 0;
+      g.y0[l] = g.x0[l] = 0;
+      g.i0[l] = g.i1[l] = g.j0[l] = g.j1[l] = 0;
+      continue;
+    }
     const int64_t n = t / per_img;
     const int rem = int(t % per_img);
     const int ty = rem / img.tiles_w, tx = rem % img.tiles_w;
-    g.y0[l] = ty * m - img.pad_h;
-    g.x0[l] = tx * m - img.pad_w;
-    g.base[l] = n * img.n_stride + int64_t(g.y0[l]) * img.w + g.x0[l];
-    g.interior[l] = g.y0[l] >= 0 && g.x0[l] >= 0 && g.y0[l] + span <= img.h && g.x0[l] + span <= img.w;
+    const int y0 = ty * m - img.pad_h, x0 = tx * m - img.pad_w;
+    g.y0[l] = y0;
+    g.x0[l] = x0;
+    g.base[l] = n * img.n_stride + int64_t(y0) * img.w + x0;
+    g.i0[l] = y0 < 0 ? -y0 : 0;
+    g.j0[l] = x0 < 0 ? -x0 : 0;
+    g.i1[l] = img.h - y0 < span ? img.h - y0 : span;
+    g.j1[l] = img.w - x0 < span ? img.w - x0 : span;
+    if (g.i1[l] < g.i0[l]) g.i1[l] = g.i0[l];
+    if (g.j1[l] < g.j0[l]) g.j1[l] = g.j0[l];
   }
-  (void)A;
-}
-
-// Gathers a span x span patch per lane into d[i][j][lane] (zeros outside).
-template <int S>
-inline void gather(const TiledImage& img, const LaneTiles& g, const float* chan, bool chan_valid, float (*d)[S][L]) {
-  if (!chan_valid) {
-    std::memset(d, 0, sizeof(float) * S * S * L);
-    return;
+  g.fits32 = true;
+  for (int i = 0; i < span; ++i) {
+    g.rowmask[i] = g.colmask[i] = 0;
+    for (int l = 0; l < L; ++l) {
+      if (i >= g.i0[l] && i < g.i1[l]) g.rowmask[i] |= uint16_t(1u << l);
+      if (i >= g.j0[l] && i < g.j1[l]) g.colmask[i] |= uint16_t(1u << l);
+    }
   }
   for (int l = 0; l < L; ++l) {
-    if (g.interior[l]) {
-      const float* p = chan + g.base[l];
+    const int64_t lo = g.base[l], hi = g.base[l] + int64_t(span) * (img.w + 1);
+    if (lo < -(int64_t(1) << 30) || hi > (int64_t(1) << 30)) g.fits32 = false;
+    g.off32[l] = int32_t(g.fits32 ? g.base[l] : 0);
+  }
+}
+
+// Copies the in-image part of each lane's S x S patch into d[i][j][lane]; the
+// out-of-image part must already be zero (zeroed once per group).
+template <int S>
+inline void gather(const TiledImage& img, const LaneTiles& g, const float* chan, float (*d)[S][L]) {
+#if defined(__AVX512F__)
+  if (g.fits32) {  // one masked 16-lane gather per patch element
+    const __m512i off = _mm512_load_si512(g.off32);
+    CL_UNROLL for (int i = 0; i < S; ++i) {
+      CL_UNROLL for (int j = 0; j < S; ++j) {
+        const __mmask16 k = __mmask16(g.rowmask[i] & g.colmask[j]);
+        const __m512i idx = _mm512_add_epi32(off, _mm512_set1_epi32(i * img.w + j));
+        _mm512_store_ps(d[i][j], _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, idx, chan, 4));
+      }
+    }
+    return;
+  }
+#endif
+  for (int l = 0; l < L; ++l) {
+    const float* p = chan + g.base[l];
+    if (g.i0[l] == 0 && g.j0[l] == 0 && g.i1[l] == S && g.j1[l] == S) {
       CL_UNROLL for (int i = 0; i < S; ++i) {
         CL_UNROLL for (int j = 0; j < S; ++j) d[i][j][l] = p[int64_t(i) * img.w + j];
       }
-    } else if (!g.valid[l]) {
-      for (int i = 0; i < S; ++i)
-        for (int j = 0; j < S; ++j) d[i][j][l] = 0.f;
     } else {
-      const float* p = chan + g.base[l];
-      for (int i = 0; i < S; ++i) {
-        const int y = g.y0[l] + i;
-        const bool row_ok = y >= 0 && y < img.h;
-        for (int j = 0; j < S; ++j) {
-          const int x = g.x0[l] + j;
-          d[i][j][l] = (row_ok && x >= 0 && x < img.w) ? p[int64_t(i) * img.w + j] : 0.f;
-        }
-      }
+      for (int i = g.i0[l]; i < g.i1[l]; ++i)
+        for (int j = g.j0[l]; j < g.j1[l]; ++j) d[i][j][l] = p[int64_t(i) * img.w + j];
     }
   }
 }
@@ -101,14 +134,15 @@ void input_transform_t(const TiledImage& img, int64_t t_first, int t0, int c0, i
   constexpr int A = M + 2;
   constexpr Matrices W = make_matrices(M);
   LaneTiles g;
-  tile_geometry<A>(img, M, t_first, t0, A, g);
+  tile_geometry(img, M, t_first, t0, A, g);
   alignas(64) float d[A][A][L];
   alignas(64) float t[A][A][L];
   alignas(64) float o[A][A][L];
+  std::memset(d, 0, sizeof d);
   const int64_t plane = int64_t(img.h) * img.w;
   for (int c = c0; c < c1; ++c) {
-    const bool cv = c < img.channels;
-    gather<A>(img, g, img.data + (cv ? c : 0) * plane, cv, d);
+    if (c == img.channels) std::memset(d, 0, sizeof d);  // channels past the end: zeros
+    if (c < img.channels) gather<A>(img, g, img.data + c * plane, d);
     // t = BT d
     CL_UNROLL for (int i = 0; i < A; ++i) {
       CL_UNROLL for (int j = 0; j < A; ++j) {
@@ -146,7 +180,7 @@ void output_transform_t(const float* mbuf, const PackLayout& lay, const TiledIma
   // Output tiles: origin (ty*m, tx*m), no padding on the output side.
   TiledImage oi = img;
   oi.pad_h = oi.pad_w = 0;
-  tile_geometry<A>(oi, M, t_first, t0, M, g);
+  tile_geometry(oi, M, t_first, t0, M, g);
   alignas(64) float x[A][A][L];
   alignas(64) float t[M][A][L];
   alignas(64) float o[M][M][L];
@@ -196,15 +230,13 @@ void output_transform_t(const float* mbuf, const PackLayout& lay, const TiledIma
     for (int l = 0; l < L; ++l) {
       if (!g.valid[l]) continue;
       float* p = chan + g.base[l];
-      if (g.interior[l]) {
+      if (g.i1[l] == M && g.j1[l] == M) {
         CL_UNROLL for (int i = 0; i < M; ++i) {
           CL_UNROLL for (int j = 0; j < M; ++j) p[int64_t(i) * img.w + j] = o[i][j][l];
         }
       } else {
-        const int hi = img.h - g.y0[l] < M ? img.h - g.y0[l] : M;
-        const int wj = img.w - g.x0[l] < M ? img.w - g.x0[l] : M;
-        for (int i = 0; i < hi; ++i)
-          for (int j = 0; j < wj; ++j) p[int64_t(i) * img.w + j] = o[i][j][l];
+        for (int i = 0; i < g.i1[l]; ++i)
+          for (int j = 0; j < g.j1[l]; ++j) p[int64_t(i) * img.w + j] = o[i][j][l];
       }
     }
   }
@@ -218,14 +250,15 @@ void dst_transform_t(const TiledImage& img, int64_t t_first, int t0, int k0, int
   TiledImage oi = img;
   oi.pad_h = oi.pad_w = 0;
   LaneTiles g;
-  tile_geometry<A>(oi, M, t_first, t0, M, g);
+  tile_geometry(oi, M, t_first, t0, M, g);
   alignas(64) float d[M][M][L];
   alignas(64) float t[A][M][L];
   alignas(64) float o[A][A][L];
+  std::memset(d, 0, sizeof d);
   const int64_t plane = int64_t(img.h) * img.w;
   for (int k = k0; k < k1; ++k) {
-    const bool kv = k < img.channels;
-    gather<M>(oi, g, img.data + (kv ? k : 0) * plane, kv, d);
+    if (k == img.channels) std::memset(d, 0, sizeof d);  // channels past the end: zeros
+    if (k < img.channels) gather<M>(oi, g, img.data + k * plane, d);
     // t = A d  (t[a][j] = sum_i AT[i][a] d[i][j])
     CL_UNROLL for (int a = 0; a < A; ++a) {
       CL_UNROLL for (int j = 0; j < M; ++j) {
@@ -252,6 +285,54 @@ void dst_transform_t(const TiledImage& img, int64_t t_first, int t0, int k0, int
     }
     store<A>(o, w, lay, k, t0);
   }
+}
+
+// U = G g GT for the k-blocks [kb0, kb1) of one group, fp64 over the MR
+// filters of a block (one lane per output channel), one rounding to fp32,
+// stored as alpha^2 contiguous rows of MR (layout (alpha^2, KB, c_in, MR)).
+template <int M>
+void filter_transform_t(const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0, int kb1) {
+  constexpr int A = M + 2;
+  constexpr Matrices W = make_matrices(M);
+  const int k_out = bwd_data ? cg : kg;
+  const int c_in = bwd_data ? kg : cg;
+  const int64_t e_stride = int64_t(ceil_div(k_out, kMR)) * c_in * kMR;
+  for (int kb = kb0; kb < kb1; ++kb) {
+    const int rows = k_out - kb * kMR < kMR ? k_out - kb * kMR : kMR;
+    for (int c = 0; c < c_in; ++c) {
+      double g[3][3][kMR];
+      if (rows < kMR) std::memset(g, 0, sizeof g);  // padded rows: zeros
+      for (int i = 0; i < rows; ++i) {
+        const int ko = kb * kMR + i;
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s)
+            g[r][s][i] = bwd_data ? wei_group[(int64_t(c) * cg + ko) * 9 + (2 - r) * 3 + (2 - s)]  // (Kg, Cg, 3, 3)
+                                  : wei_group[(int64_t(ko) * cg + c) * 9 + r * 3 + s];
+      }
+      double t[A][3][kMR];  // G g
+      CL_UNROLL for (int a = 0; a < A; ++a) {
+        CL_UNROLL for (int s = 0; s < 3; ++s) {
+          CL_SIMD for (int i = 0; i < kMR; ++i)
+            t[a][s][i] = W.G[a][0] * g[0][s][i] + W.G[a][1] * g[1][s][i] + W.G[a][2] * g[2][s][i];
+        }
+      }
+      float* dst = u + (int64_t(kb) * c_in + c) * kMR;
+      CL_UNROLL for (int a = 0; a < A; ++a) {
+        CL_UNROLL for (int b = 0; b < A; ++b) {
+          float* p = dst + (a * A + b) * e_stride;
+          CL_SIMD for (int i = 0; i < kMR; ++i)
+            p[i] = float(t[a][0][i] * W.G[b][0] + t[a][1][i] * W.G[b][1] + t[a][2][i] * W.G[b][2]);
+        }
+      }
+    }
+  }
+}
+
+inline void filter_transform_block(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0,
+                                   int kb1) {
+  if (m == 2) filter_transform_t<2>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else if (m == 4) filter_transform_t<4>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else filter_transform_t<6>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
 }
 
 inline void input_transform(int m, const TiledImage& img, int64_t t_first, int t0, int c0, int c1, float* v,

@@ -60,6 +60,9 @@ struct Kernels {
   // C[MR x NR] (+)= sum_p A[p][0..MR) * B[p][0..NR):  a is (kc, MR), b is (kc, NR),
   // c row-major with row stride ldc.
   void (*gemm_ukernel)(int kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate);
+  // filter_transform (below) for the k-blocks [kb0, kb1), single-threaded.
+  void (*filter_transform_block)(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0,
+                                 int kb1);
 };
 
 const Kernels& kernels_portable();
