@@ -119,6 +119,17 @@ inline void store(const float (*o)[A][L], float* v, const PackLayout& lay, int c
         CL_SIMD for (int l = 0; l < L; ++l) p[l] = o[i][j][l];
       }
     }
+  } else if (lay.tb == 1 && lay.t_stride == 0) {
+    // Tile index outermost (the backward-filter GEMM layouts): lane l lands
+    // tb_stride floats after lane l-1, for every element.
+    float* dst = v + lay.offset(c, t0);
+    const int64_t ts = lay.tb_stride;
+    CL_UNROLL for (int i = 0; i < A; ++i) {
+      CL_UNROLL for (int j = 0; j < A; ++j) {
+        float* p = dst + (i * A + j) * lay.e_stride;
+        for (int l = 0; l < L; ++l) p[l * ts] = o[i][j][l];
+      }
+    }
   } else {
     for (int l = 0; l < L; ++l) {
       float* dst = v + lay.offset(c, t0 + l);
