@@ -346,6 +346,49 @@ inline void filter_transform_block(int m, const float* wei_group, int kg, int cg
   else filter_transform_t<6>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
 }
 
+// GT M G for output channel k and the NR input channels [c0, c0 + NR): the
+// alpha^2 rows of M are read contiguously (one row of NR per element), fp64
+// over the NR lanes.
+template <int Mt>
+void filter_grad_block_t(const float* mbuf, int kg, int cg, int k, int c0, float* diff_wei_group) {
+  constexpr int A = Mt + 2;
+  constexpr Matrices W = make_matrices(Mt);
+  const int64_t kp = round_up(kg, kMR), cp = round_up(cg, kNR);
+  const int64_t e_stride = kp * cp;
+  const float* src = mbuf + int64_t(k) * cp + c0;
+  double t[3][A][kNR];  // GT M
+  for (int r = 0; r < 3; ++r)
+    for (int b = 0; b < A; ++b)
+      for (int l = 0; l < kNR; ++l) t[r][b][l] = 0;
+  CL_UNROLL for (int a = 0; a < A; ++a) {
+    CL_UNROLL for (int b = 0; b < A; ++b) {
+      const float* row = src + (a * A + b) * e_stride;
+      CL_UNROLL for (int r = 0; r < 3; ++r) {
+        const double g = W.G[a][r];
+        if (g == 0) continue;
+        CL_SIMD for (int l = 0; l < kNR; ++l) t[r][b][l] += g * double(row[l]);
+      }
+    }
+  }
+  const int lanes = cg - c0 < kNR ? cg - c0 : kNR;
+  for (int r = 0; r < 3; ++r)
+    for (int s = 0; s < 3; ++s) {
+      double acc[kNR] = {};
+      CL_UNROLL for (int b = 0; b < A; ++b) {
+        const double g = W.G[b][s];
+        if (g == 0) continue;
+        CL_SIMD for (int l = 0; l < kNR; ++l) acc[l] += t[r][b][l] * g;
+      }
+      for (int l = 0; l < lanes; ++l) diff_wei_group[((int64_t(k) * cg + c0 + l) * 3 + r) * 3 + s] = float(acc[l]);
+    }
+}
+
+inline void filter_grad_block(int m, const float* mbuf, int kg, int cg, int k, int c0, float* diff_wei_group) {
+  if (m == 2) filter_grad_block_t<2>(mbuf, kg, cg, k, c0, diff_wei_group);
+  else if (m == 4) filter_grad_block_t<4>(mbuf, kg, cg, k, c0, diff_wei_group);
+  else filter_grad_block_t<6>(mbuf, kg, cg, k, c0, diff_wei_group);
+}
+
 inline void input_transform(int m, const TiledImage& img, int64_t t_first, int t0, int c0, int c1, float* v,
                             const PackLayout& lay) {
   if (m == 2) input_transform_t<2>(img, t_first, t0, c0, c1, v, lay);

@@ -36,7 +36,7 @@ void gemm_ukernel_avx2(int kc, const float* a, const float* b, float* c, int64_t
 }  // namespace
 
 const Kernels& kernels_avx2() {
-  static const Kernels k = {"avx2", input_transform, output_transform, dst_transform, gemm_ukernel_avx2, filter_transform_block};
+  static const Kernels k = {"avx2", input_transform, output_transform, dst_transform, gemm_ukernel_avx2, filter_transform_block, filter_grad_block};
   return k;
 }
 

@@ -52,7 +52,7 @@ void gemm_ukernel_avx512(int kc, const float* a, const float* b, float* c, int64
 }  // namespace
 
 const Kernels& kernels_avx512() {
-  static const Kernels k = {"avx512", input_transform, output_transform, dst_transform, gemm_ukernel_avx512, filter_transform_block};
+  static const Kernels k = {"avx512", input_transform, output_transform, dst_transform, gemm_ukernel_avx512, filter_transform_block, filter_grad_block};
   return k;
 }
 

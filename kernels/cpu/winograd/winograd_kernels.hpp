@@ -63,6 +63,8 @@ struct Kernels {
   // filter_transform (below) for the k-blocks [kb0, kb1), single-threaded.
   void (*filter_transform_block)(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0,
                                  int kb1);
+  // diff_wei = GT M G (fp64) for output channel k, input channels [c0, c0 + NR) of one group.
+  void (*filter_grad_block)(int m, const float* mbuf, int kg, int cg, int k, int c0, float* diff_wei_group);
 };
 
 const Kernels& kernels_portable();
