@@ -9,6 +9,7 @@
 #include "algorithms/cpu/fft.hpp"
 #include "algorithms/cpu/im2col_gemm.hpp"
 #include "algorithms/cpu/reference.hpp"
+#include "algorithms/cpu/winograd.hpp"
 #ifdef CONVLAB_HAS_ONEDNN
 #include "algorithms/cpu/onednn.hpp"
 #endif
@@ -26,6 +27,7 @@ const std::vector<const Algorithm*>& registry() {
   static const CpuFft cpu_fft;
   static const CpuFftTiled cpu_fft_tiled;
   static const CpuFftFftw cpu_fft_fftw;
+  static const CpuWinograd cpu_winograd_f2x3(2), cpu_winograd_f4x3(4), cpu_winograd_f6x3(6);
   static const CpuReference cpu_reference;
 #ifdef CONVLAB_HAS_ONEDNN
   static const CpuOnednn cpu_onednn_direct(OnednnKind::direct);
@@ -38,6 +40,9 @@ const std::vector<const Algorithm*>& registry() {
         &cpu_im2col_gemm,  // first: the `default` policy's choice
         &cpu_im2col_openblas,
         &cpu_direct,
+        &cpu_winograd_f2x3,
+        &cpu_winograd_f4x3,
+        &cpu_winograd_f6x3,
         &cpu_fft,
         &cpu_fft_tiled,
         &cpu_fft_fftw,

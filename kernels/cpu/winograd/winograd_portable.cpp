@@ -1,0 +1,21 @@
+// Portable (baseline x86-64 / any CPU) Winograd kernels: the transforms of
+// transforms_impl.hpp and the generic 12 x 32 micro-kernel, plus run-time
+// selection of the widest kernel table this CPU runs.
+#include "core/device.hpp"
+#include "kernels/cpu/winograd/transforms_impl.hpp"
+
+namespace convlab::winograd {
+
+const Kernels& kernels_portable() {
+  static const Kernels k = {"scalar", input_transform, output_transform, dst_transform, gemm_ukernel_generic, filter_transform_block, filter_grad_block};
+  return k;
+}
+
+const Kernels& best_kernels() {
+  const CpuInfo& ci = cpu_info();
+  if (ci.avx512f) return kernels_avx512();
+  if (ci.avx2 && ci.fma) return kernels_avx2();
+  return kernels_portable();
+}
+
+}  // namespace convlab::winograd
