@@ -91,6 +91,14 @@ struct Runs {
   int size(int i) const { return begin(i + 1) - begin(i); }
 };
 
+// Reduction blocks (c-blocks forward, k-blocks backward-data) per pass: the
+// weights one pass touches, for every block of the group, stay within this
+// many bytes (L2-resident) while the pass sweeps all rows of the image.
+constexpr int64_t kWeightPassBytes = 256 * 1024;
+Runs reduction_passes(int blocks, int64_t bytes_per_block) {
+  return Runs(blocks, int(std::max<int64_t>(1, kWeightPassBytes / std::max<int64_t>(1, bytes_per_block))));
+}
+
 // ---- forward ----------------------------------------------------------------
 struct FwdPlan {
   ConvShape sh;
@@ -167,14 +175,22 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
       a.nkb = nkb;
       a.wei_kb_stride = pl.CB * pl.wei_tile();
       a.out_kb_stride = PQ * V;
-      for (int p = 0; p < s.p; ++p)
-        for (int qr = 0; qr < qruns.count; ++qr) {
-          const int q0 = qruns.begin(qr);
-          a.in = in_img + (int64_t(p) * s.stride_h * pl.xs.wp + int64_t(q0) * s.stride_w) * BI;
-          a.out = tile + (int64_t(p) * s.q + q0) * V;
-          a.nj = qruns.size(qr);
-          pl.uk->conv(a);
-        }
+      const float* wei_g = a.wei;
+      const Runs passes = reduction_passes(pl.CB, pl.wei_tile() * int64_t(sizeof(float)) * nkb);
+      for (int ps = 0; ps < passes.count; ++ps) {
+        const int cb0 = passes.begin(ps);
+        a.nib = passes.size(ps);
+        a.accumulate = ps > 0;
+        a.wei = wei_g + cb0 * pl.wei_tile();
+        for (int p = 0; p < s.p; ++p)
+          for (int qr = 0; qr < qruns.count; ++qr) {
+            const int q0 = qruns.begin(qr);
+            a.in = in_img + cb0 * plane + (int64_t(p) * s.stride_h * pl.xs.wp + int64_t(q0) * s.stride_w) * BI;
+            a.out = tile + (int64_t(p) * s.q + q0) * V;
+            a.nj = qruns.size(qr);
+            pl.uk->conv(a);
+          }
+      }
       for (int x = 0; x < nkb; ++x) {
         const int k0 = g * pl.KG + (kb + x) * V;
         direct::unblock_tile(tile + x * PQ * V, PQ, V, std::min(V, pl.KG - (kb + x) * V),
@@ -260,37 +276,46 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
       a.nkb = ncb;
       a.wei_kb_stride = pl.KB * pl.wei_tile();
       a.out_kb_stride = HW * V;
-      for (int h = 0; h < s.h; ++h)
-        for (int phi = 0; phi < std::min(sw, s.w); ++phi) {
-          int nt = 0;
-          for (int r = 0; r < s.r; ++r) {
-            const int y = h + s.pad_h - r * s.dil_h;
-            if (((y % sh) + sh) % sh) continue;
-            const int prow = y / sh + pl.mt;  // row of the margin-padded diff_dst
-            if (flat) {  // all s, reversed: column w + pw - (S-1) + s' for s' = S-1-s
-              in_off[nt] = (int64_t(prow) * pl.yd.wp + phi + s.pad_w - (s.s - 1) + pl.ml) * BK;
-              wei_off[nt] = int64_t(r) * s.s * BK * V;
-              ++nt;
-              continue;
+      const float* wei_g = a.wei;
+      const Runs passes = reduction_passes(pl.KB, pl.wei_tile() * int64_t(sizeof(float)) * ncb);
+      for (int ps = 0; ps < passes.count; ++ps) {
+        const int kb0 = passes.begin(ps);
+        a.nib = passes.size(ps);
+        a.accumulate = ps > 0;
+        a.wei = wei_g + kb0 * pl.wei_tile();
+        const float* in_pass = in_img + kb0 * plane;
+        for (int h = 0; h < s.h; ++h)
+          for (int phi = 0; phi < std::min(sw, s.w); ++phi) {
+            int nt = 0;
+            for (int r = 0; r < s.r; ++r) {
+              const int y = h + s.pad_h - r * s.dil_h;
+              if (((y % sh) + sh) % sh) continue;
+              const int prow = y / sh + pl.mt;  // row of the margin-padded diff_dst
+              if (flat) {  // all s, reversed: column w + pw - (S-1) + s' for s' = S-1-s
+                in_off[nt] = (int64_t(prow) * pl.yd.wp + phi + s.pad_w - (s.s - 1) + pl.ml) * BK;
+                wei_off[nt] = int64_t(r) * s.s * BK * V;
+                ++nt;
+                continue;
+              }
+              for (int t = 0; t < s.s; ++t) {
+                const int x = phi + s.pad_w - t * s.dil_w;
+                if (((x % sw) + sw) % sw) continue;
+                in_off[nt] = (int64_t(prow) * pl.yd.wp + x / sw + pl.ml) * BK;
+                wei_off[nt] = int64_t(r * s.s + t) * BK * V;
+                ++nt;
+              }
             }
-            for (int t = 0; t < s.s; ++t) {
-              const int x = phi + s.pad_w - t * s.dil_w;
-              if (((x % sw) + sw) % sw) continue;
-              in_off[nt] = (int64_t(prow) * pl.yd.wp + x / sw + pl.ml) * BK;
-              wei_off[nt] = int64_t(r * s.s + t) * BK * V;
-              ++nt;
+            a.ntaps = nt;
+            const Runs wruns(ceil_div(s.w - phi, sw), pl.uk->max_nj / ncb);
+            for (int wr = 0; wr < wruns.count; ++wr) {
+              const int m0 = wruns.begin(wr);
+              a.in = in_pass + int64_t(m0) * BK;
+              a.out = tile + (int64_t(h) * s.w + phi + int64_t(m0) * sw) * V;
+              a.nj = wruns.size(wr);
+              pl.uk->conv(a);
             }
           }
-          a.ntaps = nt;
-          const Runs wruns(ceil_div(s.w - phi, sw), pl.uk->max_nj / ncb);
-          for (int wr = 0; wr < wruns.count; ++wr) {
-            const int m0 = wruns.begin(wr);
-            a.in = in_img + int64_t(m0) * BK;
-            a.out = tile + (int64_t(h) * s.w + phi + int64_t(m0) * sw) * V;
-            a.nj = wruns.size(wr);
-            pl.uk->conv(a);
-          }
-        }
+      }
       for (int x = 0; x < ncb; ++x) {
         const int c0 = g * pl.CG + (cb + x) * V;
         direct::unblock_tile(tile + x * HW * V, HW, V, std::min(V, pl.CG - (cb + x) * V),
