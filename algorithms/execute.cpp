@@ -128,6 +128,19 @@ void ConvRunner::download_output(ConvData& data) const {
   copy_to_host(algo_.device(), out.data(), out_ptr(), out_bytes());
 }
 
+std::string ConvRunner::check_inputs(const ConvData& uploaded) const {
+  struct In { const char* what; const DeviceBuffer* b; const Tensor* t; bool input; };
+  for (auto [what, b, t, input] : {In{"src", &src_, &uploaded.src, dir_ != Direction::bwd_data},
+                                   In{"wei", &wei_, &uploaded.wei, dir_ != Direction::bwd_filter},
+                                   In{"dst (diff_dst)", &dst_, &uploaded.dst, dir_ != Direction::fwd}}) {
+    if (!input) continue;
+    std::vector<float> now(size_t(t->size()));
+    copy_to_host(algo_.device(), now.data(), b->get(), now.size() * 4);
+    if (std::memcmp(now.data(), t->data(), now.size() * 4) != 0) return std::string("modified its input ") + what;
+  }
+  return {};
+}
+
 std::string ConvRunner::check_guards() const {
   struct G { const char* what; const DeviceBuffer* b; size_t used; };
   for (auto [what, b, used] : {G{"src", &src_, size_t(p_.src_elems()) * 4}, G{"wei", &wei_, size_t(p_.wei_elems()) * 4},

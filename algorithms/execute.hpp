@@ -54,6 +54,8 @@ class ConvRunner {
   void download_output(ConvData& data) const;
   // Empty if no guard zone was touched, else which buffer was overrun.
   std::string check_guards() const;
+  // Empty if the direction's input tensors on the device still equal `uploaded`.
+  std::string check_inputs(const ConvData& uploaded) const;
   size_t workspace_bytes() const { return ws_bytes_; }
 
  private:

@@ -1,18 +1,61 @@
 // THE list. Add an algorithm by including its header and adding one line below;
 // every test sweep, benchmark, CLI listing and autotune run picks it up.
+// Order: hand-written CPU algorithms (the first supporting one is the `default`
+// policy's choice), the CPU vendor peers, the hand-written CUDA algorithms,
+// cuDNN, and the fp64 reference last.
 #include "algorithms/registry.hpp"
 
+#include "algorithms/cpu/direct.hpp"
+#include "algorithms/cpu/fft.hpp"
+#include "algorithms/cpu/im2col_gemm.hpp"
 #include "algorithms/cpu/reference.hpp"
+#ifdef CONVLAB_HAS_ONEDNN
+#include "algorithms/cpu/onednn.hpp"
+#endif
+#if CONVLAB_HAS_CUDA
+#include "algorithms/cudnn/cudnn_conv.hpp"
+#endif
 #include "core/error.hpp"
 
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry() {
+  static const CpuIm2colGemm cpu_im2col_gemm;
+  static const CpuIm2colOpenblas cpu_im2col_openblas;
+  static const CpuDirect cpu_direct;
+  static const CpuFft cpu_fft;
+  static const CpuFftTiled cpu_fft_tiled;
+  static const CpuFftFftw cpu_fft_fftw;
   static const CpuReference cpu_reference;
-  static const std::vector<const Algorithm*> list = {
-      // ---- CPU -------------------------------------------------------------
-      &cpu_reference,
-  };
+#ifdef CONVLAB_HAS_ONEDNN
+  static const CpuOnednn cpu_onednn_direct(OnednnKind::direct);
+  static const CpuOnednn cpu_onednn_winograd(OnednnKind::winograd);
+  static const CpuOnednn cpu_onednn_auto(OnednnKind::automatic);
+#endif
+  static const std::vector<const Algorithm*> list = [] {
+    std::vector<const Algorithm*> v = {
+        // ---- CPU, hand-written ---------------------------------------------
+        &cpu_im2col_gemm,  // first: the `default` policy's choice
+        &cpu_im2col_openblas,
+        &cpu_direct,
+        &cpu_fft,
+        &cpu_fft_tiled,
+        &cpu_fft_fftw,
+        // ---- CPU, vendor peers ---------------------------------------------
+#ifdef CONVLAB_HAS_ONEDNN
+        &cpu_onednn_direct,
+        &cpu_onednn_winograd,
+        &cpu_onednn_auto,
+#endif
+    };
+#if CONVLAB_HAS_CUDA
+    // ---- CUDA, hand-written ------------------------------------------------
+    // ---- cuDNN -------------------------------------------------------------
+    for (const Algorithm* a : cudnn_algorithms()) v.push_back(a);
+#endif
+    v.push_back(&cpu_reference);  // the oracle, last
+    return v;
+  }();
   return list;
 }
 

@@ -1,32 +1,103 @@
 #include "autotune/policy.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
 #include "algorithms/registry.hpp"
+#include "autotune/cache.hpp"
+#include "autotune/find.hpp"
+#include "autotune/get.hpp"
 #include "core/error.hpp"
+#include "core/timing.hpp"
 
 namespace convlab {
 
-std::string Policy::name() const {
-  switch (kind) {
-    case Kind::default_: return "default";
-    case Kind::fixed: return "fixed:" + fixed_algo;
-    case Kind::get: return "get";
-    case Kind::find: return "find";
-    case Kind::cache: return cache_path.empty() ? "cache" : "cache:" + cache_path;
+size_t parse_bytes(std::string_view text) {
+  std::string t(text);
+  if (t.empty()) fail("empty byte count");
+  size_t mult = 1;
+  switch (t.back()) {
+    case 'k': case 'K': mult = size_t(1) << 10; break;
+    case 'm': case 'M': mult = size_t(1) << 20; break;
+    case 'g': case 'G': mult = size_t(1) << 30; break;
+    default: break;
   }
-  return "?";
+  if (mult != 1) t.pop_back();
+  if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 15)
+    fail("bad byte count '" + std::string(text) + "' (expected e.g. 4096, 64K, 256M, 2G)");
+  return size_t(std::stoull(t)) * mult;
 }
 
-Policy Policy::parse(std::string_view text) {
+std::string Policy::name() const {
+  std::string n;
+  switch (kind) {
+    case Kind::default_: n = "default"; break;
+    case Kind::fixed: n = "fixed:" + fixed_algo; break;
+    case Kind::get: n = cache_path.empty() ? "get" : "get:" + cache_path; break;
+    case Kind::find: n = "find"; break;
+    case Kind::cache: n = cache_path.empty() ? "cache" : "cache:" + cache_path; break;
+  }
+  if (std::isfinite(max_error)) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, ",max-error=%g", max_error);
+    n += buf;
+  }
+  if (deterministic) n += ",deterministic";
+  if (workspace_limit != size_t(-1)) n += ",workspace=" + std::to_string(workspace_limit);
+  return n;
+}
+
+namespace {
+// One ",option" suffix; false when `opt` is not an option (then it belongs to the head, e.g. a path).
+bool apply_option(Policy& p, std::string_view opt) {
+  if (opt == "deterministic") {
+    p.deterministic = true;
+    return true;
+  }
+  if (opt.rfind("max-error=", 0) == 0) {
+    const std::string v(opt.substr(10));
+    char* end = nullptr;
+    const double e = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(e > 0)) fail("policy option 'max-error=" + v + "': expected a positive number");
+    p.max_error = e;
+    return true;
+  }
+  if (opt.rfind("workspace=", 0) == 0) {
+    p.workspace_limit = parse_bytes(opt.substr(10));
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+Policy Policy::parse(std::string_view full) {
   Policy p;
+  // Options are peeled off the end so that a path may itself contain commas.
+  std::string_view text = full;
+  while (true) {
+    const size_t comma = text.rfind(',');
+    if (comma == std::string_view::npos || !apply_option(p, text.substr(comma + 1))) break;
+    text = text.substr(0, comma);
+  }
   if (text == "default") return p;
   if (text == "get") { p.kind = Kind::get; return p; }
   if (text == "find") { p.kind = Kind::find; return p; }
   if (text == "cache") { p.kind = Kind::cache; return p; }
-  if (text.rfind("cache:", 0) == 0) {
-    p.kind = Kind::cache;
-    p.cache_path = std::string(text.substr(6));
-    if (p.cache_path.empty()) fail("policy 'cache:' needs a file path");
-    return p;
+  for (auto [prefix, kind] : {std::pair{"cache:", Kind::cache}, std::pair{"get:", Kind::get}}) {
+    const std::string_view pre(prefix);
+    if (text.rfind(pre, 0) == 0) {
+      p.kind = kind;
+      p.cache_path = std::string(text.substr(pre.size()));
+      if (p.cache_path.empty()) fail("policy '" + std::string(pre) + "' needs a file path");
+      return p;
+    }
   }
   if (text.rfind("fixed:", 0) == 0) {
     p.kind = Kind::fixed;
@@ -35,26 +106,115 @@ Policy Policy::parse(std::string_view text) {
     if (a.family() == "reference") fail("policy 'fixed:" + p.fixed_algo + "': the reference is not a policy choice");
     return p;
   }
-  fail("unknown policy '" + std::string(text) + "' (expected default, fixed:<algorithm>, get, find, cache[:<path>])");
+  fail("unknown policy '" + std::string(full) +
+       "' (expected default, fixed:<algorithm>, get[:<path>], find, cache[:<path>], then optional "
+       ",max-error=E ,deterministic ,workspace=BYTES)");
 }
 
 namespace {
-bool usable(const Algorithm& a, const ConvProblem& p, Direction dir, const ExecContext& ctx, size_t ws_limit) {
+
+bool usable(const Algorithm& a, const ConvProblem& p, Direction dir, const ExecContext& ctx, size_t ws_limit,
+            bool need_deterministic) {
   return a.device() == ctx.device && a.family() != "reference" && a.unavailable_reason().empty() &&
-         a.supports(p, dir).ok && a.workspace_bytes(p, dir) <= ws_limit;
+         (!need_deterministic || a.deterministic()) && a.supports(p, dir).ok && a.workspace_bytes(p, dir) <= ws_limit;
 }
+
+// Per-process state of the measuring policies: find results by key, open caches by path.
+struct TunerState {
+  std::mutex mu;
+  std::map<std::string, std::vector<AlgoPerf>> found;  // CacheKey::str() + limit -> ranked list
+  std::map<std::string, std::unique_ptr<TuneCache>> caches;
+  std::map<std::string, std::unique_ptr<Calibration>> calibrations;  // by cache path
+};
+TunerState& state() {
+  static TunerState s;
+  return s;
+}
+
+TuneCache& open_cache(TunerState& s, const std::string& path) {
+  auto& c = s.caches[path];
+  if (!c) {
+    c = std::make_unique<TuneCache>(path);
+    c->load();
+  }
+  return *c;
+}
+
+Choice pick(const std::vector<AlgoPerf>& ranked, const Constraints& c, const std::string& how, const ConvProblem& p,
+            Direction dir) {
+  const AlgoPerf* best = select(ranked, c);
+  if (!best)
+    fail("no algorithm meets the constraints for " + p.key() + " " + std::string(to_string(dir)) + " (" +
+         std::to_string(ranked.size()) + " candidates " + how + ")");
+  int ok = 0;
+  for (const auto& r : ranked) ok += r.status == PerfStatus::ok;
+  return {&get_algorithm(best->algo), how + ": best of " + std::to_string(ok), 0};
+}
+
 }  // namespace
 
 Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                         size_t workspace_limit) {
+  const size_t ws = std::min(workspace_limit, policy.workspace_limit);
+  Constraints cons;
+  cons.workspace_limit = ws;
+  cons.max_error = policy.max_error;
+  cons.deterministic = policy.deterministic;
+  const double t0 = now_seconds();
+
+  if (policy.kind == Policy::Kind::get) {
+    TunerState& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    const std::string path = policy.cache_path.empty() ? TuneCache::default_path() : policy.cache_path;
+    auto& cal = s.calibrations[path];
+    if (!cal) {
+      std::vector<Measured> data;
+      if (!policy.cache_path.empty() || std::filesystem::exists(path)) {
+        const CacheKey k = make_cache_key(p, dir, ctx);
+        data = open_cache(s, path).measurements(k.device, k.version);
+      }
+      cal = std::make_unique<Calibration>(Calibration::fit(data, MachineModel::for_context(ctx)));
+    }
+    Choice c = pick(get(p, dir, ctx, ws, cal.get()), cons, "cost model", p, dir);
+    c.why += cal->samples() ? " (calibrated from " + std::to_string(cal->samples()) + " measurements)" : " (uncalibrated)";
+    return c;
+  }
+
+  if (policy.kind == Policy::Kind::find || policy.kind == Policy::Kind::cache) {
+    TunerState& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    const CacheKey key = make_cache_key(p, dir, ctx);
+    const auto candidates = find_candidates(ctx.device);
+    FindOptions fo;
+    fo.workspace_limit = ws;
+    if (policy.kind == Policy::Kind::find) {
+      auto& ranked = s.found[key.str() + '\x1f' + std::to_string(ws)];
+      if (ranked.empty()) ranked = find(p, dir, ctx, fo, candidates);
+      Choice c = pick(ranked, cons, "find", p, dir);
+      c.tuning_seconds = now_seconds() - t0;
+      return c;
+    }
+    TuneCache& cache = open_cache(s, policy.cache_path.empty() ? TuneCache::default_path() : policy.cache_path);
+    if (const CacheEntry* e = cache.lookup(key); e && entry_covers(*e, candidates, ws))
+      return pick(e->results, cons, "cache hit", p, dir);
+    CacheEntry e;
+    e.key = key;
+    e.workspace_limit = ws;
+    e.results = find(p, dir, ctx, fo, candidates);
+    e.tuned_at = double(std::time(nullptr));
+    cache.put(e);
+    cache.save();
+    Choice c = pick(e.results, cons, "cache miss, find", p, dir);
+    c.tuning_seconds = now_seconds() - t0;
+    return c;
+  }
+
   if (policy.kind == Policy::Kind::fixed) {
     const Algorithm& a = get_algorithm(policy.fixed_algo);
-    if (usable(a, p, dir, ctx, workspace_limit)) return {&a, "fixed", 0};
+    if (usable(a, p, dir, ctx, ws, policy.deterministic)) return {&a, "fixed", 0};
   }
-  if (policy.kind == Policy::Kind::get || policy.kind == Policy::Kind::find || policy.kind == Policy::Kind::cache)
-    fail("policy '" + policy.name() + "' needs the autotuner (autotune/find, get, cache)");
   for (const Algorithm* a : registry())
-    if (usable(*a, p, dir, ctx, workspace_limit))
+    if (usable(*a, p, dir, ctx, ws, policy.deterministic))
       return {a, policy.kind == Policy::Kind::fixed ? "fixed algorithm unsupported here; first supporting in registry order"
                                                     : "first supporting in registry order",
               0};

@@ -4,13 +4,21 @@
 //   default          the first algorithm in registry order that is available on
 //                    the device and supports the problem (oneDNN's ordered list)
 //   fixed:<name>     that algorithm where it supports the problem, else default
-//   get              the top of the cost model's ranking (nothing runs)
+//   get[:<path>]     the top of the cost model's ranking (nothing runs), its
+//                    efficiency factors calibrated from the find results in
+//                    the cache file (default file when it exists)
 //   find             the fastest measured by exhaustive find (times candidates)
 //   cache[:<path>]   the persistent autotune cache; find on a miss, then stored
 //
-// The reference is never chosen.
+// Constraints may follow after commas (the global workspace limit,
+// accuracy budget and determinism requirement), e.g.
+//   find,max-error=1e-5,deterministic      cache:/tmp/t.jsonl,workspace=256M
+// The accuracy budget is checked against find's measured max relative error;
+// get (which measures nothing) applies the workspace and determinism limits
+// only. The reference is never chosen.
 #pragma once
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -22,7 +30,11 @@ struct Policy {
   enum class Kind { default_, fixed, get, find, cache };
   Kind kind = Kind::default_;
   std::string fixed_algo;  // Kind::fixed
-  std::string cache_path;  // Kind::cache ("" = the default cache file)
+  std::string cache_path;  // Kind::cache / get ("" = the default cache file)
+  // Constraints (all policies; see above).
+  double max_error = std::numeric_limits<double>::infinity();
+  bool deterministic = false;
+  size_t workspace_limit = size_t(-1);  // min'd with choose_algorithm's argument
   std::string name() const;               // "default", "fixed:cpu.direct", "get", ...
   static Policy parse(std::string_view);  // throws Error with one line
 };
@@ -33,7 +45,12 @@ struct Choice {
   double tuning_seconds = 0;    // wall time spent choosing (find / cache miss)
 };
 
-// Throws Error when no algorithm on ctx.device supports the problem.
+// "4096", "64K", "256M", "2G" (binary units) -> bytes; throws Error with one line.
+size_t parse_bytes(std::string_view text);
+
+// Throws Error when no algorithm on ctx.device supports the problem (within the
+// constraints). get / find / cache results are memoised per process; cache
+// additionally reads and writes its file (autotune/cache.hpp).
 Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                         size_t workspace_limit = size_t(-1));
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake git pkg-config
+  build-essential cmake git pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libdnnl-dev libfftw3-dev
 )

@@ -51,7 +51,14 @@ int cmd_algos(int argc, char** argv);
 int cmd_problem(int argc, char** argv);
 int cmd_conv(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
+int cmd_tune(int argc, char** argv);
+int cmd_cache(int argc, char** argv);
+int cmd_layers(int argc, char** argv);
 int cmd_train(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 
+}  // namespace convlab::cli
+
+namespace convlab::cli {
+int cmd_peak(int argc, char** argv);
 }  // namespace convlab::cli

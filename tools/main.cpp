@@ -15,7 +15,11 @@ const std::vector<Command>& commands() {
       {"algos", "list every registered algorithm and whether it can run here", cmd_algos},
       {"problem", "parse benchdnn problem strings / layer ids, print canonical form and sizes", cmd_problem},
       {"conv", "run one algorithm on one problem and direction (.npy in/out, --check)", cmd_conv},
+      {"peak", "measure the CPU's fp32 FMA peak (GFLOP/s) per thread count", cmd_peak},
       {"demo", "built-in example: every CPU algorithm on AlexNet's layers, checked and timed", cmd_demo},
+      {"tune", "autotune layers / networks: find (measured) vs get (cost model), with a cache", cmd_tune},
+      {"cache", "show, check or merge autotune cache files", cmd_cache},
+      {"layers", "per-layer comparison of every algorithm (time, GFLOP/s, %peak, error, get/find picks)", cmd_layers},
       {"train", "train AlexNet under each algorithm policy: iteration time, speedups, per-layer attribution, losses", cmd_train},
       {"report", "the main job: per-layer algorithm comparison + training under each policy, written to results/", cmd_report},
   };

@@ -128,7 +128,7 @@ std::vector<TestProblem> random_sweep(uint64_t seed, int count) {
 
 std::vector<TestProblem> standard_sweep() {
   auto v = edge_sweep();
-  for (auto& t : alexnet_sweep(1)) v.push_back(t);
+  for (auto& l : network_layers("alexnet", 1)) v.push_back({l.id, l.problem});
   for (auto& t : random_sweep(test_seed(), 12)) v.push_back(t);
   return v;
 }
@@ -173,6 +173,8 @@ void ConvTester::run() {
         runner.download_output(out);
         const std::string guards = runner.check_guards();
         EXPECT_TRUE(guards.empty()) << where << ": " << guards;
+        const std::string inputs = runner.check_inputs(*cc.data);
+        EXPECT_TRUE(inputs.empty()) << where << ": " << inputs;
         const Tolerance tol = algo->tolerance(p, dir);
         const ErrorStats st = compare(out.output(dir).data(), *cc.ref, tol);
         ++run_;

@@ -32,7 +32,7 @@ std::vector<TestProblem> edge_sweep();
 std::vector<TestProblem> alexnet_sweep(int batch = 1);
 // `count` valid random small problems from `seed`.
 std::vector<TestProblem> random_sweep(uint64_t seed, int count);
-// edge_sweep + alexnet_sweep(1) + random_sweep(test seed, 12). The seed is
+// edge_sweep + AlexNet's five layers at batch 1 + random_sweep(test seed, 12). The seed is
 // CONVLAB_TEST_SEED from the environment when set, else fixed.
 std::vector<TestProblem> standard_sweep();
 uint64_t test_seed();

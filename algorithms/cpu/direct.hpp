@@ -1,0 +1,26 @@
+// cpu.direct: direct convolution over a blocked channel layout (NCHW16c
+// activations, OIhw16i16o weights on AVX-512; 8-wide on AVX2 and portable),
+// register-blocked over output channels (one vector) and output pixels (up to
+// 28 in registers). All three directions; layout conversions run inside run()
+// in the workspace. See algorithms/cpu/direct.cpp for the loop structure.
+#pragma once
+#include "algorithms/algorithm.hpp"
+
+namespace convlab {
+
+class CpuDirect final : public Algorithm {
+ public:
+  std::string_view name() const override { return "cpu.direct"; }
+  DeviceKind device() const override { return DeviceKind::cpu; }
+  std::string_view family() const override { return "direct"; }
+  std::string_view description() const override {
+    return "blocked-layout (NCHW16c) register-blocked direct convolution, phase-split strided backward-data, "
+           "tile-owned deterministic backward-filter";
+  }
+  Support supports(const ConvProblem& p, Direction dir) const override;
+  size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
+  void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+           const ExecContext& ctx) const override;
+};
+
+}  // namespace convlab

@@ -1,0 +1,173 @@
+#include "algorithms/cpu/im2col_gemm.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/gemm/sgemm.hpp"
+#include "kernels/cpu/im2col/im2col.hpp"
+
+namespace convlab {
+
+namespace {
+
+int64_t align16(int64_t elems) { return (elems + 15) / 16 * 16; }  // keeps every sub-buffer 64-byte aligned
+
+bool is_direct(const ConvProblem& p) {
+  return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+}
+
+// dyc (Kg x nb*PQ) <- diff_dst[n0 + i][g*Kg + k][:] (or the reverse, for fwd's tmp -> dst).
+void gather_dy(const ConvShape& sh, int n0, int nb, int g, const float* dy, float* dyc, int threads) {
+  const int64_t pq = int64_t(sh.p) * sh.q, ld = nb * pq;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads) if (threads > 1)
+  for (int k = 0; k < sh.kg(); ++k)
+    for (int i = 0; i < nb; ++i)
+      std::memcpy(dyc + k * ld + i * pq, dy + ((int64_t(n0) + i) * sh.k + int64_t(g) * sh.kg() + k) * pq,
+                  sizeof(float) * size_t(pq));
+}
+void scatter_dst(const ConvShape& sh, int n0, int nb, int g, const float* tmp, float* dst, int threads) {
+  const int64_t pq = int64_t(sh.p) * sh.q, ld = nb * pq;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads) if (threads > 1)
+  for (int k = 0; k < sh.kg(); ++k)
+    for (int i = 0; i < nb; ++i)
+      std::memcpy(dst + ((int64_t(n0) + i) * sh.k + int64_t(g) * sh.kg() + k) * pq, tmp + k * ld + i * pq,
+                  sizeof(float) * size_t(pq));
+}
+
+// The GEMM of one group over L = nb*P*Q columns. Every matrix with an L-long
+// side has leading dimension L: col (CRS, L), tmp/dyc (Kg, L), and with
+// nb == 1 dst / diff_dst themselves; in the direct case src is the column
+// matrix (Cg, H*W) with H*W = P*Q = L.
+Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L) {
+  const int64_t crs = int64_t(p.c_per_group()) * p.r * p.s;
+  const int kg = p.k_per_group();
+  switch (dir) {
+    case Direction::fwd:  // C(Kg x L) = W_g(Kg x CRS) * col(CRS x L)
+      return {false, false, kg, int(L), int(crs), crs, L, L};
+    case Direction::bwd_data:  // col(CRS x L) = W_g^T * dyc(Kg x L)
+      return {true, false, int(crs), int(L), kg, crs, L, L};
+    case Direction::bwd_filter:  // dW_g(Kg x CRS) (+)= dyc(Kg x L) * col^T
+      return {false, true, kg, int(crs), int(L), L, L, crs};
+  }
+  return {};
+}
+
+}  // namespace
+
+Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir) {
+  Im2colGemmPlan pl;
+  const int64_t pq = int64_t(p.p()) * p.q();
+  const int64_t crs = int64_t(p.c_per_group()) * p.r * p.s;
+  const int kg = p.k_per_group();
+  pl.direct = is_direct(p);
+  if (pl.direct) {
+    pl.nb = 1;
+    pl.chunks = p.n;
+  } else {
+    const int64_t per_image = (crs + kg) * pq * int64_t(sizeof(float));
+    const int nb_max = int(std::clamp<int64_t>(kColumnBudget / std::max<int64_t>(per_image, 1), 1, p.n));
+    pl.chunks = (p.n + nb_max - 1) / nb_max;
+    pl.nb = (p.n + pl.chunks - 1) / pl.chunks;  // balanced chunks
+  }
+  const int64_t L = pl.nb * pq;
+  if (!pl.direct) {
+    pl.col_elems = crs * L;
+    pl.buf_elems = pl.nb > 1 ? kg * L : 0;
+  }
+  pl.gemm = gemm_call(p, dir, L);
+  pl.gemm_calls = int64_t(p.groups) * pl.chunks;
+  return pl;
+}
+
+Support Im2colGemmBase::supports(const ConvProblem& p, Direction dir) const {
+  (void)dir;
+  const int64_t pq = int64_t(p.p()) * p.q();
+  const int64_t crs = int64_t(p.c_per_group()) * p.r * p.s;
+  if (crs > INT32_MAX || pq > INT32_MAX / 2)
+    return Support::no("GEMM dimensions exceed 32-bit ints (C/g*R*S = " + std::to_string(crs) + ")");
+  return Support::yes();
+}
+
+size_t Im2colGemmBase::workspace_bytes(const ConvProblem& p, Direction dir) const {
+  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
+  // The GEMM's scratch for the full chunk and for the short last one.
+  const int64_t pq = int64_t(p.p()) * p.q();
+  const int last = p.n - (pl.chunks - 1) * pl.nb;
+  size_t gws = 0;
+  for (int t = 1; t <= cpu_info().hardware_threads; ++t)  // any thread count run() may use
+    gws = std::max({gws, gemm_workspace_bytes(pl.gemm, t), gemm_workspace_bytes(gemm_call(p, dir, last * pq), t)});
+  return size_t(align16(pl.col_elems) + align16(pl.buf_elems)) * sizeof(float) + gws;
+}
+
+void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+                         const ExecContext& ctx) const {
+  const ConvShape sh = to_shape(p);
+  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
+  const int T = ctx.resolved_threads();
+  const int TG = std::min(T, cpu_info().hardware_threads);  // the GEMM scratch is sized for this many
+  float* col = static_cast<float*>(workspace);                // (CRS, L)
+  float* tmp = col + align16(pl.col_elems);                    // (Kg, L): fwd output / gathered dy
+  void* gws = tmp + align16(pl.buf_elems);                     // the GEMM's packing space
+  const int64_t pq = int64_t(sh.p) * sh.q, hw = int64_t(sh.h) * sh.w;
+  const int64_t crs = int64_t(sh.cg()) * sh.r * sh.s;
+  const int kg = sh.kg();
+
+  for (int chunk = 0; chunk < pl.chunks; ++chunk) {
+    const int n0 = chunk * pl.nb;
+    const int nb = std::min(pl.nb, sh.n - n0);
+    const int L = int(nb * pq);
+    const Im2colGemmCall g = gemm_call(p, dir, L);  // this chunk's shape (the last chunk may be short)
+    for (int grp = 0; grp < sh.groups; ++grp) {
+      const float* wg = buf.wei + int64_t(grp) * kg * crs;  // (Kg, CRS)
+      float* dwg = buf.wei + int64_t(grp) * kg * crs;
+      const float* x = pl.direct ? buf.src + (int64_t(n0) * sh.c + int64_t(grp) * sh.cg()) * hw : col;  // (CRS, L)
+      float* dx = pl.direct ? buf.src + (int64_t(n0) * sh.c + int64_t(grp) * sh.cg()) * hw : col;
+      float* y_at = buf.dst + (int64_t(n0) * sh.k + int64_t(grp) * kg) * pq;  // (Kg, PQ) of image n0
+      const bool packed_y = nb > 1;  // dst/diff_dst go through tmp (Kg, L); never when direct (nb = 1)
+      switch (dir) {
+        case Direction::fwd:
+          if (!pl.direct) cpu::im2col(sh, nb, grp, buf.src + int64_t(n0) * sh.c * hw, col, L, T);
+          gemm(g, 1.0f, wg, x, 0.0f, packed_y ? tmp : y_at, TG, gws);
+          if (packed_y) scatter_dst(sh, n0, nb, grp, tmp, buf.dst, T);
+          break;
+        case Direction::bwd_data:
+          if (packed_y) gather_dy(sh, n0, nb, grp, buf.dst, tmp, T);
+          gemm(g, 1.0f, wg, packed_y ? tmp : y_at, 0.0f, dx, TG, gws);
+          if (!pl.direct) cpu::col2im(sh, nb, grp, col, L, buf.src + int64_t(n0) * sh.c * hw, T);
+          break;
+        case Direction::bwd_filter:
+          if (!pl.direct) cpu::im2col(sh, nb, grp, buf.src + int64_t(n0) * sh.c * hw, col, L, T);
+          if (packed_y) gather_dy(sh, n0, nb, grp, buf.dst, tmp, T);
+          gemm(g, 1.0f, packed_y ? tmp : y_at, x, chunk == 0 ? 0.0f : 1.0f, dwg, TG, gws);
+          break;
+      }
+    }
+  }
+}
+
+size_t CpuIm2colGemm::gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const {
+  cpu::SgemmConfig cfg;
+  cfg.threads = threads;
+  return cpu::sgemm_workspace_bytes(g.m, g.n, g.k, cfg);
+}
+
+void CpuIm2colGemm::gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c,
+                         int threads, void* workspace) const {
+  cpu::SgemmConfig cfg;
+  cfg.threads = threads;
+  cpu::sgemm(cpu::Layout::row_major, g.trans_a ? cpu::Trans::yes : cpu::Trans::no,
+             g.trans_b ? cpu::Trans::yes : cpu::Trans::no, g.m, g.n, g.k, alpha, a, g.lda, b, g.ldb, beta, c, g.ldc,
+             cfg, workspace);
+}
+
+void CpuIm2colOpenblas::gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta,
+                             float* c, int threads, void* workspace) const {
+  (void)workspace;
+  openblas_set_num_threads(threads);
+  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans, g.m, g.n,
+              g.k, alpha, a, int(g.lda), b, int(g.ldb), beta, c, int(g.ldc));
+}
+
+}  // namespace convlab

@@ -1,0 +1,90 @@
+// cpu.im2col_gemm and cpu.im2col_openblas: the Caffe lowering. One composition
+// (Im2colGemmBase), two GEMMs plugged in as the strategy: the hand-written
+// SGEMM (kernels/cpu/gemm) or OpenBLAS cblas_sgemm.
+//
+// Per group g and batch chunk of nb images (L = nb*P*Q columns, CRS = Cg*R*S):
+//   fwd        col = im2col(src)              (CRS x L)
+//              tmp = W_g (Kg x CRS) * col      (Kg x L), scattered into dst
+//   bwd-data   dyc = gather(diff_dst)          (Kg x L)
+//              col = W_g^T (CRS x Kg) * dyc    (CRS x L), diff_src = col2im(col)
+//   bwd-filter col = im2col(src), dyc = gather(diff_dst)
+//              diff_wei_g (Kg x CRS) (+)= dyc * col^T   (beta = 0 on the first chunk)
+// With nb == 1 the GEMM reads/writes dst/diff_dst in place (no tmp/dyc).
+// 1x1, stride-1, pad-0 problems skip im2col: src is already the column matrix
+// (per image GEMMs straight on the tensors, workspace = the GEMM's own).
+// The chunk nb is the largest that keeps col + tmp/dyc under kColumnBudget.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "algorithms/algorithm.hpp"
+
+namespace convlab {
+
+// One GEMM call of the lowering: row-major C(m x n) = op(A) op(B) (+ beta C).
+struct Im2colGemmCall {
+  bool trans_a = false, trans_b = false;
+  int m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  double flops() const { return 2.0 * m * n * double(k); }
+};
+
+struct Im2colGemmPlan {
+  bool direct = false;        // 1x1 stride 1 pad 0: no im2col, per-image GEMMs on the tensors
+  int nb = 1;                 // images per chunk
+  int chunks = 1;
+  int64_t col_elems = 0;      // CRS x L (0 when direct)
+  int64_t buf_elems = 0;      // Kg x L for fwd's tmp / the dy gather (0 when nb == 1)
+  Im2colGemmCall gemm;        // the GEMM of one full chunk and group (calls = groups * chunks, or groups * N if direct)
+  int64_t gemm_calls = 0;
+};
+
+inline constexpr int64_t kColumnBudget = int64_t(32) << 20;  // bytes for col + tmp/dyc
+
+Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir);
+
+class Im2colGemmBase : public Algorithm {
+ public:
+  DeviceKind device() const override { return DeviceKind::cpu; }
+  std::string_view family() const override { return "gemm"; }
+  Support supports(const ConvProblem& p, Direction dir) const override;
+  size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
+  void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+           const ExecContext& ctx) const override;
+
+ protected:
+  // The strategy: row-major SGEMM and the scratch it needs for a call of this
+  // shape with `threads` threads. workspace_bytes() sizes it for the
+  // hardware's thread count; run() never gives the GEMM more threads than that.
+  virtual size_t gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const = 0;
+  virtual void gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c,
+                    int threads, void* workspace) const = 0;
+};
+
+class CpuIm2colGemm final : public Im2colGemmBase {
+ public:
+  std::string_view name() const override { return "cpu.im2col_gemm"; }
+  std::string_view description() const override {
+    return "im2col/col2im + the hand-written packed SGEMM (AVX-512 12x32 / AVX2 6x16 / portable micro-kernels)";
+  }
+
+ protected:
+  size_t gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const override;
+  void gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c, int threads,
+            void* workspace) const override;
+};
+
+class CpuIm2colOpenblas final : public Im2colGemmBase {
+ public:
+  std::string_view name() const override { return "cpu.im2col_openblas"; }
+  std::string_view description() const override {
+    return "im2col/col2im + OpenBLAS cblas_sgemm (the classic Caffe approach)";
+  }
+
+ protected:
+  size_t gemm_workspace_bytes(const Im2colGemmCall&, int) const override { return 0; }  // OpenBLAS owns its buffers
+  void gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c, int threads,
+            void* workspace) const override;
+};
+
+}  // namespace convlab

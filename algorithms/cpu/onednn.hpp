@@ -1,0 +1,46 @@
+// cpu.onednn_direct, cpu.onednn_winograd, cpu.onednn_auto: oneDNN's (2.6)
+// convolution primitives as algorithms — the CPU peers, playing the role cuDNN
+// plays on the GPU.
+//
+// Each wraps convolution_forward / convolution_backward_data /
+// convolution_backward_weights with one oneDNN algorithm kind
+// (convolution_direct, convolution_winograd, convolution_auto). oneDNN chooses
+// its own (blocked) layouts (format_tag::any); the reorders from our NCHW /
+// (K, C/g, R, S) tensors into them and back run inside run() and count in its
+// time. Reorder buffers and oneDNN's scratchpad (scratchpad_mode::user) live in
+// the workspace. Primitives are built once per (problem, direction, threads)
+// and cached. supports() is oneDNN's own answer: creating the primitive
+// descriptor either succeeds or the problem is rejected with a reason.
+#pragma once
+#include "algorithms/algorithm.hpp"
+
+namespace convlab {
+
+enum class OnednnKind { direct, winograd, automatic };
+
+class CpuOnednn final : public Algorithm {
+ public:
+  explicit CpuOnednn(OnednnKind kind) : kind_(kind) {}
+  std::string_view name() const override;
+  DeviceKind device() const override { return DeviceKind::cpu; }
+  std::string_view family() const override;
+  std::string_view description() const override;
+  Support supports(const ConvProblem& p, Direction dir) const override;
+  // The largest need (reorder buffers + scratchpad) over the thread counts 1
+  // and all hardware threads: oneDNN sizes its scratchpad for the threads it
+  // was created with.
+  size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
+  void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+           const ExecContext& ctx) const override;
+  Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
+
+  // oneDNN's name for the implementation it picked (e.g. "jit:avx512_core",
+  // "jit_wino_4x3:avx512_core", "gemm:jit"), for threads = all hardware
+  // threads; throws Error when unsupported. For tests and reports.
+  std::string implementation(const ConvProblem& p, Direction dir) const;
+
+ private:
+  OnednnKind kind_;
+};
+
+}  // namespace convlab

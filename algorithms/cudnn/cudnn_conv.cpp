@@ -1,0 +1,269 @@
+#include "algorithms/cudnn/cudnn_conv.hpp"
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/device.hpp"
+#include "core/error.hpp"
+
+namespace convlab {
+
+namespace {
+
+std::string no_device_reason() { return "no CUDA device (" + cuda_info().reason + "): cuDNN cannot be asked"; }
+
+void check(cudnnStatus_t s, const std::string& what) {
+  if (s != CUDNN_STATUS_SUCCESS) fail("cuDNN " + what + ": " + cudnnGetErrorString(s));
+}
+
+// One handle for the process (cuDNN handles are per device and may be shared
+// across host threads when access is serialised, which the mutex below does).
+std::mutex g_mu;
+cudnnHandle_t handle_locked() {
+  static cudnnHandle_t h = nullptr;
+  if (!h) check(cudnnCreate(&h), "cudnnCreate");
+  return h;
+}
+
+// Descriptors of one problem (the same for every direction).
+struct Descs {
+  cudnnTensorDescriptor_t src = nullptr, dst = nullptr;
+  cudnnFilterDescriptor_t wei = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  ~Descs() {
+    if (src) cudnnDestroyTensorDescriptor(src);
+    if (dst) cudnnDestroyTensorDescriptor(dst);
+    if (wei) cudnnDestroyFilterDescriptor(wei);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+  }
+};
+
+const Descs& descs_locked(const ConvProblem& p) {
+  static std::map<std::string, std::unique_ptr<Descs>> cache;
+  auto& slot = cache[p.key()];
+  if (slot) return *slot;
+  auto d = std::make_unique<Descs>();
+  check(cudnnCreateTensorDescriptor(&d->src), "cudnnCreateTensorDescriptor");
+  check(cudnnCreateTensorDescriptor(&d->dst), "cudnnCreateTensorDescriptor");
+  check(cudnnCreateFilterDescriptor(&d->wei), "cudnnCreateFilterDescriptor");
+  check(cudnnCreateConvolutionDescriptor(&d->conv), "cudnnCreateConvolutionDescriptor");
+  check(cudnnSetTensor4dDescriptor(d->src, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w), "src descriptor");
+  check(cudnnSetFilter4dDescriptor(d->wei, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.k, p.c_per_group(), p.r, p.s),
+        "filter descriptor");
+  check(cudnnSetConvolution2dDescriptor(d->conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w,
+                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        "convolution descriptor");
+  check(cudnnSetConvolutionGroupCount(d->conv, p.groups), "group count");
+  check(cudnnSetConvolutionMathType(d->conv, CUDNN_FMA_MATH), "math type");
+  int n, k, h, w;
+  check(cudnnGetConvolution2dForwardOutputDim(d->conv, d->src, d->wei, &n, &k, &h, &w), "output dims");
+  if (n != p.n || k != p.k || h != p.p() || w != p.q())
+    fail("cuDNN computes a different output shape for " + p.key());
+  check(cudnnSetTensor4dDescriptor(d->dst, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, k, h, w), "dst descriptor");
+  slot = std::move(d);
+  return *slot;
+}
+
+cudnnStatus_t query_workspace(const Descs& d, Direction dir, int id, size_t* bytes) {
+  cudnnHandle_t h = handle_locked();
+  switch (dir) {
+    case Direction::fwd:
+      return cudnnGetConvolutionForwardWorkspaceSize(h, d.src, d.wei, d.conv, d.dst, cudnnConvolutionFwdAlgo_t(id), bytes);
+    case Direction::bwd_data:
+      return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.wei, d.dst, d.conv, d.src,
+                                                          cudnnConvolutionBwdDataAlgo_t(id), bytes);
+    case Direction::bwd_filter:
+      return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.src, d.dst, d.conv, d.wei,
+                                                            cudnnConvolutionBwdFilterAlgo_t(id), bytes);
+  }
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
+const char* dir_word(Direction d) {
+  return d == Direction::fwd ? "forward" : d == Direction::bwd_data ? "backward-data" : "backward-filter";
+}
+
+}  // namespace
+
+int CudnnConv::id(Direction dir) const {
+  return dir == Direction::fwd ? ids_.fwd : dir == Direction::bwd_data ? ids_.bwd_data : ids_.bwd_filter;
+}
+
+Support CudnnConv::supports(const ConvProblem& p, Direction dir) const {
+  if (id(dir) < 0) return Support::no(std::string("cuDNN has no ") + name_ + " algorithm for " + dir_word(dir));
+  if (!cuda_info().available) return Support::no(no_device_reason());
+  std::lock_guard lock(g_mu);
+  size_t bytes = 0;
+  const cudnnStatus_t s = query_workspace(descs_locked(p), dir, id(dir), &bytes);
+  if (s != CUDNN_STATUS_SUCCESS) return Support::no(std::string("cuDNN: ") + cudnnGetErrorString(s));
+  return Support::yes();
+}
+
+size_t CudnnConv::workspace_bytes(const ConvProblem& p, Direction dir) const {
+  if (id(dir) < 0 || !cuda_info().available) return 0;
+  std::lock_guard lock(g_mu);
+  size_t bytes = 0;
+  check(query_workspace(descs_locked(p), dir, id(dir), &bytes), std::string("workspace query for ") + name_);
+  return bytes;
+}
+
+void CudnnConv::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+                    const ExecContext& ctx) const {
+  if (!cuda_info().available) fail(no_device_reason());
+  std::lock_guard lock(g_mu);
+  cudnnHandle_t h = handle_locked();
+  const Descs& d = descs_locked(p);
+  size_t ws = 0;
+  check(query_workspace(d, dir, id(dir), &ws), std::string("workspace query for ") + name_);
+  check(cudnnSetStream(h, static_cast<cudaStream_t>(ctx.stream)), "cudnnSetStream");
+  const float alpha = 1.f, beta = 0.f;
+  switch (dir) {
+    case Direction::fwd:
+      check(cudnnConvolutionForward(h, &alpha, d.src, buf.src, d.wei, buf.wei, d.conv, cudnnConvolutionFwdAlgo_t(ids_.fwd),
+                                    workspace, ws, &beta, d.dst, buf.dst),
+            std::string(name_) + " forward");
+      break;
+    case Direction::bwd_data:
+      check(cudnnConvolutionBackwardData(h, &alpha, d.wei, buf.wei, d.dst, buf.dst, d.conv,
+                                         cudnnConvolutionBwdDataAlgo_t(ids_.bwd_data), workspace, ws, &beta, d.src,
+                                         buf.src),
+            std::string(name_) + " backward-data");
+      break;
+    case Direction::bwd_filter:
+      check(cudnnConvolutionBackwardFilter(h, &alpha, d.src, buf.src, d.dst, buf.dst, d.conv,
+                                           cudnnConvolutionBwdFilterAlgo_t(ids_.bwd_filter), workspace, ws, &beta,
+                                           d.wei, buf.wei),
+            std::string(name_) + " backward-filter");
+      break;
+  }
+}
+
+// GEMM-like cuDNN algorithms sum in fp32 in some order: the K*eps bound holds.
+// FFT and Winograd mix terms across elements. Their bounds here are a priori
+// (not yet measured on a GPU: no GPU has been available to this project) and
+// mirror the transform's error growth: FFT ~ eps * log2(transform size) * the
+// largest magnitude; Winograd ~ the transform-matrix norms times the
+// summation bound. scripts/gpu-check.sh prints the measured worst ratios so
+// that the first GPU session can replace these with measured numbers.
+Tolerance CudnnConv::tolerance(const ConvProblem& p, Direction dir) const {
+  Tolerance t = summation_tolerance(p, dir);
+  const std::string fam = family_;
+  if (fam == "fft") {
+    const double l = std::log2(double(std::max(p.h + 2 * p.pad_h, p.w + 2 * p.pad_w)) + 1.0);
+    t.global = 16.0 * l * double(FLT_EPSILON);
+    t.basis += "; a-priori FFT bound 16*log2(L)*eps*max|terms| (unmeasured on GPU)";
+  } else if (fam == "winograd") {
+    t.elem *= 64;
+    t.basis += " x64 a-priori Winograd transform growth (unmeasured on GPU)";
+  }
+  return t;
+}
+
+const std::vector<const Algorithm*>& cudnn_algorithms() {
+  using I = CudnnConv::Ids;
+  static const CudnnConv list[] = {
+      {"cudnn.implicit_gemm", "implicit_gemm", "cuDNN IMPLICIT_GEMM (forward)", I{0, -1, -1}, true},
+      {"cudnn.implicit_precomp_gemm", "implicit_gemm", "cuDNN IMPLICIT_PRECOMP_GEMM (forward)", I{1, -1, -1}, true},
+      {"cudnn.gemm", "gemm", "cuDNN GEMM with explicit im2col (forward)", I{2, -1, -1}, true},
+      {"cudnn.direct", "direct", "cuDNN DIRECT (forward)", I{3, -1, -1}, true},
+      {"cudnn.fft", "fft", "cuDNN FFT (fwd, bwd-data, bwd-filter)", I{4, 2, 2}, true},
+      {"cudnn.fft_tiling", "fft", "cuDNN FFT_TILING (fwd, bwd-data, bwd-filter)", I{5, 3, 6}, true},
+      {"cudnn.winograd", "winograd", "cuDNN WINOGRAD, fused (fwd, bwd-data; cuDNN has none for bwd-filter)",
+       I{6, 4, -1}, true},
+      {"cudnn.winograd_nonfused", "winograd", "cuDNN WINOGRAD_NONFUSED (fwd, bwd-data, bwd-filter)", I{7, 5, 5}, true},
+      {"cudnn.bwd_data_algo_0", "gemm", "cuDNN BWD_DATA_ALGO_0 (non-deterministic)", I{-1, 0, -1}, false},
+      {"cudnn.bwd_data_algo_1", "gemm", "cuDNN BWD_DATA_ALGO_1", I{-1, 1, -1}, true},
+      {"cudnn.bwd_filter_algo_0", "gemm", "cuDNN BWD_FILTER_ALGO_0 (non-deterministic)", I{-1, -1, 0}, false},
+      {"cudnn.bwd_filter_algo_1", "gemm", "cuDNN BWD_FILTER_ALGO_1", I{-1, -1, 1}, true},
+      {"cudnn.bwd_filter_algo_3", "gemm", "cuDNN BWD_FILTER_ALGO_3 (non-deterministic)", I{-1, -1, 3}, false},
+  };
+  static const std::vector<const Algorithm*> ptrs = [] {
+    std::vector<const Algorithm*> v;
+    for (const auto& a : list) v.push_back(&a);
+    return v;
+  }();
+  return ptrs;
+}
+
+namespace {
+
+std::string name_for(Direction dir, int id) {
+  for (const Algorithm* a : cudnn_algorithms()) {
+    const auto* c = static_cast<const CudnnConv*>(a);
+    if (c->id(dir) == id) return std::string(c->name());
+  }
+  return "cudnn.unknown_" + std::to_string(id);
+}
+
+template <typename Perf>
+CudnnPerf to_perf(const Perf& r, Direction dir, bool measured) {
+  CudnnPerf o;
+  o.algo = name_for(dir, int(r.algo));
+  o.status = cudnnGetErrorString(r.status);
+  o.time_ms = measured && r.status == CUDNN_STATUS_SUCCESS ? double(r.time) : -1;
+  o.workspace = r.memory;
+  o.deterministic = r.determinism == CUDNN_DETERMINISTIC;
+  return o;
+}
+
+std::vector<CudnnPerf> select(const ConvProblem& p, Direction dir, bool find) {
+  if (!cuda_info().available) fail(no_device_reason());
+  if (auto e = p.validate(); !e.empty()) fail(e);
+  std::lock_guard lock(g_mu);
+  cudnnHandle_t h = handle_locked();
+  const Descs& d = descs_locked(p);
+  std::vector<CudnnPerf> out;
+  int n = 0;
+  switch (dir) {
+    case Direction::fwd: {
+      cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      if (find)
+        check(cudnnFindConvolutionForwardAlgorithm(h, d.src, d.wei, d.conv, d.dst, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
+              "cudnnFindConvolutionForwardAlgorithm");
+      else
+        check(cudnnGetConvolutionForwardAlgorithm_v7(h, d.src, d.wei, d.conv, d.dst, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
+              "cudnnGetConvolutionForwardAlgorithm_v7");
+      for (int i = 0; i < n; ++i) out.push_back(to_perf(r[i], dir, find));
+      break;
+    }
+    case Direction::bwd_data: {
+      cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      if (find)
+        check(cudnnFindConvolutionBackwardDataAlgorithm(h, d.wei, d.dst, d.conv, d.src,
+                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, r),
+              "cudnnFindConvolutionBackwardDataAlgorithm");
+      else
+        check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.wei, d.dst, d.conv, d.src,
+                                                          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, r),
+              "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      for (int i = 0; i < n; ++i) out.push_back(to_perf(r[i], dir, find));
+      break;
+    }
+    case Direction::bwd_filter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      if (find)
+        check(cudnnFindConvolutionBackwardFilterAlgorithm(h, d.src, d.dst, d.conv, d.wei,
+                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r),
+              "cudnnFindConvolutionBackwardFilterAlgorithm");
+      else
+        check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.src, d.dst, d.conv, d.wei,
+                                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r),
+              "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      for (int i = 0; i < n; ++i) out.push_back(to_perf(r[i], dir, find));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<CudnnPerf> cudnn_find(const ConvProblem& p, Direction dir) { return select(p, dir, true); }
+std::vector<CudnnPerf> cudnn_get(const ConvProblem& p, Direction dir) { return select(p, dir, false); }
+
+}  // namespace convlab

@@ -1,0 +1,173 @@
+#include "autotune/find.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <optional>
+
+#include "algorithms/execute.hpp"
+#include "algorithms/registry.hpp"
+#include "core/error.hpp"
+
+namespace convlab {
+
+std::vector<const Algorithm*> find_candidates(DeviceKind device) {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm* a : registry())
+    if (a->device() == device && a->family() != "reference") out.push_back(a);
+  return out;
+}
+
+namespace {
+
+std::string g3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// The slice used for the accuracy check: the first `check_batch` images.
+struct CheckSlice {
+  ConvProblem p;
+  ConvData data;
+  std::optional<Reference> ref;  // computed on first use
+  CheckSlice(const ConvProblem& full, int batch, uint64_t seed)
+      : p(full.with_batch(std::max(1, std::min(batch, full.n)))), data(ConvData::random(p, seed)) {}
+};
+
+// Runs the candidate on the slice twice and fills status / error fields.
+void check(const Algorithm& a, CheckSlice& s, Direction dir, const ExecContext& ctx, AlgoPerf& r) {
+  if (!s.ref) s.ref.emplace(compute_reference(s.p, dir, s.data, ctx.device == DeviceKind::cpu ? ctx.threads : 0));
+  const Reference& ref = *s.ref;
+  ConvRunner run(a, s.p, dir, ctx);
+  run.upload(s.data);
+  ConvData out1(s.p), out2(s.p);
+  run.poison();
+  run.run();
+  run.download_output(out1);
+  run.poison();
+  run.run();
+  run.download_output(out2);
+  if (auto g = run.check_guards(); !g.empty()) {
+    r.status = PerfStatus::failed;
+    r.note = "accuracy check: " + g;
+    return;
+  }
+  const Tolerance tol = a.tolerance(s.p, dir);
+  const ErrorStats st = compare(out1.output(dir).data(), ref, tol);
+  r.max_rel_error = st.max_rel;
+  r.err_ratio = st.worst_ratio;
+  if (!st.passed()) {
+    r.status = PerfStatus::inaccurate;
+    r.note = std::to_string(st.bad) + " elements over the declared bound, " + std::to_string(st.non_finite) +
+             " non-finite; worst err/bound " + g3(st.worst_ratio);
+    return;
+  }
+  const Tensor& o1 = out1.output(dir);
+  const Tensor& o2 = out2.output(dir);
+  const bool same = std::memcmp(o1.data(), o2.data(), size_t(o1.size()) * sizeof(float)) == 0;
+  r.deterministic = a.deterministic() && same;
+  if (!same && a.deterministic()) {
+    r.status = PerfStatus::failed;
+    r.note = "claims to be deterministic but two runs on the same inputs differ";
+  }
+}
+
+void time_full(const Algorithm& a, const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt,
+               double best_so_far, AlgoPerf& r) {
+  ConvRunner run(a, p, dir, ctx);
+  run.upload(ConvData::random(p, opt.seed));
+  run.poison();
+  // Warm-up by hand so that a hopeless candidate costs one more run, not max_seconds.
+  double warm = 0;
+  for (int i = 0; i < std::max(1, opt.warmup); ++i) {
+    const double t0 = now_seconds();
+    run.run();
+    warm = now_seconds() - t0;
+  }
+  TimingOptions t;
+  t.warmup = 0;
+  t.min_reps = opt.min_reps;
+  t.max_reps = opt.max_reps;
+  t.max_seconds = opt.max_seconds;
+  t.stable_rel = opt.stable_rel;
+  if (std::isfinite(best_so_far) && warm > opt.slow_cutoff * best_so_far) {
+    // One timed rep first: if that is still hopeless, it is the answer; if not,
+    // the warm-up was a first-call cost (plan creation, page faults): time properly.
+    TimingOptions one = t;
+    one.min_reps = one.max_reps = 1;
+    const TimingStats st1 = run.time(one);
+    if (st1.median > opt.slow_cutoff * best_so_far) {
+      if (auto g = run.check_guards(); !g.empty()) {
+        r.status = PerfStatus::failed;
+        r.note = g;
+        return;
+      }
+      r.time = st1.median;
+      r.spread = 0;
+      r.reps = 1;
+      r.note = g3(st1.median / best_so_far) + "x the best so far: 1 timed rep";
+      return;
+    }
+  }
+  const TimingStats st = run.time(t);
+  if (auto g = run.check_guards(); !g.empty()) {
+    r.status = PerfStatus::failed;
+    r.note = g;
+    return;
+  }
+  r.time = st.median;
+  r.spread = st.spread;
+  r.reps = st.reps;
+}
+
+}  // namespace
+
+std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt) {
+  return find(p, dir, ctx, opt, find_candidates(ctx.device));
+}
+
+std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt,
+                           const std::vector<const Algorithm*>& candidates) {
+  if (auto e = p.validate(); !e.empty()) fail(e);
+  std::vector<AlgoPerf> out;
+  CheckSlice slice(p, opt.check_batch, opt.seed);
+  double best = std::numeric_limits<double>::infinity();
+  int index = 0;
+  for (const Algorithm* a : candidates) {
+    if (a->family() == "reference" || a->device() != ctx.device) continue;
+    if (opt.on_candidate) opt.on_candidate(index, int(candidates.size()), *a);
+    ++index;
+    AlgoPerf r;
+    r.algo = std::string(a->name());
+    r.deterministic = a->deterministic();
+    if (auto why = a->unavailable_reason(); !why.empty()) {
+      r.status = PerfStatus::unavailable;
+      r.note = why;
+    } else if (auto s = a->supports(p, dir); !s) {
+      r.status = PerfStatus::unsupported;
+      r.note = s.reason;
+    } else if ((r.workspace = a->workspace_bytes(p, dir)) > opt.workspace_limit) {
+      r.status = PerfStatus::over_workspace;
+      r.note = "needs " + std::to_string(r.workspace) + " bytes, limit " + std::to_string(opt.workspace_limit);
+    } else {
+      try {
+        CheckSlice* cs = &slice;
+        std::optional<CheckSlice> full;  // the rare algorithm that rejects the slice is checked at full size
+        if (!a->supports(slice.p, dir)) cs = &full.emplace(p, p.n, opt.seed);
+        check(*a, *cs, dir, ctx, r);
+        if (r.status == PerfStatus::ok) time_full(*a, p, dir, ctx, opt, best, r);
+        if (r.status == PerfStatus::ok) best = std::min(best, r.time);
+      } catch (const std::exception& e) {
+        r.status = PerfStatus::failed;
+        r.note = std::string("threw: ") + e.what();
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  rank(out);
+  return out;
+}
+
+}  // namespace convlab

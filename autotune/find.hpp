@@ -1,0 +1,50 @@
+// find: cudnnFindConvolution*Algorithm for convlab. For one (problem,
+// direction) every candidate on the context's device that supports the problem
+// and fits the workspace limit is
+//   1. checked: run on a batch slice (check_batch images, same weights) from
+//      the same seeded inputs as the fp64 reference, twice; an output outside
+//      the algorithm's declared tolerance -> inaccurate; a throw, a guard-zone
+//      overrun or (for an algorithm that claims determinism) two runs that
+//      differ bit-wise -> failed. Neither is ever selected.
+//   2. timed at the full problem: warm-up, then repetitions until the median
+//      is stable (core/timing.hpp), bounded by max_reps and max_seconds. A
+//      candidate whose warm-up and then one timed rep are both more than
+//      slow_cutoff x the best median so far stops there (it cannot win within
+//      any plausible noise; its note says so) -- this keeps whole-network
+//      tuning within minutes when slow algorithms are registered.
+// The reference is never a candidate. The result is the full list, ranked by
+// rank() (perf.hpp), non-runnable candidates included with their reason.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "autotune/perf.hpp"
+
+namespace convlab {
+
+struct FindOptions {
+  size_t workspace_limit = size_t(-1);
+  int check_batch = 1;          // images in the accuracy-check slice (1-2 keeps the fp64 reference cheap)
+  uint64_t seed = 1;            // of the random inputs
+  int warmup = 1;
+  int min_reps = 3;
+  int max_reps = 25;
+  double max_seconds = 0.3;     // timed work per candidate before giving up on stability
+  double stable_rel = 0.02;     // median moved less than this -> stable
+  double slow_cutoff = 3;       // see above
+  // Called before each candidate (progress display): index, count, name.
+  std::function<void(int, int, const Algorithm&)> on_candidate;
+};
+
+// Candidates: every registered algorithm of ctx.device except the reference.
+std::vector<const Algorithm*> find_candidates(DeviceKind device);
+
+std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt = {});
+// The same over an explicit candidate list (tests plant algorithms that are
+// not in the registry). Reference-family entries are skipped.
+std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt,
+                           const std::vector<const Algorithm*>& candidates);
+
+}  // namespace convlab

@@ -1,0 +1,66 @@
+// One candidate's result in a ranked list (cudnnConvolutionFwdAlgoPerf_t's
+// fields: algo, status, time, memory, determinism, plus what convlab adds: the
+// spread of the timing and the measured error against the fp64 reference).
+// find() fills it from measurements, get() from the cost model (time then is a
+// prediction and the error fields stay NaN), the cache stores whole lists.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convlab {
+
+enum class PerfStatus {
+  ok,              // ran, checked against the reference, timed
+  inaccurate,      // ran, but exceeded its declared tolerance (never selected)
+  failed,          // threw, overran a buffer, or was nondeterministic though it claims not to be
+  over_workspace,  // needs more workspace than the limit (not run)
+  unsupported,     // supports() said no (not run)
+  unavailable,     // cannot run on this machine / build (not run)
+};
+std::string_view to_string(PerfStatus s);
+// Returns false for an unknown word.
+bool parse_perf_status(std::string_view text, PerfStatus& out);
+
+struct AlgoPerf {
+  std::string algo;                  // dotted registry name
+  PerfStatus status = PerfStatus::ok;
+  double time = std::numeric_limits<double>::quiet_NaN();  // seconds: median (find) or predicted (get)
+  double spread = 0;                 // (p75 - p25) / median of the timed reps; 0 for predictions
+  int reps = 0;                      // timed repetitions behind `time`
+  size_t workspace = 0;              // bytes
+  double max_rel_error = std::numeric_limits<double>::quiet_NaN();  // on the check slice
+  double err_ratio = std::numeric_limits<double>::quiet_NaN();      // worst error / declared bound; <= 1 passes
+  bool deterministic = true;
+  std::string note;                  // why not ok; or how it was measured
+};
+
+// What a caller accepts beyond "ok": the workspace limit, accuracy
+// budget (max relative error a layer may accept) and determinism requirement.
+struct Constraints {
+  size_t workspace_limit = size_t(-1);
+  double max_error = std::numeric_limits<double>::infinity();
+  bool deterministic = false;
+};
+
+// Sorts in place into the order a tuner reports: status ok first, by time,
+// with near-ties broken by the fixed rule (see near_tie); then everything else
+// by status, then name. The result is a pure function of the entries' fields.
+void rank(std::vector<AlgoPerf>& list);
+
+// Two ok entries are within each other's noise when their times differ by at
+// most max(1 %, spread_a, spread_b), the spread capped at 10 %. Within a
+// noise cluster (anchored at its fastest entry) the order is: deterministic
+// first, then smaller workspace, then name -- so the choice does not flip
+// between runs on a noisy machine.
+bool near_tie(const AlgoPerf& a, const AlgoPerf& b);
+
+// The first entry of a ranked list that is ok and meets the constraints; the
+// accuracy budget applies only to measured entries (a NaN error passes).
+// nullptr when none does.
+const AlgoPerf* select(const std::vector<AlgoPerf>& ranked, const Constraints& c);
+
+}  // namespace convlab

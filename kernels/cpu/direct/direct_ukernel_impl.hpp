@@ -1,0 +1,163 @@
+// The micro-kernel bodies, written once over a small vector-ops type `O`
+// (O::vec, O::V, load/store/zero/bcast/fma) and compiled once per ISA by
+// direct_ukernel_avx512.cpp, direct_ukernel_avx2.cpp and direct_ukernel.cpp.
+// See direct_ukernel.hpp for what they compute.
+#pragma once
+#include <array>
+#include <cassert>
+#include <utility>
+
+#include "kernels/cpu/direct/direct_ukernel.hpp"
+
+namespace convlab::direct::detail {
+
+template <class O, int NKB, int NJ>
+void conv_nj(const ConvUkernelArgs& a) {
+  using vec = typename O::vec;
+  constexpr int V = O::V;
+  vec acc[NKB][NJ];
+  for (int kb = 0; kb < NKB; ++kb) {
+    float* out = a.out + kb * a.out_kb_stride;
+    if (a.accumulate) {
+      for (int j = 0; j < NJ; ++j) acc[kb][j] = O::load(out + j * a.out_pix_stride);
+    } else {
+      for (int j = 0; j < NJ; ++j) acc[kb][j] = O::zero();
+    }
+  }
+  const int64_t ips = a.in_pix_stride;
+  for (int ib = 0; ib < a.nib; ++ib) {
+    const float* in_b = a.in + ib * a.in_ib_stride;
+    const float* w_b = a.wei + ib * a.wei_ib_stride;
+    for (int t = 0; t < a.ntaps; ++t) {
+      const float* x = in_b + a.in_off[t];
+      const float* w = w_b + a.wei_off[t];
+      for (int i = 0; i < a.bi; ++i) {
+        vec wv[NKB];
+        for (int kb = 0; kb < NKB; ++kb) wv[kb] = O::load(w + kb * a.wei_kb_stride + i * V);
+#pragma GCC unroll 32
+        for (int j = 0; j < NJ; ++j) {
+          const vec b = O::bcast(x + j * ips + i);
+          for (int kb = 0; kb < NKB; ++kb) acc[kb][j] = O::fma(b, wv[kb], acc[kb][j]);
+        }
+      }
+    }
+  }
+  for (int kb = 0; kb < NKB; ++kb)
+    for (int j = 0; j < NJ; ++j) O::store(a.out + kb * a.out_kb_stride + j * a.out_pix_stride, acc[kb][j]);
+}
+
+template <class O, int NKB, int NT>
+void wgrad_nt(const WgradUkernelArgs& a) {
+  using vec = typename O::vec;
+  constexpr int V = O::V;
+  vec acc[NKB][NT];
+  for (int kb = 0; kb < NKB; ++kb) {
+    const float* out = a.out + kb * a.out_kb_stride;
+    if (a.accumulate) {
+      for (int t = 0; t < NT; ++t) acc[kb][t] = O::load(out + t * V);
+    } else {
+      for (int t = 0; t < NT; ++t) acc[kb][t] = O::zero();
+    }
+  }
+  for (int n = 0; n < a.nn; ++n)
+    for (int p = 0; p < a.np; ++p) {
+      const float* x = a.in + n * a.in_n_stride + p * a.in_row_stride;
+      const float* d = a.dd + n * a.dd_n_stride + p * a.dd_row_stride;
+      for (int q = 0; q < a.nq; ++q) {
+        vec dv[NKB];
+        for (int kb = 0; kb < NKB; ++kb) dv[kb] = O::load(d + kb * a.dd_kb_stride + q * V);
+        const float* xq = x + q * a.in_pix_stride;
+#pragma GCC unroll 32
+        for (int t = 0; t < NT; ++t) {
+          const vec b = O::bcast(xq + t);
+          for (int kb = 0; kb < NKB; ++kb) acc[kb][t] = O::fma(b, dv[kb], acc[kb][t]);
+        }
+      }
+    }
+  for (int kb = 0; kb < NKB; ++kb)
+    for (int t = 0; t < NT; ++t) O::store(a.out + kb * a.out_kb_stride + t * V, acc[kb][t]);
+}
+
+template <class O, int NC, int NJ>
+void pix_cj(const PixUkernelArgs& a) {
+  using vec = typename O::vec;
+  constexpr int V = O::V;
+  vec acc[NC][NJ];
+  for (int c = 0; c < NC; ++c)
+    for (int j = 0; j < NJ; ++j) acc[c][j] = O::zero();
+  // k outer, taps inner: the taps of one k touch a few nearby rows (cache-hot).
+  for (int k = 0; k < a.nk; ++k) {
+    const float* xk = a.in + k * a.in_k_stride;
+    const float* wk = a.wei + k * NC;
+    for (int t = 0; t < a.ntaps; ++t) {
+      const float* x = xk + a.in_off[t];
+      const float* w = wk + a.wei_off[t];
+      vec xv[NJ];
+      for (int j = 0; j < NJ; ++j) xv[j] = O::load(x + j * V);
+      for (int c = 0; c < NC; ++c) {
+        const vec b = O::bcast(w + c);
+        for (int j = 0; j < NJ; ++j) acc[c][j] = O::fma(b, xv[j], acc[c][j]);
+      }
+    }
+  }
+  for (int c = 0; c < NC; ++c)
+    for (int j = 0; j < NJ; ++j) O::store(a.out + c * a.out_c_stride + j * V, acc[c][j]);
+}
+
+template <class O, int NC, int... J>
+constexpr auto pix_row(std::integer_sequence<int, J...>) {
+  using Fn = void (*)(const PixUkernelArgs&);
+  return std::array<Fn, sizeof...(J)>{&pix_cj<O, NC, J + 1>...};
+}
+
+template <class O>
+void pix_dispatch(const PixUkernelArgs& a) {
+  using Fn = void (*)(const PixUkernelArgs&);
+  using Seq = std::make_integer_sequence<int, kPixMaxJ>;
+  static constexpr std::array<std::array<Fn, kPixMaxJ>, kPixMaxC> table = {
+      pix_row<O, 1>(Seq{}), pix_row<O, 2>(Seq{}), pix_row<O, 3>(Seq{}), pix_row<O, 4>(Seq{})};
+  assert(a.nc >= 1 && a.nc <= kPixMaxC && a.njv >= 1 && a.njv <= kPixMaxJ);
+  table[a.nc - 1][a.njv - 1](a);
+}
+
+template <class O, int NKB, int... I>
+void conv_dispatch(const ConvUkernelArgs& a, std::integer_sequence<int, I...>) {
+  using Fn = void (*)(const ConvUkernelArgs&);
+  static constexpr Fn table[] = {&conv_nj<O, NKB, I + 1>...};
+  assert(a.nj >= 1 && a.nj <= int(sizeof...(I)));
+  table[a.nj - 1](a);
+}
+
+template <class O, int NKB, int... I>
+void wgrad_dispatch(const WgradUkernelArgs& a, std::integer_sequence<int, I...>) {
+  using Fn = void (*)(const WgradUkernelArgs&);
+  static constexpr Fn table[] = {&wgrad_nt<O, NKB, I + 1>...};
+  assert(a.nt >= 1 && a.nt <= int(sizeof...(I)));
+  table[a.nt - 1](a);
+}
+
+// conv: MaxNJ / nkb pixels with nkb = 1, 2, 3 or 4 output blocks;
+// wgrad: MaxNT taps with one k-block, MaxNT/2 with two.
+template <class O, int MaxNJ, int MaxNT>
+struct Table {
+  static void conv(const ConvUkernelArgs& a) {
+    switch (a.nkb) {
+      case 1: conv_dispatch<O, 1>(a, std::make_integer_sequence<int, MaxNJ>{}); break;
+      case 2: conv_dispatch<O, 2>(a, std::make_integer_sequence<int, MaxNJ / 2>{}); break;
+      case 3: conv_dispatch<O, 3>(a, std::make_integer_sequence<int, MaxNJ / 3>{}); break;
+      case 4: conv_dispatch<O, 4>(a, std::make_integer_sequence<int, MaxNJ / 4>{}); break;
+      default: assert(false && "nkb must be 1, 2, 3 or 4");
+    }
+  }
+  static void wgrad(const WgradUkernelArgs& a) {
+    if (a.nkb == 2) {
+      wgrad_dispatch<O, 2>(a, std::make_integer_sequence<int, MaxNT / 2>{});
+    } else {
+      assert(a.nkb == 1);
+      wgrad_dispatch<O, 1>(a, std::make_integer_sequence<int, MaxNT>{});
+    }
+  }
+  static void pix(const PixUkernelArgs& a) { pix_dispatch<O>(a); }
+};
+
+}  // namespace convlab::direct::detail

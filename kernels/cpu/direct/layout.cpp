@@ -1,0 +1,178 @@
+// Blocked-layout conversions for the direct convolution (see layout.hpp).
+// Memory-bound copies; the work is split over rows / weight tiles statically.
+#include "kernels/cpu/direct/layout.hpp"
+
+#include "core/device.hpp"
+#include "kernels/cpu/direct/transpose.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace convlab::direct {
+
+namespace {
+bool have_avx512() {
+  static const bool yes = cpu_info().avx512f;
+  return yes;
+}
+}  // namespace
+
+void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int nthr) {
+  assert(a.b >= 1 && a.hp >= 1 && a.wp >= 1);
+  const int cb_count = a.cb();
+  const int64_t rows = int64_t(a.n) * a.groups * cb_count * a.hp;
+  const int64_t row_len = int64_t(a.wp) * a.b;
+  const int64_t hw = int64_t(a.h) * a.w;
+  const int x0 = std::max(0, -a.left), x1 = std::min(a.w, a.wp - a.left);
+  int64_t begin, end;
+  share(rows, ithr, nthr, begin, end);
+  const float* planes[64];
+  for (int64_t row = begin; row < end; ++row) {
+    float* o = dst + row * row_len;  // (WP, B)
+    const int y = int(row % a.hp) - a.top;
+    const int64_t ncb = row / a.hp;  // (n, g, cb)
+    const int cb = int(ncb % cb_count);
+    const int64_t ng = ncb / cb_count;  // n * G + g
+    const int lanes = std::min(a.b, a.cg - cb * a.b);
+    if (y < 0 || y >= a.h || x0 >= x1) {
+      std::memset(o, 0, size_t(row_len) * sizeof(float));
+      continue;
+    }
+    // Zero only what the copy below does not write: margins and padded lanes.
+    const int64_t data0 = int64_t(a.left + x0) * a.b, data1 = int64_t(a.left + x1) * a.b;
+    if (lanes < a.b) {
+      std::memset(o, 0, size_t(row_len) * sizeof(float));
+    } else {
+      std::memset(o, 0, size_t(data0) * sizeof(float));
+      std::memset(o + data1, 0, size_t(row_len - data1) * sizeof(float));
+    }
+    const float* base = src + (ng * a.cg + int64_t(cb) * a.b) * hw + int64_t(y) * a.w;  // (lanes, H, W) planes
+    if (lanes <= 64) {
+      // Pixel-major: contiguous writes, `lanes` sequential read streams.
+      for (int i = 0; i < lanes; ++i) planes[i] = base + i * hw;
+      int x = x0;
+      if (a.b == 16 && lanes == 16 && have_avx512())
+        for (; x + 16 <= x1; x += 16) transpose16x16_avx512(base + x, hw, o + int64_t(a.left + x) * 16, 16);
+      for (; x < x1; ++x) {
+        float* ox = o + int64_t(a.left + x) * a.b;
+        for (int i = 0; i < lanes; ++i) ox[i] = planes[i][x];
+      }
+    } else {
+      for (int i = 0; i < lanes; ++i)
+        for (int x = x0; x < x1; ++x) o[int64_t(a.left + x) * a.b + i] = base[i * hw + x];
+    }
+  }
+}
+
+void pad_rows_interleaved(const float* src, int c, int h, int w, int top, int left, int hp, int wp, float* dst) {
+  assert(left >= 0 && top >= 0);
+  const int x1 = std::min(w, wp - left);
+  for (int y = 0; y < hp; ++y) {
+    float* o = dst + int64_t(y) * c * wp;  // (C, WP)
+    std::memset(o, 0, size_t(c) * wp * sizeof(float));
+    const int ys = y - top;
+    if (ys < 0 || ys >= h || x1 <= 0) continue;
+    for (int ch = 0; ch < c; ++ch)
+      std::memcpy(o + int64_t(ch) * wp + left, src + (int64_t(ch) * h + ys) * w, size_t(x1) * sizeof(float));
+  }
+}
+
+void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
+  assert(nchan <= v && v <= 64);
+  float* planes[64];
+  for (int c = 0; c < nchan; ++c) planes[c] = dst + c * hw;
+  int64_t x0 = 0;
+  if (v == 16 && have_avx512()) {
+    alignas(64) float buf[16 * 16];
+    for (; x0 + 16 <= hw; x0 += 16) {
+      if (nchan == 16) {
+        transpose16x16_avx512(tile + x0 * 16, 16, dst + x0, hw);
+      } else {
+        transpose16x16_avx512(tile + x0 * 16, 16, buf, 16);
+        for (int c = 0; c < nchan; ++c) std::memcpy(planes[c] + x0, buf + c * 16, 16 * sizeof(float));
+      }
+    }
+  }
+  // Pixel-major: contiguous reads, `nchan` sequential write streams.
+  for (int64_t x = x0; x < hw; ++x) {
+    const float* t = tile + x * v;
+    for (int c = 0; c < nchan; ++c) planes[c][x] = t[c];
+  }
+}
+
+void block_wei_fwd(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
+  const int kb_count = (b.kg + b.v - 1) / b.v, cb_count = (b.cg + b.bi - 1) / b.bi;
+  const int rs = b.r * b.s;
+  const int64_t tile = int64_t(rs) * b.bi * b.v;  // (R, S, BI, V)
+  int64_t begin, end;
+  share(int64_t(b.groups) * kb_count * cb_count, ithr, nthr, begin, end);
+  for (int64_t idx = begin; idx < end; ++idx) {
+    const int cb = int(idx % cb_count), kb = int(idx / cb_count % kb_count), g = int(idx / cb_count / kb_count);
+    float* o = dst + idx * tile;
+    for (int t = 0; t < rs; ++t)
+      for (int i = 0; i < b.bi; ++i)
+        for (int l = 0; l < b.v; ++l) {
+          const int k = kb * b.v + l, c = cb * b.bi + i;
+          o[(int64_t(t) * b.bi + i) * b.v + l] =
+              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + t] : 0.f;
+        }
+  }
+}
+
+void unblock_wei_fwd(const WeiBlocking& b, const float* blk, float* wei, int ithr, int nthr) {
+  const int kb_count = (b.kg + b.v - 1) / b.v, cb_count = (b.cg + b.bi - 1) / b.bi;
+  const int rs = b.r * b.s;
+  const int64_t tile = int64_t(rs) * b.bi * b.v;
+  int64_t begin, end;
+  share(int64_t(b.groups) * b.kg, ithr, nthr, begin, end);  // rows (g, k) of wei
+  for (int64_t gk = begin; gk < end; ++gk) {
+    const int g = int(gk / b.kg), k = int(gk % b.kg);
+    const int kb = k / b.v, l = k % b.v;
+    for (int c = 0; c < b.cg; ++c) {
+      const int cb = c / b.bi, i = c % b.bi;
+      const float* t = blk + ((int64_t(g) * kb_count + kb) * cb_count + cb) * tile;  // (R, S, BI, V)
+      float* w = wei + (gk * b.cg + c) * rs;
+      for (int x = 0; x < rs; ++x) w[x] = t[(int64_t(x) * b.bi + i) * b.v + l];
+    }
+  }
+}
+
+void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, bool flip_s, int ithr, int nthr) {
+  const int cb_count = (b.cg + b.v - 1) / b.v, kb_count = (b.kg + b.bi - 1) / b.bi;
+  const int rs = b.r * b.s;
+  const int64_t tile = int64_t(rs) * b.bi * b.v;  // (R, S, BK, V)
+  int64_t begin, end;
+  share(int64_t(b.groups) * cb_count * kb_count, ithr, nthr, begin, end);
+  for (int64_t idx = begin; idx < end; ++idx) {
+    const int kb = int(idx % kb_count), cb = int(idx / kb_count % cb_count), g = int(idx / kb_count / cb_count);
+    float* o = dst + idx * tile;
+    for (int t = 0; t < rs; ++t)
+      for (int i = 0; i < b.bi; ++i)
+        for (int l = 0; l < b.v; ++l) {
+          const int k = kb * b.bi + i, c = cb * b.v + l;
+          const int ts = flip_s ? (t / b.s) * b.s + (b.s - 1 - t % b.s) : t;  // source tap
+          o[(int64_t(t) * b.bi + i) * b.v + l] =
+              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + ts] : 0.f;
+        }
+  }
+}
+
+void block_wei_pix(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
+  const int nc = b.bi, cc_count = (b.cg + nc - 1) / nc, rs = b.r * b.s;
+  const int64_t tile = int64_t(rs) * b.kg * nc;  // (R, S, KG, NC)
+  int64_t begin, end;
+  share(int64_t(b.groups) * cc_count, ithr, nthr, begin, end);
+  for (int64_t idx = begin; idx < end; ++idx) {
+    const int cc = int(idx % cc_count), g = int(idx / cc_count);
+    float* o = dst + idx * tile;
+    for (int t = 0; t < rs; ++t)
+      for (int k = 0; k < b.kg; ++k)
+        for (int i = 0; i < nc; ++i) {
+          const int c = cc * nc + i;
+          o[(int64_t(t) * b.kg + k) * nc + i] = c < b.cg ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + t] : 0.f;
+        }
+  }
+}
+
+}  // namespace convlab::direct

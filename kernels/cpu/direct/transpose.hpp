@@ -1,0 +1,11 @@
+// 16 x 16 fp32 transposes for the blocked-layout conversions (AVX-512 only;
+// layout.cpp checks cpu_info() before calling).
+#pragma once
+#include <cstdint>
+
+namespace convlab::direct {
+
+// dst[i*dst_stride + j] = src[j*src_stride + i] for i, j < 16.
+void transpose16x16_avx512(const float* src, int64_t src_stride, float* dst, int64_t dst_stride);
+
+}  // namespace convlab::direct

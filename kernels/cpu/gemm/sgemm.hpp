@@ -1,0 +1,65 @@
+// Hand-written single-precision GEMM, BLIS style:
+//   C(m x n) = alpha * op(A)(m x k) * op(B)(k x n) + beta * C
+// row- or column-major, op = identity or transpose. beta == 0 never reads C
+// (NaN in C is overwritten).
+//
+// Structure (sgemm.cpp, portable): loops around a register-blocked MR x NR
+// micro-kernel chosen at run time from CPUID (sgemm_ukernel_*.cpp):
+//   for pc in K step KC:              pack op(A)[:, pc:pc+KC] into MR-row panels   (all of M)
+//     for jc in N step NC:            pack op(B)[pc.., jc:jc+NC] into NR-col panels (L2)
+//       for ir: for jr:               ukernel: MR x NR tile += A panel (L1) * B panel (L2)
+// Threads: OpenMP; C is cut statically into one block per thread (along M or
+// N, whole panels), each thread packs and computes its block alone (no
+// barriers). The partition depends only on (m, n, threads), and every C
+// element is summed in the same order (KC blocks, then k within the kernel)
+// whatever the thread count: results are bit-identical across runs and across
+// thread counts.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace convlab::cpu {
+
+enum class Layout { row_major, col_major };
+enum class Trans { no, yes };
+// auto_ = the widest the CPU supports.
+enum class GemmIsa { auto_, avx512, avx2, portable };
+
+std::string_view to_string(GemmIsa isa);
+bool sgemm_isa_supported(GemmIsa isa);  // auto_ and portable: always
+GemmIsa sgemm_resolve_isa(GemmIsa isa);  // auto_ -> the widest supported; throws Error if unsupported
+
+// The micro-kernel contract (one signature for every ISA):
+//   a: packed A panel, kc x MR, a[p * MR + i]; b: packed B panel, kc x NR, b[p * NR + j]
+//   C tile (row-major, ldc) rows [0, m), cols [0, n), m <= MR, n <= NR:
+//   C = alpha * (a * b) + beta * C; beta == 0 does not read C.
+using SgemmUkernelFn = void (*)(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                float beta, int m, int n);
+// Optional transposing pack (see sgemm_ukernels.hpp); nullptr = scalar loops.
+using SgemmPackTransposeFn = void (*)(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd,
+                                      int width);
+struct SgemmUkernel {
+  int mr, nr;
+  SgemmUkernelFn fn;
+  const char* name;  // sgemm_ukernel_12x32_avx512 ...
+  SgemmPackTransposeFn pack_t = nullptr;
+};
+const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
+
+struct SgemmConfig {
+  GemmIsa isa = GemmIsa::auto_;
+  int threads = 1;
+  int kc = 0, nc = 0;  // cache blocking; 0 = the defaults for the ISA (tests shrink them to hit edges)
+};
+
+// Packing space sgemm() needs for this shape and cfg.threads (either layout).
+size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg = {});
+
+// workspace: at least sgemm_workspace_bytes() bytes, 64-byte aligned; nullptr
+// allocates (and frees) internally.
+void sgemm(Layout layout, Trans trans_a, Trans trans_b, int m, int n, int k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+           const SgemmConfig& cfg = {}, void* workspace = nullptr);
+
+}  // namespace convlab::cpu

@@ -1,0 +1,29 @@
+// The micro-kernels sgemm.cpp binds at run time (one per ISA file). Internal to
+// kernels/cpu/gemm: callers use sgemm() or sgemm_ukernel(isa).
+#pragma once
+#include <cstdint>
+
+namespace convlab::cpu {
+
+// 12 x 32 tile: 24 zmm accumulators, 2 zmm of B, A broadcast from memory.
+void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                float beta, int m, int n);
+// 6 x 16 tile: 12 ymm accumulators (the BLIS haswell shape).
+void sgemm_ukernel_6x16_avx2(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                             float beta, int m, int n);
+// 4 x 16 tile in plain C++ (baseline x86-64: SSE2 auto-vectorised).
+void sgemm_ukernel_4x16_portable(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                 float beta, int m, int n);
+
+}  // namespace convlab::cpu
+
+namespace convlab::cpu {
+
+// Transposing pack with AVX-512 gathers (the strided side of packing: op(A)
+// rows for A not transposed, op(B) columns for B transposed):
+//   dst[p * ldd + j] = src[j * lds + p]  for p < kc, j < nj (nj <= 16)
+//   dst[p * ldd + j] = 0                 for nj <= j < width (width <= 16)
+// One 16-lane gather per p: the 16 source rows are each read sequentially.
+void sgemm_pack_transpose_avx512(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd, int width);
+
+}  // namespace convlab::cpu

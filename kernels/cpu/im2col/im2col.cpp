@@ -1,0 +1,98 @@
+// im2col / col2im kernels: see im2col.hpp for the layout contract.
+// Each (c, r, s) row: per output row p, the valid q range [q0, q1) is computed
+// once (the columns whose iw lands inside the image), the rest is zero padding;
+// stride-1 rows are a straight copy.
+#include "kernels/cpu/im2col/im2col.hpp"
+
+#include <cassert>
+#include <cstring>
+
+namespace convlab::cpu {
+
+namespace {
+
+// Valid q range for filter column s: 0 <= q*stride - pad + s*dil < W.
+void q_range(const ConvShape& sh, int s, int& q0, int& q1) {
+  const int off = s * sh.dil_w - sh.pad_w;  // iw = q*stride + off
+  q0 = off >= 0 ? 0 : (-off + sh.stride_w - 1) / sh.stride_w;
+  const int last = sh.w - 1 - off;  // q*stride <= last
+  q1 = last < 0 ? 0 : last / sh.stride_w + 1;
+  if (q1 > sh.q) q1 = sh.q;
+  if (q0 > q1) q0 = q1;
+}
+
+}  // namespace
+
+void im2col(const ConvShape& sh, int nb, int g, const float* src, float* col, int64_t ldcol, int threads) {
+  assert(nb >= 1 && g >= 0 && g < sh.groups);
+  assert(ldcol >= int64_t(nb) * sh.p * sh.q);
+  const int cg = sh.cg();
+  const int64_t pq = int64_t(sh.p) * sh.q;
+  const int64_t hw = int64_t(sh.h) * sh.w;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads) if (threads > 1)
+  for (int i = 0; i < nb; ++i) {
+    for (int c = 0; c < cg; ++c) {
+      const float* plane = src + (int64_t(i) * sh.c + int64_t(g) * cg + c) * hw;  // (H, W)
+      for (int r = 0; r < sh.r; ++r) {
+        for (int s = 0; s < sh.s; ++s) {
+          float* row = col + ((int64_t(c) * sh.r + r) * sh.s + s) * ldcol + i * pq;  // (P, Q)
+          int q0, q1;
+          q_range(sh, s, q0, q1);
+          const int off_w = s * sh.dil_w - sh.pad_w;
+          for (int p = 0; p < sh.p; ++p) {
+            float* out = row + int64_t(p) * sh.q;
+            const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h;
+            if (ih < 0 || ih >= sh.h) {
+              std::memset(out, 0, sizeof(float) * size_t(sh.q));
+              continue;
+            }
+            const float* in = plane + int64_t(ih) * sh.w;
+            for (int q = 0; q < q0; ++q) out[q] = 0.0f;
+            if (sh.stride_w == 1) {
+              if (q1 > q0) std::memcpy(out + q0, in + q0 + off_w, sizeof(float) * size_t(q1 - q0));
+            } else {
+              for (int q = q0; q < q1; ++q) out[q] = in[q * sh.stride_w + off_w];
+            }
+            for (int q = q1; q < sh.q; ++q) out[q] = 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+void col2im(const ConvShape& sh, int nb, int g, const float* col, int64_t ldcol, float* diff_src, int threads) {
+  assert(nb >= 1 && g >= 0 && g < sh.groups);
+  assert(ldcol >= int64_t(nb) * sh.p * sh.q);
+  const int cg = sh.cg();
+  const int64_t pq = int64_t(sh.p) * sh.q;
+  const int64_t hw = int64_t(sh.h) * sh.w;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads) if (threads > 1)
+  for (int i = 0; i < nb; ++i) {
+    for (int c = 0; c < cg; ++c) {
+      float* plane = diff_src + (int64_t(i) * sh.c + int64_t(g) * cg + c) * hw;  // (H, W)
+      std::memset(plane, 0, sizeof(float) * size_t(hw));
+      for (int r = 0; r < sh.r; ++r) {
+        for (int s = 0; s < sh.s; ++s) {
+          const float* row = col + ((int64_t(c) * sh.r + r) * sh.s + s) * ldcol + i * pq;  // (P, Q)
+          int q0, q1;
+          q_range(sh, s, q0, q1);
+          const int off_w = s * sh.dil_w - sh.pad_w;
+          for (int p = 0; p < sh.p; ++p) {
+            const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h;
+            if (ih < 0 || ih >= sh.h) continue;
+            const float* in = row + int64_t(p) * sh.q;
+            float* out = plane + int64_t(ih) * sh.w;
+            if (sh.stride_w == 1) {
+              for (int q = q0; q < q1; ++q) out[q + off_w] += in[q];
+            } else {
+              for (int q = q0; q < q1; ++q) out[q * sh.stride_w + off_w] += in[q];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace convlab::cpu

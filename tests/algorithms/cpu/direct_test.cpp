@@ -1,0 +1,103 @@
+// cpu.direct beyond the registry sweep: channel counts around the 16 (AVX-512)
+// and 8 (AVX2) channel blocks, strides 1-4, dilation, groups and depthwise,
+// the pixel-vectorised backward-data path (few input channels, wide rows),
+// bit-identical results across two runs on two threads, and the whole
+// algorithm on the AVX2 and portable micro-kernel tables.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/device.hpp"
+#include "core/problem.hpp"
+#include "kernels/cpu/direct/direct_ukernel.hpp"
+#include "tests/support/conv_tester.hpp"
+
+namespace convlab {
+namespace {
+
+using testing::ConvTester;
+using testing::TestProblem;
+
+std::vector<TestProblem> channel_edges() {
+  std::vector<TestProblem> v;
+  for (int c : {1, 15, 16, 17, 33})
+    for (int k : {1, 15, 16, 17, 33}) {
+      const std::string d = "mb2ic" + std::to_string(c) + "ih6iw7oc" + std::to_string(k) + "kh3ph1";
+      v.push_back({"c" + std::to_string(c) + "_k" + std::to_string(k), parse_problem(d)});
+    }
+  return v;
+}
+
+std::vector<TestProblem> stride_dilation_groups() {
+  std::vector<TestProblem> v;
+  for (int s = 1; s <= 4; ++s)
+    for (int r : {1, 3, 5}) {
+      const std::string d = "mb2ic17ih13iw11oc18kh" + std::to_string(r) + "sh" + std::to_string(s) + "ph" +
+                            std::to_string(r / 2);
+      v.push_back({"stride" + std::to_string(s) + "_r" + std::to_string(r), parse_problem(d)});
+    }
+  for (const char* d : {"mb1ic16ih12oc16kh3ph2dh1", "mb1ic20ih13iw15oc17kh3sh2ph2dh1dw2", "mb1ic9ih11oc33kh3ph3dh2",
+                        "g2mb2ic34ih8oc36kh3ph1", "g3mb1ic48ih9oc51kh3sh2ph1", "g16mb2ic16ih9oc16kh3ph1",
+                        "g32mb1ic32ih10oc64kh3sh2ph1", "g17mb1ic17ih7oc17kh5ph2", "mb1ic5ih7iw9oc6kh3kw2sh3sw2ph1pw0",
+                        "mb1ic16ih3iw2oc16kh5kw5ph2pw2"})
+    v.push_back({d, parse_problem(d)});
+  return v;
+}
+
+// Few input channels and rows of >= 16 pixels per stride phase: the
+// pixel-vectorised backward-data, with padding, stride and dilation.
+std::vector<TestProblem> pixel_bwd_data() {
+  std::vector<TestProblem> v;
+  for (const char* d : {"mb2ic3ih11iw40oc20kh3ph1", "mb2ic3ih23iw67oc8kh11sh4", "mb1ic1ih9iw35oc5kh3sh2ph1dh1dw1",
+                        "mb1ic7ih6iw33oc9kh5kw3ph2pw3", "g2mb1ic6ih8iw40oc4kh3ph1", "mb1ic4ih9iw70oc3kh7sh3ph3"})
+    v.push_back({d, parse_problem(d)});
+  return v;
+}
+
+TEST(CpuDirect, ChannelBlockEdges) { ConvTester("cpu.direct").sweep(channel_edges()).require_all_supported().run(); }
+
+TEST(CpuDirect, StridesDilationGroups) {
+  ConvTester("cpu.direct").sweep(stride_dilation_groups()).require_all_supported().run();
+}
+
+TEST(CpuDirect, PixelVectorisedBackwardData) {
+  ConvTester("cpu.direct").sweep(pixel_bwd_data()).require_all_supported().run();
+}
+
+TEST(CpuDirect, BitIdenticalAcrossRunsOnTwoThreads) {
+  auto v = channel_edges();
+  for (auto& t : stride_dilation_groups()) v.push_back(t);
+  for (auto& t : pixel_bwd_data()) v.push_back(t);
+  ConvTester("cpu.direct").sweep(v).threads(2).check_determinism().run();
+}
+
+// conv1 (3 input channels, stride 4): pixel-vectorised backward-data, one
+// image per thread.
+TEST(CpuDirect, AlexNetConv1Batch2TwoThreads) {
+  std::vector<TestProblem> v;
+  for (auto& t : testing::alexnet_sweep(2))
+    if (t.label.find("conv1") != std::string::npos) v.push_back(t);
+  ASSERT_EQ(v.size(), 2u);
+  ConvTester("cpu.direct").sweep(v).threads(2).check_determinism().run();
+}
+
+// The whole algorithm on the 8-wide tables (AVX2, portable): other block
+// sizes, other register tiles, same answers.
+void run_with(const direct::Ukernels& uk) {
+  direct::override_ukernels(&uk);
+  auto v = testing::edge_sweep();
+  for (auto& t : channel_edges()) v.push_back(t);
+  for (auto& t : pixel_bwd_data()) v.push_back(t);
+  ConvTester("cpu.direct").sweep(v).threads(2).check_determinism().run();
+  direct::override_ukernels(nullptr);
+}
+
+TEST(CpuDirect, PortableMicroKernels) { run_with(direct::ukernels_portable()); }
+
+TEST(CpuDirect, Avx2MicroKernels) {
+  if (!(cpu_info().avx2 && cpu_info().fma)) GTEST_SKIP() << "no AVX2+FMA on this CPU";
+  run_with(direct::ukernels_avx2());
+}
+
+}  // namespace
+}  // namespace convlab

@@ -1,0 +1,49 @@
+// cpu.im2col_gemm / cpu.im2col_openblas beyond the registry sweep: problems big
+// enough that the column buffer is tiled over the batch (chunks of 2 images and
+// a short last chunk, with and without groups), the 1x1 stride-1 direct path,
+// and 1-thread vs 2-thread runs with determinism.
+#include <gtest/gtest.h>
+
+#include "algorithms/cpu/im2col_gemm.hpp"
+#include "core/problem.hpp"
+#include "tests/support/conv_tester.hpp"
+
+namespace convlab {
+namespace {
+
+std::vector<testing::TestProblem> chunked() {
+  return {
+      {"chunked", parse_problem("mb3ic16ih134oc16oh134kh3ph1")},
+      {"chunked_g2", parse_problem("g2mb3ic32ih134oc32oh134kh3ph1")},
+      {"direct_1x1", parse_problem("mb3ic24ih9oc20oh9kh1ph0")},
+      {"direct_1x1_g2", parse_problem("g2mb2ic24ih7iw5oc16oh7ow5kh1kw1ph0")},
+      {"1x1_stride2", parse_problem("mb2ic8ih9oc8oh5kh1sh2ph0")},
+  };
+}
+
+TEST(Im2colGemmPlan, TilesTheColumnBufferOverTheBatch) {
+  const ConvProblem p = parse_problem("mb3ic16ih134oc16oh134kh3ph1");
+  for (Direction d : kAllDirections) {
+    const Im2colGemmPlan pl = plan_im2col_gemm(p, d);
+    EXPECT_EQ(pl.nb, 2);
+    EXPECT_EQ(pl.chunks, 2);
+    EXPECT_FALSE(pl.direct);
+    EXPECT_LE((pl.col_elems + pl.buf_elems) * 4, kColumnBudget);
+  }
+  EXPECT_TRUE(plan_im2col_gemm(parse_problem("mb3ic24ih9oc20oh9kh1ph0"), Direction::fwd).direct);
+  EXPECT_EQ(plan_im2col_gemm(parse_problem("mb3ic24ih9oc20oh9kh1ph0"), Direction::fwd).col_elems, 0);
+}
+
+class Im2colGemmAlgos : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Im2colGemmAlgos, ChunkedAndDirect) {
+  for (int threads : {1, 2}) {
+    testing::ConvTester(GetParam()).sweep(chunked()).threads(threads).require_all_supported().check_determinism().run();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, Im2colGemmAlgos, ::testing::Values("cpu.im2col_gemm", "cpu.im2col_openblas"),
+                         [](const auto& info) { return std::string(info.param).substr(4); });
+
+}  // namespace
+}  // namespace convlab

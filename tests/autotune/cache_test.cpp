@@ -1,0 +1,292 @@
+// The autotune cache: round trip, atomic replacement, corrupt / truncated /
+// foreign files, version and device mismatches, staleness, two concurrent
+// writer processes, merge.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "autotune/cache.hpp"
+#include "autotune/json_value.hpp"
+#include "core/problem.hpp"
+#include "tests/autotune/planted.hpp"
+
+namespace convlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Cache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("convlab_cache_" + std::to_string(::getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& n) const { return (dir_ / n).string(); }
+  static std::string slurp(const std::string& f) {
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  static void spit(const std::string& f, const std::string& s) {
+    std::ofstream(f, std::ios::binary) << s;
+  }
+  fs::path dir_;
+};
+
+CacheEntry sample(const std::string& problem = "mb2ic4ih8oc4oh8kh3ph1", const std::string& dir = "fwd", double at = 100) {
+  CacheEntry e;
+  e.key = make_cache_key(parse_problem(problem), parse_direction(dir), ExecContext{});
+  e.tuned_at = at;
+  AlgoPerf a;
+  a.algo = "cpu.fast";
+  a.time = 1.25e-3;
+  a.spread = 0.031;
+  a.reps = 9;
+  a.workspace = 4096;
+  a.max_rel_error = 3.5e-7;
+  a.err_ratio = 0.02;
+  a.note = "quote \" backslash \\ newline \n tab \t";
+  AlgoPerf b;
+  b.algo = "cpu.wrong";
+  b.status = PerfStatus::inaccurate;
+  b.max_rel_error = 0.5;
+  b.err_ratio = 1e6;
+  b.deterministic = false;
+  AlgoPerf c;
+  c.algo = "cpu.huge";
+  c.status = PerfStatus::over_workspace;
+  c.workspace = size_t(1) << 40;
+  e.results = {a, b, c};
+  return e;
+}
+
+void expect_same(const CacheEntry& x, const CacheEntry& y) {
+  EXPECT_EQ(x.key, y.key);
+  EXPECT_EQ(x.tuned_at, y.tuned_at);
+  EXPECT_EQ(x.workspace_limit, y.workspace_limit);
+  ASSERT_EQ(x.results.size(), y.results.size());
+  for (size_t i = 0; i < x.results.size(); ++i) {
+    const AlgoPerf &a = x.results[i], &b = y.results[i];
+    EXPECT_EQ(a.algo, b.algo);
+    EXPECT_EQ(a.status, b.status);
+    EXPECT_TRUE(a.time == b.time || (std::isnan(a.time) && std::isnan(b.time)));
+    EXPECT_EQ(a.spread, b.spread);
+    EXPECT_EQ(a.reps, b.reps);
+    EXPECT_EQ(a.workspace, b.workspace);
+    EXPECT_TRUE(a.max_rel_error == b.max_rel_error || (std::isnan(a.max_rel_error) && std::isnan(b.max_rel_error)));
+    EXPECT_TRUE(a.err_ratio == b.err_ratio || (std::isnan(a.err_ratio) && std::isnan(b.err_ratio)));
+    EXPECT_EQ(a.deterministic, b.deterministic);
+    EXPECT_EQ(a.note, b.note);
+  }
+}
+
+TEST_F(Cache, LineRoundTrip) {
+  CacheEntry e = sample();
+  e.workspace_limit = 123456;
+  const std::string line = serialize(e);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  std::string err;
+  const auto back = deserialize(line, &err);
+  ASSERT_TRUE(back) << err;
+  expect_same(e, *back);
+  e.workspace_limit = size_t(-1);  // "unlimited" is null
+  const auto back2 = deserialize(serialize(e));
+  ASSERT_TRUE(back2);
+  EXPECT_EQ(back2->workspace_limit, size_t(-1));
+}
+
+TEST_F(Cache, FileRoundTripAndAtomicReplace) {
+  const std::string f = path("sub/dir/tune.jsonl");  // parent folders are created
+  {
+    TuneCache c(f, false);
+    c.load();
+    EXPECT_TRUE(c.entries().empty());
+    EXPECT_TRUE(c.warnings().empty());
+    c.put(sample());
+    c.put(sample("mb2ic4ih8oc4oh8kh3ph1", "bwd-data"));
+    c.save();
+  }
+  const std::string first = slurp(f);
+  EXPECT_EQ(std::count(first.begin(), first.end(), '\n'), 2);
+  TuneCache c(f, false);
+  c.load();
+  EXPECT_TRUE(c.warnings().empty());
+  ASSERT_EQ(c.entries().size(), 2u);
+  const CacheEntry* hit = c.lookup(sample().key);
+  ASSERT_NE(hit, nullptr);
+  expect_same(*hit, sample());
+  // Replacing an entry rewrites the file whole; no temp files are left behind.
+  CacheEntry newer = sample();
+  newer.tuned_at = 200;
+  newer.results.resize(1);
+  c.put(newer);
+  c.save();
+  int files = 0;
+  for (const auto& de : fs::directory_iterator(fs::path(f).parent_path())) {
+    const std::string n = de.path().filename().string();
+    EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
+    ++files;
+  }
+  EXPECT_EQ(files, 2);  // tune.jsonl + tune.jsonl.lock
+  TuneCache again(f, false);
+  again.load();
+  ASSERT_EQ(again.entries().size(), 2u);
+  EXPECT_EQ(again.lookup(sample().key)->results.size(), 1u);
+}
+
+TEST_F(Cache, CorruptTruncatedAndGarbageLinesAreWarnedAndIgnored) {
+  const std::string f = path("bad.jsonl");
+  const std::string good1 = serialize(sample()), good2 = serialize(sample("mb2ic4ih8oc4oh8kh3ph1", "bwd-filter"));
+  std::string garbage = good1.substr(0, good1.size() / 2) + "\n";     // truncated line
+  garbage += "this is not json\n";
+  garbage += std::string("\x00\x01\xff\xfe{{{", 7) + "\n";           // binary junk
+  garbage += "{\"format\":1,\"problem\":42}\n";                        // wrong types
+  garbage += "[1,2,3]\n";                                              // not an object
+  std::string bad_status = good1;
+  bad_status.replace(bad_status.find("\"ok\""), 4, "\"great\"");
+  garbage += bad_status + "\n";
+  garbage += std::string(5000, '[') + "\n";                           // nesting bomb
+  spit(f, good1 + "\n" + garbage + "\n   \n" + good2);                 // last line has no newline
+  TuneCache c(f, false);
+  ASSERT_NO_THROW(c.load());
+  ASSERT_EQ(c.warnings().size(), 1u) << c.warnings()[0];
+  EXPECT_NE(c.warnings()[0].find("7 of"), std::string::npos) << c.warnings()[0];
+  EXPECT_NE(c.warnings()[0].find("line 2"), std::string::npos) << c.warnings()[0];
+  EXPECT_EQ(c.entries().size(), 2u);
+  EXPECT_NE(c.lookup(sample().key), nullptr);
+  // The next write keeps a copy of the damaged file and drops the bad lines.
+  const std::string before = slurp(f);
+  c.put(sample("mb1ic1ih4oc1oh4kh1", "fwd"));
+  c.save();
+  EXPECT_EQ(slurp(f + ".bad"), before);
+  TuneCache clean(f, false);
+  clean.load();
+  EXPECT_TRUE(clean.warnings().empty());
+  EXPECT_EQ(clean.entries().size(), 3u);
+}
+
+TEST_F(Cache, EntirelyGarbageFileIsAnEmptyCache) {
+  const std::string f = path("junk.jsonl");
+  std::string junk;
+  for (int i = 0; i < 4096; ++i) junk += char((i * 7919) & 0xff);
+  spit(f, junk);
+  TuneCache c(f, false);
+  ASSERT_NO_THROW(c.load());
+  EXPECT_TRUE(c.entries().empty());
+  EXPECT_EQ(c.warnings().size(), 1u);
+  EXPECT_EQ(c.lookup(sample().key), nullptr);
+}
+
+TEST_F(Cache, ForeignVersionDeviceAndFormatAreMisses) {
+  const std::string f = path("foreign.jsonl");
+  CacheEntry old = sample();
+  old.key.version = "0.0.1-old";
+  CacheEntry other_dev = sample();
+  other_dev.key.device = "Some Other CPU | avx2 | 64 threads";
+  std::string future = serialize(sample("mb1ic1ih4oc1oh4kh1"));
+  future.replace(future.find("\"format\":1"), 10, "\"format\":2");
+  spit(f, serialize(old) + "\n" + serialize(other_dev) + "\n" + future + "\n");
+  TuneCache c(f, false);
+  c.load();
+  EXPECT_EQ(c.lookup(sample().key), nullptr);  // neither the old version nor the other device answers
+  EXPECT_EQ(c.lookup(sample("mb1ic1ih4oc1oh4kh1").key), nullptr);
+  ASSERT_EQ(c.warnings().size(), 2u);  // foreign format + foreign version; another device is normal
+  EXPECT_NE(c.warnings()[1].find("0.0.1-old"), std::string::npos) << c.warnings()[1];
+  // Looking the old entry up by its own key still misses: only this version answers.
+  EXPECT_EQ(c.lookup(old.key), nullptr);
+  // Writing keeps everything it did not understand or does not own.
+  c.put(sample());
+  c.save();
+  const std::string text = slurp(f);
+  EXPECT_NE(text.find("0.0.1-old"), std::string::npos);
+  EXPECT_NE(text.find("Some Other CPU"), std::string::npos);
+  EXPECT_NE(text.find("\"format\":2"), std::string::npos);
+  TuneCache again(f, false);
+  again.load();
+  EXPECT_NE(again.lookup(sample().key), nullptr);
+}
+
+TEST_F(Cache, StaleEntriesDoNotCover) {
+  testing::Planted fast("cpu.fast"), wrong("cpu.wrong"), huge("cpu.huge"), added("cpu.new_algorithm");
+  const CacheEntry e = sample();
+  EXPECT_TRUE(entry_covers(e, {&fast, &wrong, &huge}, size_t(1) << 20));
+  EXPECT_FALSE(entry_covers(e, {&fast, &wrong, &huge, &added}, size_t(1) << 20));  // a new candidate
+  EXPECT_FALSE(entry_covers(e, {&fast, &wrong, &huge}, size_t(-1)));  // cpu.huge would fit now
+}
+
+TEST_F(Cache, TwoConcurrentWriterProcessesLoseNothing) {
+  const std::string f = path("shared.jsonl");
+  constexpr int kPerProcess = 25;
+  pid_t kids[2];
+  for (int k = 0; k < 2; ++k) {
+    kids[k] = ::fork();
+    ASSERT_GE(kids[k], 0);
+    if (kids[k] == 0) {
+      int rc = 0;
+      try {
+        for (int i = 0; i < kPerProcess; ++i) {
+          TuneCache c(f, false);  // each save re-reads and merges under the lock
+          c.load();
+          c.put(sample("mb1ic" + std::to_string(1 + k) + "ih" + std::to_string(4 + i) + "oc1oh" + std::to_string(4 + i) + "kh1"));
+          c.save();
+        }
+      } catch (...) {
+        rc = 1;
+      }
+      ::_exit(rc);
+    }
+  }
+  for (pid_t kid : kids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(kid, &status, 0), kid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  TuneCache c(f, false);
+  c.load();
+  EXPECT_TRUE(c.warnings().empty());
+  EXPECT_EQ(c.entries().size(), size_t(2 * kPerProcess));
+}
+
+TEST_F(Cache, MergeTakesTheUnionAndTheNewerEntry) {
+  const std::string a = path("a.jsonl"), b = path("b.jsonl"), out = path("merged/c.jsonl");
+  CacheEntry old = sample(), newer = sample();
+  old.tuned_at = 10;
+  old.results.resize(1);
+  newer.tuned_at = 20;
+  spit(a, serialize(old) + "\n" + serialize(sample("mb1ic1ih4oc1oh4kh1")) + "\ngarbage\n");
+  spit(b, serialize(newer) + "\n" + serialize(sample("mb1ic2ih4oc2oh4kh1", "bwd-data")) + "\n");
+  EXPECT_EQ(merge_cache_files({a, b}, out, false), 3);
+  TuneCache c(out, false);
+  c.load();
+  EXPECT_TRUE(c.warnings().empty());
+  ASSERT_EQ(c.entries().size(), 3u);
+  EXPECT_EQ(c.lookup(sample().key)->tuned_at, 20);
+  EXPECT_EQ(c.lookup(sample().key)->results.size(), 3u);
+  EXPECT_THROW(merge_cache_files({path("missing.jsonl")}, out, false), Error);
+}
+
+TEST(JsonValue, ParsesAndRejects) {
+  auto v = json::parse(R"( {"a": [1, -2.5e3, true, false, null, "x\u00e9\n"], "b": {}} )");
+  ASSERT_TRUE(v);
+  ASSERT_TRUE(v->is_object());
+  const json::Value* a = v->get("a");
+  ASSERT_TRUE(a && a->arr.size() == 6);
+  EXPECT_EQ(a->arr[1].num, -2500);
+  EXPECT_EQ(a->arr[5].str, "x\xc3\xa9\n");
+  for (const char* bad : {"", "{", "{\"a\":}", "[1,]", "01x", "\"abc", "{\"a\":1} x", "nul", "1e999", "\"\\q\"", "-"}) {
+    std::string err;
+    EXPECT_FALSE(json::parse(bad, &err)) << bad;
+    EXPECT_FALSE(err.empty()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace convlab

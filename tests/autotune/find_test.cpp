@@ -1,0 +1,147 @@
+// find: ranking, the planted wrong / broken algorithms it must reject, the
+// workspace limit, determinism, and that the reference is never a candidate.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "algorithms/registry.hpp"
+#include "autotune/find.hpp"
+#include "core/problem.hpp"
+#include "tests/autotune/planted.hpp"
+
+namespace convlab {
+namespace {
+
+using testing::Planted;
+
+const ConvProblem kSmall = parse_problem("mb2ic4ih8oc4oh8kh3ph1");
+
+// One thread: on a shared 2-core machine an OpenMP barrier alone can cost
+// milliseconds; the planted delays below must dominate the timings.
+ExecContext one_thread() {
+  ExecContext c;
+  c.threads = 1;
+  return c;
+}
+
+FindOptions quick() {
+  FindOptions o;
+  o.max_seconds = 0.05;
+  o.max_reps = 7;
+  return o;
+}
+
+const AlgoPerf& entry(const std::vector<AlgoPerf>& l, const std::string& name) {
+  for (const auto& r : l)
+    if (r.algo == name) return r;
+  throw std::runtime_error("no entry " + name);
+}
+
+TEST(Find, RanksByTimeAndRejectsEveryBrokenCandidate) {
+  Planted fast("test.fast"), slow("test.slow"), wrong("test.fast_but_wrong"), thrower("test.thrower"),
+      overrun("test.overrun"), liar("test.claims_deterministic"), unsupported("test.unsupported");
+  fast.delay_ms = 2;
+  slow.delay_ms = 15;
+  wrong.perturb = 0.05f;  // fastest of all, and wrong
+  thrower.throws = true;
+  overrun.overrun = true;
+  liar.drift = true;
+  unsupported.support_reason = "needs a 5x5 filter";
+  std::vector<const Algorithm*> cands = {&slow, &wrong, &get_algorithm("cpu.reference"), &thrower, &fast,
+                                         &overrun, &liar, &unsupported};
+  const auto ranked = find(kSmall, Direction::fwd, one_thread(), quick(), cands);
+
+  ASSERT_EQ(ranked.size(), 7u) << "the reference must not be a candidate";
+  for (const auto& r : ranked) EXPECT_NE(r.algo, "cpu.reference");
+  EXPECT_EQ(ranked[0].algo, "test.fast");
+  EXPECT_EQ(ranked[0].status, PerfStatus::ok);
+  EXPECT_EQ(ranked[1].algo, "test.slow");
+  EXPECT_LT(ranked[0].time, ranked[1].time);
+  EXPECT_GE(ranked[0].reps, 3);
+  EXPECT_LE(ranked[0].max_rel_error, 1e-6);
+  EXPECT_LE(ranked[0].err_ratio, 1.0);
+  for (size_t i = 2; i < ranked.size(); ++i) EXPECT_NE(ranked[i].status, PerfStatus::ok) << ranked[i].algo;
+
+  EXPECT_EQ(entry(ranked, "test.fast_but_wrong").status, PerfStatus::inaccurate);
+  EXPECT_GT(entry(ranked, "test.fast_but_wrong").err_ratio, 1.0);
+  EXPECT_EQ(entry(ranked, "test.thrower").status, PerfStatus::failed);
+  EXPECT_NE(entry(ranked, "test.thrower").note.find("planted failure"), std::string::npos);
+  EXPECT_EQ(entry(ranked, "test.overrun").status, PerfStatus::failed);
+  EXPECT_NE(entry(ranked, "test.overrun").note.find("workspace"), std::string::npos);
+  EXPECT_EQ(entry(ranked, "test.claims_deterministic").status, PerfStatus::failed);
+  EXPECT_EQ(entry(ranked, "test.unsupported").status, PerfStatus::unsupported);
+  EXPECT_EQ(entry(ranked, "test.unsupported").note, "needs a 5x5 filter");
+  EXPECT_EQ(unsupported.runs.load(), 0);
+  // A wrong answer is never timed, never selected.
+  EXPECT_TRUE(std::isnan(entry(ranked, "test.fast_but_wrong").time));
+  const AlgoPerf* pick = select(ranked, {});
+  ASSERT_NE(pick, nullptr);
+  EXPECT_EQ(pick->algo, "test.fast");
+}
+
+TEST(Find, WrongEverywhereMeansNoChoice) {
+  Planted wrong("test.wrong");
+  wrong.perturb = 1.0f;
+  for (Direction d : kAllDirections) {
+    const auto ranked = find(kSmall, d, one_thread(), quick(), {&wrong});
+    ASSERT_EQ(ranked.size(), 1u);
+    EXPECT_EQ(ranked[0].status, PerfStatus::inaccurate) << to_string(d);
+    EXPECT_EQ(select(ranked, {}), nullptr);
+  }
+}
+
+TEST(Find, WorkspaceLimitSkipsWithoutRunning) {
+  Planted small("test.small_ws"), big("test.big_ws");
+  big.extra_workspace = 1 << 20;
+  big.delay_ms = 0;
+  small.delay_ms = 10;  // slower, but the only one that fits
+  FindOptions o = quick();
+  o.workspace_limit = small.workspace_bytes(kSmall, Direction::bwd_data) + 1024;
+  const auto ranked = find(kSmall, Direction::bwd_data, one_thread(), o, {&big, &small});
+  EXPECT_EQ(ranked[0].algo, "test.small_ws");
+  EXPECT_EQ(entry(ranked, "test.big_ws").status, PerfStatus::over_workspace);
+  EXPECT_EQ(entry(ranked, "test.big_ws").workspace, big.workspace_bytes(kSmall, Direction::bwd_data));
+  EXPECT_EQ(big.runs.load(), 0);
+  // Without the limit the big one wins.
+  const auto unlimited = find(kSmall, Direction::bwd_data, one_thread(), quick(), {&big, &small});
+  EXPECT_EQ(unlimited[0].algo, "test.big_ws") << unlimited[0].time << " vs " << unlimited[1].time;
+}
+
+TEST(Find, HonestNondeterminismIsOkButFilteredOnRequest) {
+  Planted nondet("test.atomic_like"), det("test.det");
+  nondet.drift = true;
+  nondet.claims_deterministic = false;
+  det.delay_ms = 10;  // slower
+  const auto ranked = find(kSmall, Direction::bwd_filter, one_thread(), quick(), {&det, &nondet});
+  ASSERT_EQ(ranked.size(), 2u);
+  EXPECT_EQ(ranked[0].algo, "test.atomic_like");
+  EXPECT_EQ(ranked[0].status, PerfStatus::ok);
+  EXPECT_FALSE(ranked[0].deterministic);
+  Constraints c;
+  EXPECT_EQ(select(ranked, c)->algo, "test.atomic_like");
+  c.deterministic = true;
+  EXPECT_EQ(select(ranked, c)->algo, "test.det");
+}
+
+TEST(Find, AccuracyBudgetUsesMeasuredError) {
+  Planted exact("test.exact"), rough("test.rough");
+  exact.delay_ms = 10;
+  rough.perturb = 2e-6f;  // inside K*eps-style bounds for values ~1, but a measurable relative error
+  const auto ranked = find(kSmall, Direction::fwd, one_thread(), quick(), {&exact, &rough});
+  const AlgoPerf& r = entry(ranked, "test.rough");
+  ASSERT_EQ(r.status, PerfStatus::ok) << r.note;
+  EXPECT_GT(r.max_rel_error, 1e-7);
+  Constraints c;
+  EXPECT_EQ(select(ranked, c)->algo, "test.rough");
+  c.max_error = 1e-7;
+  EXPECT_EQ(select(ranked, c)->algo, "test.exact");
+}
+
+TEST(Find, RegistryCandidatesExcludeTheReference) {
+  for (const Algorithm* a : find_candidates(DeviceKind::cpu)) EXPECT_NE(a->family(), "reference");
+  const auto ranked = find(kSmall, Direction::fwd, one_thread(), quick());
+  for (const auto& r : ranked) EXPECT_NE(r.algo, "cpu.reference");
+}
+
+}  // namespace
+}  // namespace convlab

@@ -1,0 +1,113 @@
+// get: the cost model ranks the way arithmetic says it should, calibration
+// moves predictions toward measurements, and the get-vs-find comparison.
+#include <gtest/gtest.h>
+
+#include "autotune/get.hpp"
+#include "core/problem.hpp"
+#include "tests/autotune/planted.hpp"
+
+namespace convlab {
+namespace {
+
+using testing::Planted;
+
+TEST(Get, WinogradBeatsGemmOnWide3x3AndLosesOnThin) {
+  Planted gemm("test.gemm", "gemm"), wino("test.winograd_f4x3", "winograd");
+  const ExecContext ctx;
+  const ConvProblem wide = parse_problem("mb8ic256ih28oc256oh28kh3ph1");
+  auto ranked = get(wide, Direction::fwd, ctx, size_t(-1), nullptr, {&gemm, &wino});
+  ASSERT_EQ(ranked.size(), 2u);
+  EXPECT_EQ(ranked[0].algo, "test.winograd_f4x3") << ranked[0].note << "\n" << ranked[1].note;
+  EXPECT_TRUE(std::isnan(ranked[0].max_rel_error));  // nothing ran
+  EXPECT_EQ(gemm.runs.load() + wino.runs.load(), 0);
+  // Three input channels: the transforms dominate, GEMM wins.
+  const ConvProblem thin = parse_problem("mb8ic3ih28oc8oh28kh3ph1");
+  ranked = get(thin, Direction::fwd, ctx, size_t(-1), nullptr, {&gemm, &wino});
+  EXPECT_EQ(ranked[0].algo, "test.gemm") << ranked[0].note << "\n" << ranked[1].note;
+}
+
+TEST(Get, FftWinsOnLargeFiltersOverDirect) {
+  Planted direct("test.direct", "direct"), fft("test.fft", "fft");
+  const ConvProblem big = parse_problem("mb8ic64ih32oc64oh32kh11ph5");
+  const auto ranked = get(big, Direction::fwd, ExecContext{}, size_t(-1), nullptr, {&direct, &fft});
+  EXPECT_EQ(ranked[0].algo, "test.fft") << ranked[0].note << "\n" << ranked[1].note;
+}
+
+TEST(Get, PredictionScalesWithBatchAndRespectsLimits) {
+  Planted gemm("test.gemm", "gemm"), big("test.big", "gemm"), no("test.no", "gemm");
+  big.extra_workspace = 1 << 30;
+  no.support_reason = "never";
+  const ConvProblem p = parse_problem("mb4ic64ih28oc64oh28kh3ph1");
+  const MachineModel m = MachineModel::for_context(ExecContext{});
+  EXPECT_GT(m.peak_flops, 0);
+  EXPECT_GT(m.bandwidth, 0);
+  const double t4 = model_cost(gemm, p, Direction::fwd, m).seconds;
+  const double t8 = model_cost(gemm, p.with_batch(8), Direction::fwd, m).seconds;
+  EXPECT_NEAR(t8 / t4, 2.0, 0.2);
+  const size_t limit = gemm.workspace_bytes(p, Direction::fwd) + (1 << 20);
+  const auto ranked = get(p, Direction::fwd, ExecContext{}, limit, nullptr, {&big, &no, &gemm});
+  ASSERT_EQ(ranked.size(), 3u);
+  EXPECT_EQ(ranked[0].algo, "test.gemm");
+  EXPECT_EQ(ranked[1].status, PerfStatus::over_workspace);
+  EXPECT_EQ(ranked[2].status, PerfStatus::unsupported);
+  EXPECT_EQ(select(ranked, {})->algo, "test.gemm");
+}
+
+TEST(Get, CalibrationFlipsAWrongPrior) {
+  // The model prefers Winograd on this layer; measurements say it is 10x slower than predicted.
+  Planted gemm("test.gemm", "gemm"), wino("test.winograd_f4x3", "winograd");
+  std::vector<const Algorithm*> algos = {&gemm, &wino};
+  const ExecContext ctx;
+  const MachineModel m = MachineModel::for_context(ctx);
+  const ConvProblem train = parse_problem("mb8ic128ih28oc128oh28kh3ph1"), test = parse_problem("mb8ic192ih14oc192oh14kh3ph1");
+  auto measured = [&](const Algorithm& a, double factor) {
+    AlgoPerf r;
+    r.algo = std::string(a.name());
+    r.time = model_cost(a, train, Direction::fwd, m).seconds * factor;
+    return r;
+  };
+  std::vector<Measured> data = {{train, Direction::fwd, {measured(gemm, 1.0), measured(wino, 10.0)}}};
+  const Calibration cal = Calibration::fit(data, m, "", &algos);
+  EXPECT_EQ(cal.samples(), 2);
+  EXPECT_NEAR(cal.factor(wino, Direction::fwd), 10.0, 1e-9);
+  EXPECT_NEAR(cal.factor(gemm, Direction::fwd), 1.0, 1e-9);
+  // Per algorithm, falling back across directions.
+  EXPECT_NEAR(cal.factor(wino, Direction::bwd_data), 10.0, 1e-9);
+  EXPECT_EQ(get(test, Direction::fwd, ctx, size_t(-1), nullptr, algos)[0].algo, "test.winograd_f4x3");
+  EXPECT_EQ(get(test, Direction::fwd, ctx, size_t(-1), &cal, algos)[0].algo, "test.gemm");
+  // Leave-one-out excludes the only data point: back to the prior.
+  const Calibration loo = Calibration::fit(data, m, train.key(), &algos);
+  EXPECT_EQ(loo.samples(), 0);
+  EXPECT_EQ(loo.factor(wino, Direction::fwd), 1.0);
+}
+
+TEST(Get, AgreementAndSummary) {
+  auto perf = [](std::string n, double t, PerfStatus s = PerfStatus::ok) {
+    AlgoPerf a;
+    a.algo = std::move(n);
+    a.time = t;
+    a.status = s;
+    return a;
+  };
+  std::vector<AlgoPerf> found = {perf("a", 1.0), perf("b", 1.05), perf("c", 2.0), perf("w", 0.5, PerfStatus::inaccurate)};
+  rank(found);
+  std::vector<Agreement> rows;
+  rows.push_back(compare_get_find("l1", Direction::fwd, {perf("a", 9)}, found, {}));
+  rows.push_back(compare_get_find("l2", Direction::fwd, {perf("b", 9)}, found, {}));
+  rows.push_back(compare_get_find("l3", Direction::fwd, {perf("c", 9)}, found, {}));
+  rows.push_back(compare_get_find("l4", Direction::fwd, {perf("w", 9)}, found, {}));
+  EXPECT_TRUE(rows[0].same());
+  EXPECT_DOUBLE_EQ(rows[1].slowdown(), 1.05);
+  EXPECT_FALSE(std::isfinite(rows[3].slowdown()));  // get picked what find rejected
+  const AgreementSummary s = summarize(rows);
+  EXPECT_EQ(s.pairs, 4);
+  EXPECT_EQ(s.same, 1);
+  EXPECT_EQ(s.within_10pct, 2);
+  EXPECT_EQ(s.get_rejected, 1);
+  EXPECT_NEAR(s.geomean_slowdown, std::cbrt(1.0 * 1.05 * 2.0), 1e-12);
+  EXPECT_DOUBLE_EQ(s.total_get, 4.05);
+  EXPECT_DOUBLE_EQ(s.total_find, 3.0);
+}
+
+}  // namespace
+}  // namespace convlab
