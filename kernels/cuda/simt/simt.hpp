@@ -35,6 +35,10 @@
 //     std::min, which nvcc accepts in device code with --expt-relaxed-constexpr).
 #pragma once
 
+#include <math.h>  // fmaf, sqrtf, ... in the global namespace, as in device code
+
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
