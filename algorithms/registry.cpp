@@ -4,13 +4,28 @@
 
 #include "algorithms/cpu/reference.hpp"
 #include "core/error.hpp"
+#if CONVLAB_HAS_CUDA
+#include "algorithms/cuda/direct.hpp"
+#include "algorithms/cuda/im2col_gemm.hpp"
+#endif
 
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry() {
   static const CpuReference cpu_reference;
+#if CONVLAB_HAS_CUDA
+  static const CudaIm2colGemm cuda_im2col_gemm;
+  static const CudaIm2colCublas cuda_im2col_cublas;
+  static const CudaDirect cuda_direct;
+#endif
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
+#if CONVLAB_HAS_CUDA
+      // ---- CUDA ------------------------------------------------------------
+      &cuda_im2col_gemm,
+      &cuda_im2col_cublas,
+      &cuda_direct,
+#endif
       &cpu_reference,
   };
   return list;
