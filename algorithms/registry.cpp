@@ -7,6 +7,7 @@
 #if CONVLAB_HAS_CUDA
 #include "algorithms/cuda/direct.hpp"
 #include "algorithms/cuda/im2col_gemm.hpp"
+#include "algorithms/cuda/implicit_gemm.hpp"
 #endif
 
 namespace convlab {
@@ -16,6 +17,7 @@ const std::vector<const Algorithm*>& registry() {
 #if CONVLAB_HAS_CUDA
   static const CudaIm2colGemm cuda_im2col_gemm;
   static const CudaIm2colCublas cuda_im2col_cublas;
+  static const CudaImplicitGemm cuda_implicit_gemm;
   static const CudaDirect cuda_direct;
 #endif
   static const std::vector<const Algorithm*> list = {
@@ -24,6 +26,7 @@ const std::vector<const Algorithm*>& registry() {
       // ---- CUDA ------------------------------------------------------------
       &cuda_im2col_gemm,
       &cuda_im2col_cublas,
+      &cuda_implicit_gemm,
       &cuda_direct,
 #endif
       &cpu_reference,
