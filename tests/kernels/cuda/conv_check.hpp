@@ -63,7 +63,8 @@ inline int64_t reduction(const ConvShape& sh, Dir d) {
 using ConvRun = std::function<void(Dir, const ConvShape&, float*, float*, float*)>;
 
 // elem / global as in algorithms/algorithm.hpp's Tolerance; elem < 0 means K*eps.
-inline void check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double elem = -1, double global = 0) {
+// Returns max_i |y_i - ref_i| / mag_i (the measured error per unit of sum |terms|).
+inline double check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double elem = -1, double global = 0) {
   const int64_t ns = int64_t(sh.n) * sh.c * sh.h * sh.w, nw = int64_t(sh.k) * (sh.c / sh.groups) * sh.r * sh.s,
                 nd = int64_t(sh.n) * sh.k * sh.p * sh.q;
   std::vector<float> src(ns), wei(nw), dst(nd);
@@ -93,14 +94,17 @@ inline void check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double el
   double max_mag = 0;
   for (double m : mag) max_mag = std::max(max_mag, m);
   int bad = 0;
+  double worst = 0;
   for (int64_t i = 0; i < nout; ++i) {
     const double err = std::fabs(double(got[i]) - ref[i]);
+    if (mag[i] > 0) worst = std::max(worst, err / mag[i]);
     const double allowed = elem * mag[i] + global * max_mag;
     if (!(err <= allowed) && ++bad <= 3)
       ADD_FAILURE() << label(sh) << " " << name(d) << " element " << i << ": " << got[i] << " vs " << ref[i]
                     << " (allowed " << allowed << ")";
   }
   EXPECT_EQ(bad, 0) << label(sh) << " " << name(d);
+  return worst;
 }
 
 }  // namespace convlab::cuda::test

@@ -1,0 +1,53 @@
+// kernels/cuda/winograd under the SIMT emulator, every direction, against the
+// fp64 reference. Output sizes around the 2x2 tile and the 8x16-pixel block,
+// channel counts around the 8 / 16 channel blocks, padding 0..2, groups.
+// Prints the measured error per unit of sum|terms| (the basis of the
+// algorithms' declared tolerances).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "kernels/cuda/winograd/winograd_f2x3.hpp"
+#include "tests/kernels/cuda/conv_check.hpp"
+
+namespace convlab::cuda {
+namespace {
+
+using test::Dir;
+
+std::vector<ConvShape> winograd_shapes() {
+  using test::shape;
+  return {
+      shape(2, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1),    shape(1, 9, 11, 19, 17, 3, 3, 1, 1, 1, 1),
+      shape(2, 4, 10, 18, 5, 3, 3, 0, 0, 1, 1),  shape(1, 5, 7, 9, 3, 3, 3, 2, 2, 1, 1),
+      shape(2, 6, 9, 8, 4, 3, 3, 1, 1, 1, 1, 1, 2), shape(1, 1, 3, 3, 1, 3, 3, 0, 0, 1, 1),
+      shape(1, 17, 13, 13, 18, 3, 3, 1, 0, 1, 1),
+  };
+}
+
+// Error bound used for the emulated check: the declared tolerances of
+// cuda.winograd_* (algorithms/cuda/winograd.hpp) are what this must stay under.
+constexpr double kF2x3Elem = 8.0;  // times K*eps, see the measured numbers printed below
+
+void run_f2x3(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
+  if (d == Dir::fwd) winograd_f2x3_fwd(sh, src, wei, dst, nullptr);
+  if (d == Dir::bwd_data) winograd_f2x3_bwd_data(sh, dst, wei, src, nullptr);
+  if (d == Dir::bwd_filter) winograd_f2x3_bwd_filter(sh, src, dst, wei, nullptr);
+}
+
+TEST(CudaWinogradF2x3, AllDirectionsMatchReference) {
+  for (Dir d : test::kDirs) {
+    double worst = 0, worst_k = 0;
+    for (const ConvShape& sh : winograd_shapes()) {
+      ASSERT_STREQ(winograd_f2x3_unsupported(sh), "") << test::label(sh);
+      const double k = double(test::reduction(sh, d));
+      const double w = test::check_conv(sh, d, run_f2x3, kF2x3Elem * k * FLT_EPSILON);
+      worst = std::max(worst, w);
+      worst_k = std::max(worst_k, w / (k * FLT_EPSILON));
+    }
+    std::printf("cuda winograd f2x3 %s: max |err|/sum|terms| = %.3g (= %.3g K*eps)\n", test::name(d), worst, worst_k);
+  }
+}
+
+}  // namespace
+}  // namespace convlab::cuda
