@@ -8,6 +8,7 @@
 #include "algorithms/cuda/direct.hpp"
 #include "algorithms/cuda/im2col_gemm.hpp"
 #include "algorithms/cuda/implicit_gemm.hpp"
+#include "algorithms/cuda/winograd.hpp"
 #endif
 
 namespace convlab {
@@ -19,6 +20,7 @@ const std::vector<const Algorithm*>& registry() {
   static const CudaIm2colCublas cuda_im2col_cublas;
   static const CudaImplicitGemm cuda_implicit_gemm;
   static const CudaDirect cuda_direct;
+  static const CudaWinogradF2x3 cuda_winograd_f2x3;
 #endif
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
@@ -28,6 +30,7 @@ const std::vector<const Algorithm*>& registry() {
       &cuda_im2col_cublas,
       &cuda_implicit_gemm,
       &cuda_direct,
+      &cuda_winograd_f2x3,
 #endif
       &cpu_reference,
   };

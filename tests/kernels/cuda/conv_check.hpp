@@ -108,3 +108,29 @@ inline double check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double 
 }
 
 }  // namespace convlab::cuda::test
+
+#include "core/layers.hpp"
+
+namespace convlab::cuda::test {
+
+// ThreadSanitizer makes the emulator ~10x slower: the AlexNet-size runs skip there.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// The 3x3 stride-1 layers of AlexNet (both variants) at batch 1, from core's table.
+inline std::vector<std::pair<std::string, ConvShape>> alexnet_3x3_layers() {
+  std::vector<std::pair<std::string, ConvShape>> v;
+  for (const char* net : {"alexnet", "alexnet-owt"})
+    for (const NetLayer& l : network_layers(net, 1)) {
+      const ConvProblem& p = l.problem;
+      if (p.r != 3 || p.s != 3 || p.stride_h != 1 || p.stride_w != 1) continue;
+      v.emplace_back(l.id, ConvShape{p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.p(), p.q(), p.pad_h, p.pad_w,
+                                       p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.groups});
+    }
+  return v;
+}
+
+}  // namespace convlab::cuda::test
