@@ -21,6 +21,7 @@ const std::vector<const Algorithm*>& registry() {
   static const CudaImplicitGemm cuda_implicit_gemm;
   static const CudaDirect cuda_direct;
   static const CudaWinogradF2x3 cuda_winograd_f2x3;
+  static const CudaWinogradF4x3 cuda_winograd_f4x3;
 #endif
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
@@ -31,6 +32,7 @@ const std::vector<const Algorithm*>& registry() {
       &cuda_implicit_gemm,
       &cuda_direct,
       &cuda_winograd_f2x3,
+      &cuda_winograd_f4x3,
 #endif
       &cpu_reference,
   };

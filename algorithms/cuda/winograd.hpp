@@ -22,4 +22,20 @@ class CudaWinogradF2x3 final : public Algorithm {
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 };
 
+class CudaWinogradF4x3 final : public Algorithm {
+ public:
+  std::string_view name() const override { return "cuda.winograd_f4x3"; }
+  DeviceKind device() const override { return DeviceKind::cuda; }
+  std::string_view family() const override { return "winograd"; }
+  std::string_view description() const override {
+    return "non-fused Winograd F(4x4,3x3): filter/input/output transform kernels around the hand-written SGEMM "
+           "batched over 36 points x groups; bwd-filter via A dY A^T and G^T M G";
+  }
+  Support supports(const ConvProblem& p, Direction dir) const override;
+  size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
+  void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+           const ExecContext& ctx) const override;
+  Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
+};
+
 }  // namespace convlab

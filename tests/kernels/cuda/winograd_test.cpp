@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "kernels/cuda/winograd/winograd_f2x3.hpp"
+#include "kernels/cuda/winograd/winograd_f4x3.hpp"
 #include "tests/kernels/cuda/conv_check.hpp"
 
 namespace convlab::cuda {
@@ -30,6 +31,28 @@ void run_f2x3(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
   if (d == Dir::fwd) winograd_f2x3_fwd(sh, src, wei, dst, nullptr);
   if (d == Dir::bwd_data) winograd_f2x3_bwd_data(sh, dst, wei, src, nullptr);
   if (d == Dir::bwd_filter) winograd_f2x3_bwd_filter(sh, src, dst, wei, nullptr);
+}
+
+void run_f4x3(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
+  const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
+  simt::DeviceArray<float> ws(size_t(winograd_f4x3_workspace_floats(sh, dir)));
+  ws.fill_bytes(0xFF);
+  if (d == Dir::fwd) winograd_f4x3_fwd(sh, src, wei, dst, ws.get(), nullptr);
+  if (d == Dir::bwd_data) winograd_f4x3_bwd_data(sh, dst, wei, src, ws.get(), nullptr);
+  if (d == Dir::bwd_filter) winograd_f4x3_bwd_filter(sh, src, dst, wei, ws.get(), nullptr);
+}
+
+TEST(CudaWinogradF4x3, AllDirectionsMatchReference) {
+  for (Dir d : test::kDirs) {
+    double worst = 0;
+    for (const ConvShape& sh : winograd_shapes()) {
+      ASSERT_STREQ(winograd_f4x3_unsupported(sh), "") << test::label(sh);
+      const double k = double(test::reduction(sh, d));
+      worst = std::max(worst, test::check_conv(sh, d, run_f4x3, (k + kWinogradF4x3ExtraEps) * FLT_EPSILON));
+    }
+    std::printf("cuda winograd f4x3 %s: max |err|/sum|terms| = %.3g (= %.3g eps)\n", test::name(d), worst,
+                worst / FLT_EPSILON);
+  }
 }
 
 TEST(CudaWinogradF2x3, AllDirectionsMatchReference) {
@@ -63,6 +86,9 @@ TEST(CudaWinogradF2x3, DISABLED_AlexNetLayersErrorMeasurement) {
       const double w = test::check_conv(sh, d, run_f2x3, (k + kWinogradF2x3ExtraEps) * FLT_EPSILON);
       std::printf("cuda winograd f2x3 %s %s: max |err|/sum|terms| = %.3g (= %.3g K*eps, K=%.0f)\n", id.c_str(),
                   test::name(d), w, w / (k * FLT_EPSILON), k);
+      const double w4 = test::check_conv(sh, d, run_f4x3, (k + kWinogradF4x3ExtraEps) * FLT_EPSILON);
+      std::printf("cuda winograd f4x3 %s %s: max |err|/sum|terms| = %.3g (= %.3g eps)\n", id.c_str(), test::name(d),
+                  w4, w4 / FLT_EPSILON);
     }
 }
 
