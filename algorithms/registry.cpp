@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #if CONVLAB_HAS_CUDA
 #include "algorithms/cuda/direct.hpp"
+#include "algorithms/cuda/fft.hpp"
 #include "algorithms/cuda/im2col_gemm.hpp"
 #include "algorithms/cuda/implicit_gemm.hpp"
 #include "algorithms/cuda/winograd.hpp"
@@ -22,6 +23,7 @@ const std::vector<const Algorithm*>& registry() {
   static const CudaDirect cuda_direct;
   static const CudaWinogradF2x3 cuda_winograd_f2x3;
   static const CudaWinogradF4x3 cuda_winograd_f4x3;
+  static const CudaFft cuda_fft;
 #endif
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
@@ -33,6 +35,7 @@ const std::vector<const Algorithm*>& registry() {
       &cuda_direct,
       &cuda_winograd_f2x3,
       &cuda_winograd_f4x3,
+      &cuda_fft,
 #endif
       &cpu_reference,
   };

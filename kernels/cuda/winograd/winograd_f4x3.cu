@@ -74,9 +74,9 @@ __device__ __forceinline__ void sandwich(Mat l, const float* x, float* out) {
 struct Geom {  // the conv the fwd pipeline computes: in (n, cin, ih, iw) -> out (n, cout, oh, ow)
   int n, cin, ih, iw, cout, oh, ow, pad_h, pad_w, groups;
   bool rotate;  // filter read as w(i, o, 2 - r, 2 - s) (bwd-data)
-  int tiles_h() const { return (oh + 3) / 4; }
-  int tiles_w() const { return (ow + 3) / 4; }
-  int64_t tiles() const { return int64_t(n) * tiles_h() * tiles_w(); }
+  __host__ __device__ int tiles_h() const { return (oh + 3) / 4; }
+  __host__ __device__ int tiles_w() const { return (ow + 3) / 4; }
+  __host__ __device__ int64_t tiles() const { return int64_t(n) * tiles_h() * tiles_w(); }
 };
 
 // U (G, 36, cout_g, cin_g) from the filter; one thread per (g, o, i).
