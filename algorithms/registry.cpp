@@ -24,6 +24,7 @@ const std::vector<const Algorithm*>& registry() {
   static const CudaWinogradF2x3 cuda_winograd_f2x3;
   static const CudaWinogradF4x3 cuda_winograd_f4x3;
   static const CudaFft cuda_fft;
+  static const CudaFftTiled cuda_fft_tiled;
 #endif
   static const std::vector<const Algorithm*> list = {
       // ---- CPU -------------------------------------------------------------
@@ -36,6 +37,7 @@ const std::vector<const Algorithm*>& registry() {
       &cuda_winograd_f2x3,
       &cuda_winograd_f4x3,
       &cuda_fft,
+      &cuda_fft_tiled,
 #endif
       &cpu_reference,
   };

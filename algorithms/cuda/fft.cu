@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "kernels/cuda/fft/fft_conv.hpp"
+#include "kernels/cuda/fft/fft_tiled.hpp"
 
 namespace convlab {
 
@@ -84,6 +85,32 @@ Tolerance CudaFft::tolerance(const ConvProblem& p, Direction dir) const {
   t.global = cuda::kFftGlobalEps * double(FLT_EPSILON);
   t.basis += " + 64 eps x max sum|terms| (FFT rounding spreads over the plane; NOT yet measured with cuFFT on a "
              "GPU: scripts/gpu-check.sh)";
+  return t;
+}
+
+Support CudaFftTiled::supports(const ConvProblem& p, Direction dir) const {
+  const char* why = cuda::fft_tiled_unsupported(to_shape(p));
+  if (*why) return Support::no(why);
+  if (cuda::fft_tiled_workspace_floats(to_shape(p), dir_index(dir)) > INT_MAX)
+    return Support::no("tile spectra exceed 2^31 floats");
+  return Support::yes();
+}
+
+size_t CudaFftTiled::workspace_bytes(const ConvProblem& p, Direction dir) const {
+  return size_t(cuda::fft_tiled_workspace_floats(to_shape(p), dir_index(dir))) * sizeof(float);
+}
+
+void CudaFftTiled::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+                       const ExecContext& ctx) const {
+  float* out = dir == Direction::fwd ? buf.dst : dir == Direction::bwd_data ? buf.src : buf.wei;
+  cuda::fft_tiled_conv(to_shape(p), dir_index(dir), buf.src, buf.wei, buf.dst, out, static_cast<float*>(workspace),
+                       ctx.stream);
+}
+
+Tolerance CudaFftTiled::tolerance(const ConvProblem& p, Direction dir) const {
+  Tolerance t = summation_tolerance(p, dir);
+  t.global = cuda::kFftGlobalEps * double(FLT_EPSILON);
+  t.basis += " + 64 eps x max sum|terms| (tile DFT rounding; see tests/kernels/cuda/fft_test.cpp)";
   return t;
 }
 

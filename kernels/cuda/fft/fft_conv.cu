@@ -116,6 +116,12 @@ void fft_crop(const float* in, int planes, int rows, int cols, int off_h, int of
                  planes, rows, cols, off_h, off_w, fs.fh, fs.fw, scale, out);
 }
 
+void fft_cmac(const ConvShape& sh, int mode, int64_t spec, const float2* a, const float2* b, float2* out,
+              int64_t out_planes, void* stream) {
+  CONVLAB_LAUNCH(fft_cmac_kernel, dim3(blocks_for(out_planes * spec)), dim3(kThreads), 0, stream, sh, mode, spec, a, b,
+                 out, out_planes);
+}
+
 void fft_conv(const ConvShape& sh, int direction, const float* src, const float* wei, const float* dst_in,
               float* out, float* ws, void* stream, const FftFns& fft) {
   const FftSize fs = fft_size(sh);
@@ -143,8 +149,7 @@ void fft_conv(const ConvShape& sh, int direction, const float* src, const float*
     fft_pad(dst_in, cnt[1], sh.p, sh.q, 0, 0, fs, real, stream);
     fft.r2c(real, sb, cnt[1]);
   }
-  CONVLAB_LAUNCH(fft_cmac_kernel, dim3(blocks_for(cnt[2] * fs.spectrum())), dim3(kThreads), 0, stream, sh, direction,
-                 fs.spectrum(), sa, sb, so, int64_t(cnt[2]));
+  fft_cmac(sh, direction, fs.spectrum(), sa, sb, so, cnt[2], stream);
   fft.c2r(so, real, cnt[2]);
   const float scale = 1.0f / float(int64_t(fs.fh) * fs.fw);
   if (direction == 0) fft_crop(real, cnt[2], sh.p, sh.q, 0, 0, fs, scale, out, stream);

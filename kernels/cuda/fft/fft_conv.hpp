@@ -45,6 +45,12 @@ void fft_plane_counts(const ConvShape& sh, int direction, int counts[3]);
 void fft_conv(const ConvShape& sh, int direction, const float* src, const float* wei, const float* dst_in,
               float* out, float* ws, void* stream, const FftFns& fft);
 
+// The pointwise complex multiply-accumulate alone: mode 0 fwd, 1 bwd-data,
+// 2 bwd-filter, over spectra of `spec` complex values per plane (sh.n may
+// count (image, tile) pairs, see fft_tiled.hpp).
+void fft_cmac(const ConvShape& sh, int mode, int64_t spec, const float2* a, const float2* b, float2* out,
+              int64_t out_planes, void* stream);
+
 // The hand-written kernels, exposed for tests.
 // out (planes, fh, fw) = in (planes, rows, cols) placed at (off_h, off_w), zeros elsewhere.
 void fft_pad(const float* in, int planes, int rows, int cols, int off_h, int off_w, FftSize fs, float* out,

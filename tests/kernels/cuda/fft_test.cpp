@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "kernels/cuda/fft/fft_conv.hpp"
+#include "kernels/cuda/fft/fft_tiled.hpp"
 #include "tests/kernels/cuda/conv_check.hpp"
 
 namespace convlab::cuda {
@@ -80,6 +81,33 @@ TEST(CudaFft, AllDirectionsMatchReference) {
     for (const ConvShape& sh : shapes)
       worst = std::max(worst, test::check_conv(sh, d, run_fft, -1, kFftGlobalEps * FLT_EPSILON));
     std::printf("cuda fft (host fp64 DFT) %s: max |err|/sum|terms| = %.3g\n", test::name(d), worst);
+  }
+}
+
+void run_fft_tiled(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
+  const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
+  simt::DeviceArray<float> ws(size_t(fft_tiled_workspace_floats(sh, dir)));
+  ws.fill_bytes(0xFF);
+  float* out = d == Dir::fwd ? dst : d == Dir::bwd_data ? src : wei;
+  fft_tiled_conv(sh, dir, src, wei, dst, out, ws.get(), nullptr);
+}
+
+// Output sizes around the tile's m = 16 - R + 1, filters 1x1 .. 11x11, padding
+// beyond R-1 (negative bwd-data padding), groups.
+TEST(CudaFftTiled, AllDirectionsMatchReference) {
+  using test::shape;
+  const std::vector<ConvShape> shapes = {
+      shape(2, 3, 16, 17, 4, 3, 3, 1, 1, 1, 1),      shape(1, 2, 13, 12, 3, 3, 3, 0, 0, 1, 1),
+      shape(1, 3, 9, 20, 2, 5, 5, 2, 2, 1, 1),       shape(2, 4, 7, 6, 6, 3, 2, 0, 1, 1, 1, 1, 2),
+      shape(1, 2, 5, 5, 2, 1, 1, 1, 1, 1, 1),        shape(1, 1, 23, 21, 2, 11, 11, 2, 2, 1, 1),
+  };
+  for (Dir d : test::kDirs) {
+    double worst = 0;
+    for (const ConvShape& sh : shapes) {
+      ASSERT_STREQ(fft_tiled_unsupported(sh), "") << test::label(sh);
+      worst = std::max(worst, test::check_conv(sh, d, run_fft_tiled, -1, kFftGlobalEps * FLT_EPSILON));
+    }
+    std::printf("cuda fft_tiled %s: max |err|/sum|terms| = %.3g\n", test::name(d), worst);
   }
 }
 
