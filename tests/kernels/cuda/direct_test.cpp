@@ -28,13 +28,13 @@ std::vector<ConvShape> direct_shapes() {
 }
 
 TEST(CudaDirect, FwdMatchesReference) {
-  for (const ConvShape& sh : direct_shapes()) test::check_conv(sh, Dir::fwd, run_direct);
+  for (const ConvShape& sh : test::sanitized_subset(direct_shapes())) test::check_conv(sh, Dir::fwd, run_direct);
 }
 TEST(CudaDirect, BwdDataMatchesReference) {
-  for (const ConvShape& sh : direct_shapes()) test::check_conv(sh, Dir::bwd_data, run_direct);
+  for (const ConvShape& sh : test::sanitized_subset(direct_shapes())) test::check_conv(sh, Dir::bwd_data, run_direct);
 }
 TEST(CudaDirect, BwdFilterMatchesReference) {
-  for (const ConvShape& sh : direct_shapes()) test::check_conv(sh, Dir::bwd_filter, run_direct);
+  for (const ConvShape& sh : test::sanitized_subset(direct_shapes())) test::check_conv(sh, Dir::bwd_filter, run_direct);
 }
 
 }  // namespace

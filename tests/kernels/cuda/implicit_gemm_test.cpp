@@ -17,13 +17,13 @@ void run_implicit(Dir d, const ConvShape& sh, float* src, float* wei, float* dst
 }
 
 TEST(CudaImplicitGemm, FwdMatchesReference) {
-  for (const ConvShape& sh : test::general_shapes()) test::check_conv(sh, Dir::fwd, run_implicit);
+  for (const ConvShape& sh : test::sanitized_subset(test::general_shapes())) test::check_conv(sh, Dir::fwd, run_implicit);
 }
 TEST(CudaImplicitGemm, BwdDataMatchesReference) {
-  for (const ConvShape& sh : test::general_shapes()) test::check_conv(sh, Dir::bwd_data, run_implicit);
+  for (const ConvShape& sh : test::sanitized_subset(test::general_shapes())) test::check_conv(sh, Dir::bwd_data, run_implicit);
 }
 TEST(CudaImplicitGemm, BwdFilterMatchesReference) {
-  for (const ConvShape& sh : test::general_shapes()) test::check_conv(sh, Dir::bwd_filter, run_implicit);
+  for (const ConvShape& sh : test::sanitized_subset(test::general_shapes())) test::check_conv(sh, Dir::bwd_filter, run_implicit);
 }
 
 }  // namespace
