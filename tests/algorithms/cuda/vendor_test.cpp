@@ -32,6 +32,7 @@ TEST(CudaNoDevice, AlgorithmsAreListedAsUnavailable) {
   }
 }
 
+#if CONVLAB_HAS_CUDA
 // Calls run() directly (bypassing ConvRunner's availability check) with host
 // buffers: the first device / library call must throw convlab::Error.
 void expect_clean_error(const char* name, const char* needle) {
@@ -54,7 +55,6 @@ void expect_clean_error(const char* name, const char* needle) {
   }
 }
 
-#if CONVLAB_HAS_CUDA
 TEST(CudaNoDevice, CublasPathThrowsCleanError) { expect_clean_error("cuda.im2col_cublas", "cuBLAS"); }
 TEST(CudaNoDevice, CufftPathThrowsCleanError) { expect_clean_error("cuda.fft", "cuFFT"); }
 TEST(CudaNoDevice, HandWrittenKernelLaunchThrowsCleanError) { expect_clean_error("cuda.im2col_gemm", "CUDA"); }

@@ -42,10 +42,19 @@ void run_f4x3(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
   if (d == Dir::bwd_filter) winograd_f4x3_bwd_filter(sh, src, dst, wei, ws.get(), nullptr);
 }
 
+// F(4x4,3x3) has no channel blocking of its own (the SGEMM's tiles are tested in
+// sgemm_test.cpp): the tile-edge shapes only, to keep the emulated run short.
+std::vector<ConvShape> f4x3_shapes() {
+  std::vector<ConvShape> v = winograd_shapes();
+  v.pop_back();             // 17 -> 18 channels
+  v.erase(v.begin() + 1);   // 9 -> 17 channels
+  return v;
+}
+
 TEST(CudaWinogradF4x3, AllDirectionsMatchReference) {
   for (Dir d : test::kDirs) {
     double worst = 0;
-    for (const ConvShape& sh : test::sanitized_subset(winograd_shapes())) {
+    for (const ConvShape& sh : test::sanitized_subset(f4x3_shapes())) {
       ASSERT_STREQ(winograd_f4x3_unsupported(sh), "") << test::label(sh);
       const double k = double(test::reduction(sh, d));
       worst = std::max(worst, test::check_conv(sh, d, run_f4x3, (k + kWinogradF4x3ExtraEps) * FLT_EPSILON));
