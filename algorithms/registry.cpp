@@ -14,6 +14,11 @@
 #include "algorithms/cpu/onednn.hpp"
 #endif
 #if CONVLAB_HAS_CUDA
+#include "algorithms/cuda/direct.hpp"
+#include "algorithms/cuda/fft.hpp"
+#include "algorithms/cuda/im2col_gemm.hpp"
+#include "algorithms/cuda/implicit_gemm.hpp"
+#include "algorithms/cuda/winograd.hpp"
 #include "algorithms/cudnn/cudnn_conv.hpp"
 #endif
 #include "core/error.hpp"
@@ -29,6 +34,16 @@ const std::vector<const Algorithm*>& registry() {
   static const CpuFftFftw cpu_fft_fftw;
   static const CpuWinograd cpu_winograd_f2x3(2), cpu_winograd_f4x3(4), cpu_winograd_f6x3(6);
   static const CpuReference cpu_reference;
+#if CONVLAB_HAS_CUDA
+  static const CudaIm2colGemm cuda_im2col_gemm;
+  static const CudaIm2colCublas cuda_im2col_cublas;
+  static const CudaImplicitGemm cuda_implicit_gemm;
+  static const CudaDirect cuda_direct;
+  static const CudaWinogradF2x3 cuda_winograd_f2x3;
+  static const CudaWinogradF4x3 cuda_winograd_f4x3;
+  static const CudaFft cuda_fft;
+  static const CudaFftTiled cuda_fft_tiled;
+#endif
 #ifdef CONVLAB_HAS_ONEDNN
   static const CpuOnednn cpu_onednn_direct(OnednnKind::direct);
   static const CpuOnednn cpu_onednn_winograd(OnednnKind::winograd);
@@ -55,6 +70,10 @@ const std::vector<const Algorithm*>& registry() {
     };
 #if CONVLAB_HAS_CUDA
     // ---- CUDA, hand-written ------------------------------------------------
+    for (const Algorithm* a : {static_cast<const Algorithm*>(&cuda_im2col_gemm), &cuda_im2col_cublas,
+                               &cuda_implicit_gemm, &cuda_direct, &cuda_winograd_f2x3, &cuda_winograd_f4x3,
+                               &cuda_fft, &cuda_fft_tiled})
+      v.push_back(a);
     // ---- cuDNN -------------------------------------------------------------
     for (const Algorithm* a : cudnn_algorithms()) v.push_back(a);
 #endif

@@ -1,0 +1,195 @@
+// Direct convolution, three directions.
+//
+// fwd: one block per (8 x 16 output tile, 8 output channels of one group,
+//   image); 128 threads, one output pixel each, 8 accumulators (one per output
+//   channel). Loop over the group's input channels: the block stages the input
+//   window the tile reads ((8-1)*stride + (R-1)*dil + 1 rows, likewise columns,
+//   zero outside the image = padding) and the 8 x R x S filter slice in dynamic
+//   shared memory, then every thread walks the R x S taps.
+// bwd-data: the gather form of the transposed convolution. One block per
+//   (8 x 16 input tile, 8 input channels of one group, image); loop over the
+//   group's output channels, staging the diff_dst window that reaches the tile
+//   and the filter slice; thread (h, w) adds dy(p, q) * w(r, s) for every tap
+//   with h + pad - r*dil = p*stride (exact division).
+// bwd-filter: one thread per weight (k, c, r, s), 256 per block, summing its
+//   N*P*Q products in a fixed order over the output range where the tap lands
+//   inside the image (deterministic, no atomics, no shared memory: neighbouring
+//   threads share k, so diff_dst reads are broadcasts).
+#include "kernels/cuda/direct/direct.hpp"
+
+#include <cassert>
+#include <cstdint>
+
+#include "kernels/cuda/simt/simt.hpp"
+
+namespace convlab::cuda {
+
+namespace {
+
+constexpr int TP = 8, TQ = 16, KB = 8;  // fwd: output tile, output channels per block
+constexpr int kFilterThreads = 256;
+
+__host__ __device__ inline int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+__host__ __device__ inline int ceil_div(int a, int b) { return -floor_div(-a, b); }
+
+int fwd_tile_h(const ConvShape& sh) { return (TP - 1) * sh.stride_h + (sh.r - 1) * sh.dil_h + 1; }
+int fwd_tile_w(const ConvShape& sh) { return (TQ - 1) * sh.stride_w + (sh.s - 1) * sh.dil_w + 1; }
+int bwd_tile_h(const ConvShape& sh) { return (TP - 1 + (sh.r - 1) * sh.dil_h) / sh.stride_h + 2; }
+int bwd_tile_w(const ConvShape& sh) { return (TQ - 1 + (sh.s - 1) * sh.dil_w) / sh.stride_w + 2; }
+
+__global__ void __launch_bounds__(TP * TQ)
+    direct_fwd_kernel(ConvShape sh, const float* __restrict__ src, const float* __restrict__ wei,
+                      float* __restrict__ dst, int tile_h, int tile_w) {
+  float* in_t = simt::dynamic_shared<float>();  // (tile_h, tile_w)
+  float* w_t = in_t + tile_h * tile_w;          // (KB, R, S)
+  const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
+  const int tiles_q = ceil_div(sh.q, TQ);
+  const int p0 = int(blockIdx.x) / tiles_q * TP, q0 = int(blockIdx.x) % tiles_q * TQ;
+  const int kblocks = ceil_div(kg, KB);
+  const int g = int(blockIdx.y) / kblocks, k0 = g * kg + int(blockIdx.y) % kblocks * KB;
+  const int kend = std::min(k0 + KB, (g + 1) * kg);
+  const int n = int(blockIdx.z);
+  const int tq = int(threadIdx.x), tp = int(threadIdx.y), tid = tp * TQ + tq;
+  const int rs = sh.r * sh.s;
+  const int ih0 = p0 * sh.stride_h - sh.pad_h, iw0 = q0 * sh.stride_w - sh.pad_w;
+
+  float acc[KB];
+  for (int j = 0; j < KB; ++j) acc[j] = 0.0f;
+
+  for (int cl = 0; cl < cg; ++cl) {
+    const int c = g * cg + cl;
+    const float* plane = src + (int64_t(n) * sh.c + c) * sh.h * sh.w;  // (H, W)
+    __syncthreads();  // the previous channel's tiles are consumed
+    for (int i = tid; i < tile_h * tile_w; i += TP * TQ) {
+      const int ih = ih0 + i / tile_w, iw = iw0 + i % tile_w;
+      in_t[i] = (ih >= 0 && ih < sh.h && iw >= 0 && iw < sh.w) ? plane[int64_t(ih) * sh.w + iw] : 0.0f;
+    }
+    for (int i = tid; i < KB * rs; i += TP * TQ) {
+      const int k = k0 + i / rs;
+      w_t[i] = k < kend ? wei[(int64_t(k) * cg + cl) * rs + i % rs] : 0.0f;  // (K, Cg, R, S)
+    }
+    __syncthreads();
+    for (int r = 0; r < sh.r; ++r)
+      for (int s = 0; s < sh.s; ++s) {
+        const float x = in_t[(tp * sh.stride_h + r * sh.dil_h) * tile_w + tq * sh.stride_w + s * sh.dil_w];
+        for (int j = 0; j < KB; ++j) acc[j] = fmaf(x, w_t[j * rs + r * sh.s + s], acc[j]);
+      }
+  }
+  const int p = p0 + tp, q = q0 + tq;
+  if (p < sh.p && q < sh.q)
+    for (int k = k0; k < kend; ++k) dst[((int64_t(n) * sh.k + k) * sh.p + p) * sh.q + q] = acc[k - k0];  // (N,K,P,Q)
+}
+
+__global__ void __launch_bounds__(TP * TQ)
+    direct_bwd_data_kernel(ConvShape sh, const float* __restrict__ diff_dst, const float* __restrict__ wei,
+                           float* __restrict__ diff_src, int tile_h, int tile_w) {
+  float* dy_t = simt::dynamic_shared<float>();  // (tile_h, tile_w) window of one diff_dst plane
+  float* w_t = dy_t + tile_h * tile_w;          // (KB channels, R, S)
+  const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
+  const int tiles_w = ceil_div(sh.w, TQ);
+  const int h0 = int(blockIdx.x) / tiles_w * TP, w0 = int(blockIdx.x) % tiles_w * TQ;
+  const int cblocks = ceil_div(cg, KB);
+  const int g = int(blockIdx.y) / cblocks, c0 = g * cg + int(blockIdx.y) % cblocks * KB;
+  const int cend = std::min(c0 + KB, (g + 1) * cg);
+  const int n = int(blockIdx.z);
+  const int tw = int(threadIdx.x), th = int(threadIdx.y), tid = th * TQ + tw;
+  const int rs = sh.r * sh.s;
+  const int p_base = floor_div(h0 + sh.pad_h - (sh.r - 1) * sh.dil_h, sh.stride_h);
+  const int q_base = floor_div(w0 + sh.pad_w - (sh.s - 1) * sh.dil_w, sh.stride_w);
+  const int h = h0 + th, w = w0 + tw;
+
+  float acc[KB];
+  for (int j = 0; j < KB; ++j) acc[j] = 0.0f;
+
+  for (int kl = 0; kl < kg; ++kl) {
+    const int k = g * kg + kl;
+    const float* plane = diff_dst + (int64_t(n) * sh.k + k) * sh.p * sh.q;  // (P, Q)
+    __syncthreads();
+    for (int i = tid; i < tile_h * tile_w; i += TP * TQ) {
+      const int p = p_base + i / tile_w, q = q_base + i % tile_w;
+      dy_t[i] = (p >= 0 && p < sh.p && q >= 0 && q < sh.q) ? plane[int64_t(p) * sh.q + q] : 0.0f;
+    }
+    for (int i = tid; i < KB * rs; i += TP * TQ) {
+      const int c = c0 + i / rs;
+      w_t[i] = c < cend ? wei[(int64_t(k) * cg + (c - g * cg)) * rs + i % rs] : 0.0f;  // (K, Cg, R, S)
+    }
+    __syncthreads();
+    for (int r = 0; r < sh.r; ++r) {
+      const int ph = h + sh.pad_h - r * sh.dil_h;
+      if (ph < 0 || ph % sh.stride_h != 0) continue;
+      const int pl = ph / sh.stride_h - p_base;  // < tile_h by construction; rows past P are zeros
+      for (int s = 0; s < sh.s; ++s) {
+        const int qw = w + sh.pad_w - s * sh.dil_w;
+        if (qw < 0 || qw % sh.stride_w != 0) continue;
+        const float dy = dy_t[pl * tile_w + qw / sh.stride_w - q_base];
+        for (int j = 0; j < KB; ++j) acc[j] = fmaf(dy, w_t[j * rs + r * sh.s + s], acc[j]);
+      }
+    }
+  }
+  if (h < sh.h && w < sh.w)
+    for (int c = c0; c < cend; ++c) diff_src[((int64_t(n) * sh.c + c) * sh.h + h) * sh.w + w] = acc[c - c0];
+}
+
+__global__ void __launch_bounds__(kFilterThreads)
+    direct_bwd_filter_kernel(ConvShape sh, const float* __restrict__ src, const float* __restrict__ diff_dst,
+                             float* __restrict__ diff_wei) {
+  const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
+  const int64_t total = int64_t(sh.k) * cg * sh.r * sh.s;
+  const int64_t i = int64_t(blockIdx.x) * kFilterThreads + threadIdx.x;  // (K, Cg, R, S)
+  if (i >= total) return;  // no barriers in this kernel
+  const int s = int(i % sh.s), r = int(i / sh.s % sh.r), cl = int(i / (int64_t(sh.r) * sh.s) % cg);
+  const int k = int(i / (int64_t(cg) * sh.r * sh.s)), c = k / kg * cg + cl;
+  // Output rows / columns whose tap (r, s) lands inside the image.
+  const int p_lo = std::max(0, ceil_div(sh.pad_h - r * sh.dil_h, sh.stride_h));
+  const int p_hi = std::min(sh.p, floor_div(sh.h - 1 + sh.pad_h - r * sh.dil_h, sh.stride_h) + 1);
+  const int q_lo = std::max(0, ceil_div(sh.pad_w - s * sh.dil_w, sh.stride_w));
+  const int q_hi = std::min(sh.q, floor_div(sh.w - 1 + sh.pad_w - s * sh.dil_w, sh.stride_w) + 1);
+  float acc = 0.0f;
+  for (int n = 0; n < sh.n; ++n) {
+    const float* dy = diff_dst + (int64_t(n) * sh.k + k) * sh.p * sh.q;  // (P, Q)
+    const float* x = src + (int64_t(n) * sh.c + c) * sh.h * sh.w;       // (H, W)
+    for (int p = p_lo; p < p_hi; ++p) {
+      const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h;
+      for (int q = q_lo; q < q_hi; ++q)
+        acc = fmaf(dy[int64_t(p) * sh.q + q], x[int64_t(ih) * sh.w + q * sh.stride_w - sh.pad_w + s * sh.dil_w], acc);
+    }
+  }
+  diff_wei[i] = acc;
+}
+
+}  // namespace
+
+size_t direct_fwd_smem_bytes(const ConvShape& sh) {
+  return sizeof(float) * (size_t(fwd_tile_h(sh)) * fwd_tile_w(sh) + size_t(KB) * sh.r * sh.s);
+}
+size_t direct_bwd_data_smem_bytes(const ConvShape& sh) {
+  return sizeof(float) * (size_t(bwd_tile_h(sh)) * bwd_tile_w(sh) + size_t(KB) * sh.r * sh.s);
+}
+
+void direct_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* stream) {
+  assert(direct_fwd_smem_bytes(sh) <= kDirectSmemLimit);
+  const int kg = sh.k / sh.groups;
+  const dim3 grid(unsigned(ceil_div(sh.p, TP) * ceil_div(sh.q, TQ)), unsigned(sh.groups * ceil_div(kg, KB)),
+                  unsigned(sh.n));
+  CONVLAB_LAUNCH(direct_fwd_kernel, grid, dim3(TQ, TP), direct_fwd_smem_bytes(sh), stream, sh, src, wei, dst,
+                 fwd_tile_h(sh), fwd_tile_w(sh));
+}
+
+void direct_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src,
+                          void* stream) {
+  assert(direct_bwd_data_smem_bytes(sh) <= kDirectSmemLimit);
+  const int cg = sh.c / sh.groups;
+  const dim3 grid(unsigned(ceil_div(sh.h, TP) * ceil_div(sh.w, TQ)), unsigned(sh.groups * ceil_div(cg, KB)),
+                  unsigned(sh.n));
+  CONVLAB_LAUNCH(direct_bwd_data_kernel, grid, dim3(TQ, TP), direct_bwd_data_smem_bytes(sh), stream, sh, diff_dst,
+                 wei, diff_src, bwd_tile_h(sh), bwd_tile_w(sh));
+}
+
+void direct_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,
+                            void* stream) {
+  const int64_t total = int64_t(sh.k) * (sh.c / sh.groups) * sh.r * sh.s;
+  const dim3 grid(unsigned((total + kFilterThreads - 1) / kFilterThreads));
+  CONVLAB_LAUNCH(direct_bwd_filter_kernel, grid, dim3(kFilterThreads), 0, stream, sh, src, diff_dst, diff_wei);
+}
+
+}  // namespace convlab::cuda

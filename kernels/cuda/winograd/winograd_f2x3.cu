@@ -1,0 +1,292 @@
+// Fused Winograd F(2x2, 3x3), three directions (contract in winograd_f2x3.hpp).
+//
+// fwd / bwd-data kernel: one 256-thread block per (32 output tiles = 4 x 8
+//   tiles = 8 x 16 pixels, 16 output channels of one group, image). Loop over
+//   the group's input channels in chunks of 8:
+//     thread (t = tid % 32, ci = tid / 32) loads its 4x4 input patch (zeros
+//     for padding), computes V = B^T d B and stores the 16 values to shared
+//     Vs[xi][ci][t]; threads 0..127 transform one 3x3 filter each, U = G g G^T,
+//     into Us[xi][ci][k];
+//     then thread (t, kq) accumulates M[xi] += U[xi][ci][k] V[xi][ci][t] for
+//     k = kq and kq + 8, all 16 xi, in registers.
+//   Finally each thread turns its two 4x4 M into 2x2 outputs, Y = A^T M A.
+//   bwd-data is the same kernel reading diff_dst as input and the filter as
+//   w'(c, k, r, s) = w(k, c, 2 - r, 2 - s), with padding 2 - pad.
+// bwd-filter kernel: one block per (16 output channels, 16 input channels of
+//   one group); loop over all (image, tile) pairs in chunks of 16: thread
+//   (kk, t) transforms a 2x2 diff_dst tile (A dY A^T), thread (cc, t) a 4x4
+//   input patch (B^T d B) into shared memory, then thread (kk, cc) accumulates
+//   its 16 transformed-domain sums over the chunk; the end is dW = G^T M G.
+#include "kernels/cuda/winograd/winograd_f2x3.hpp"
+
+#include <cstdint>
+
+#include "kernels/cuda/simt/simt.hpp"
+
+namespace convlab::cuda {
+
+namespace {
+
+constexpr int TT = 32, TROWS = 4, TCOLS = 8, KB = 16, CB = 8, kThreads = 256;
+constexpr int FT = 16, FKB = 16, FCB = 16;  // bwd-filter: tiles per chunk, channel blocks
+
+__device__ __forceinline__ void input_tf(const float d[16], float v[16]) {  // B^T d B
+  float t[16];
+  for (int j = 0; j < 4; ++j) {  // columns: B^T applied to rows of d
+    t[0 * 4 + j] = d[0 * 4 + j] - d[2 * 4 + j];
+    t[1 * 4 + j] = d[1 * 4 + j] + d[2 * 4 + j];
+    t[2 * 4 + j] = d[2 * 4 + j] - d[1 * 4 + j];
+    t[3 * 4 + j] = d[1 * 4 + j] - d[3 * 4 + j];
+  }
+  for (int i = 0; i < 4; ++i) {
+    v[i * 4 + 0] = t[i * 4 + 0] - t[i * 4 + 2];
+    v[i * 4 + 1] = t[i * 4 + 1] + t[i * 4 + 2];
+    v[i * 4 + 2] = t[i * 4 + 2] - t[i * 4 + 1];
+    v[i * 4 + 3] = t[i * 4 + 1] - t[i * 4 + 3];
+  }
+}
+
+__device__ __forceinline__ void filter_tf(const float g[9], float u[16]) {  // G g G^T
+  float t[12];                                                             // (4, 3)
+  for (int j = 0; j < 3; ++j) {
+    t[0 * 3 + j] = g[0 * 3 + j];
+    t[1 * 3 + j] = 0.5f * (g[0 * 3 + j] + g[1 * 3 + j] + g[2 * 3 + j]);
+    t[2 * 3 + j] = 0.5f * (g[0 * 3 + j] - g[1 * 3 + j] + g[2 * 3 + j]);
+    t[3 * 3 + j] = g[2 * 3 + j];
+  }
+  for (int i = 0; i < 4; ++i) {
+    u[i * 4 + 0] = t[i * 3 + 0];
+    u[i * 4 + 1] = 0.5f * (t[i * 3 + 0] + t[i * 3 + 1] + t[i * 3 + 2]);
+    u[i * 4 + 2] = 0.5f * (t[i * 3 + 0] - t[i * 3 + 1] + t[i * 3 + 2]);
+    u[i * 4 + 3] = t[i * 3 + 2];
+  }
+}
+
+__device__ __forceinline__ void output_tf(const float m[16], float y[4]) {  // A^T m A
+  float t[8];                                                              // (2, 4)
+  for (int j = 0; j < 4; ++j) {
+    t[0 * 4 + j] = m[0 * 4 + j] + m[1 * 4 + j] + m[2 * 4 + j];
+    t[1 * 4 + j] = m[1 * 4 + j] - m[2 * 4 + j] - m[3 * 4 + j];
+  }
+  for (int i = 0; i < 2; ++i) {
+    y[i * 2 + 0] = t[i * 4 + 0] + t[i * 4 + 1] + t[i * 4 + 2];
+    y[i * 2 + 1] = t[i * 4 + 1] - t[i * 4 + 2] - t[i * 4 + 3];
+  }
+}
+
+__device__ __forceinline__ void grad_tf(const float dy[4], float a[16]) {  // A dY A^T
+  float t[8];                                                             // (4, 2)
+  for (int j = 0; j < 2; ++j) {
+    t[0 * 2 + j] = dy[0 * 2 + j];
+    t[1 * 2 + j] = dy[0 * 2 + j] + dy[1 * 2 + j];
+    t[2 * 2 + j] = dy[0 * 2 + j] - dy[1 * 2 + j];
+    t[3 * 2 + j] = -dy[1 * 2 + j];
+  }
+  for (int i = 0; i < 4; ++i) {
+    a[i * 4 + 0] = t[i * 2 + 0];
+    a[i * 4 + 1] = t[i * 2 + 0] + t[i * 2 + 1];
+    a[i * 4 + 2] = t[i * 2 + 0] - t[i * 2 + 1];
+    a[i * 4 + 3] = -t[i * 2 + 1];
+  }
+}
+
+__device__ __forceinline__ void weight_grad_tf(const float m[16], float w[9]) {  // G^T m G
+  float t[12];                                                                  // (3, 4)
+  for (int j = 0; j < 4; ++j) {
+    t[0 * 4 + j] = m[0 * 4 + j] + 0.5f * (m[1 * 4 + j] + m[2 * 4 + j]);
+    t[1 * 4 + j] = 0.5f * (m[1 * 4 + j] - m[2 * 4 + j]);
+    t[2 * 4 + j] = 0.5f * (m[1 * 4 + j] + m[2 * 4 + j]) + m[3 * 4 + j];
+  }
+  for (int i = 0; i < 3; ++i) {
+    w[i * 3 + 0] = t[i * 4 + 0] + 0.5f * (t[i * 4 + 1] + t[i * 4 + 2]);
+    w[i * 3 + 1] = 0.5f * (t[i * 4 + 1] - t[i * 4 + 2]);
+    w[i * 3 + 2] = 0.5f * (t[i * 4 + 1] + t[i * 4 + 2]) + t[i * 4 + 3];
+  }
+}
+
+// The conv the fused kernel computes: in (N, cin, ih, iw) -> out (N, cout, oh, ow).
+struct FusedGeom {
+  int n, cin, ih, iw, cout, oh, ow, pad_h, pad_w, groups;
+  int cg;        // channels per group of the *original* layer's C (for the filter index)
+  bool rotate;   // bwd-data: w'(o, i, r, s) = w(i, o, 2 - r, 2 - s)
+};
+
+__global__ void __launch_bounds__(kThreads)
+    winograd_f2x3_fused_kernel(FusedGeom geo, const float* __restrict__ in, const float* __restrict__ wei,
+                               float* __restrict__ out) {
+  __shared__ float vs[16][CB][TT];  // transformed input tiles
+  __shared__ float us[16][CB][KB];  // transformed filters
+  const int tid = int(threadIdx.x);
+  const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
+  const int tiles_w = (geo.ow + 1) / 2, tiles_h = (geo.oh + 1) / 2;
+  const int bw = (tiles_w + TCOLS - 1) / TCOLS;
+  const int tr0 = int(blockIdx.x) / bw * TROWS, tc0 = int(blockIdx.x) % bw * TCOLS;
+  const int kblocks = (cout_g + KB - 1) / KB;
+  const int g = int(blockIdx.y) / kblocks, o0 = int(blockIdx.y) % kblocks * KB;  // o0: within the group
+  const int n = int(blockIdx.z);
+
+  const int t = tid % TT, kq = tid / TT;  // compute role: tile t, output channels kq, kq + 8
+  const int my_tr = tr0 + t / TCOLS, my_tc = tc0 + t % TCOLS;
+  float acc[2][16];
+  for (int j = 0; j < 2; ++j)
+    for (int x = 0; x < 16; ++x) acc[j][x] = 0.0f;
+
+  for (int c0 = 0; c0 < cin_g; c0 += CB) {
+    {  // input transform: thread (t, ci)
+      const int ci = tid / TT, c = c0 + ci;
+      float d[16];
+      const int h0 = my_tr * 2 - geo.pad_h, w0 = my_tc * 2 - geo.pad_w;
+      const float* plane = in + (int64_t(n) * geo.cin + g * cin_g + c) * geo.ih * geo.iw;  // (IH, IW)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+          const int h = h0 + i, w = w0 + j;
+          d[i * 4 + j] = (c < cin_g && my_tr < tiles_h && my_tc < tiles_w && h >= 0 && h < geo.ih && w >= 0 &&
+                          w < geo.iw)
+                             ? plane[int64_t(h) * geo.iw + w]
+                             : 0.0f;
+        }
+      float v[16];
+      input_tf(d, v);
+      for (int x = 0; x < 16; ++x) vs[x][ci][t] = v[x];
+    }
+    if (tid < CB * KB) {  // filter transform: thread (k, ci)
+      const int kk = tid % KB, ci = tid / KB;
+      const int o = o0 + kk, i = c0 + ci;
+      float gf[9];
+      for (int r = 0; r < 3; ++r)
+        for (int s = 0; s < 3; ++s) {
+          float v = 0.0f;
+          if (o < cout_g && i < cin_g) {
+            if (!geo.rotate)  // wei (cout, cin_g, 3, 3)
+              v = wei[((int64_t(g * cout_g + o) * cin_g + i) * 3 + r) * 3 + s];
+            else  // wei (K = cin, C/g = cout_g, 3, 3), rotated
+              v = wei[((int64_t(g * cin_g + i) * cout_g + o) * 3 + (2 - r)) * 3 + (2 - s)];
+          }
+          gf[r * 3 + s] = v;
+        }
+      float u[16];
+      filter_tf(gf, u);
+      for (int x = 0; x < 16; ++x) us[x][ci][kk] = u[x];
+    }
+    __syncthreads();
+    for (int x = 0; x < 16; ++x)
+      for (int ci = 0; ci < CB; ++ci) {
+        const float v = vs[x][ci][t];
+        acc[0][x] = fmaf(us[x][ci][kq], v, acc[0][x]);
+        acc[1][x] = fmaf(us[x][ci][kq + 8], v, acc[1][x]);
+      }
+    __syncthreads();
+  }
+  for (int j = 0; j < 2; ++j) {
+    const int o = o0 + kq + 8 * j;
+    if (o >= cout_g || my_tr >= tiles_h || my_tc >= tiles_w) continue;
+    float y[4];
+    output_tf(acc[j], y);
+    float* plane = out + (int64_t(n) * geo.cout + g * cout_g + o) * geo.oh * geo.ow;  // (OH, OW)
+    for (int i = 0; i < 2; ++i)
+      for (int jj = 0; jj < 2; ++jj) {
+        const int h = my_tr * 2 + i, w = my_tc * 2 + jj;
+        if (h < geo.oh && w < geo.ow) plane[int64_t(h) * geo.ow + w] = y[i * 2 + jj];
+      }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    winograd_f2x3_bwd_filter_kernel(ConvShape sh, const float* __restrict__ src, const float* __restrict__ diff_dst,
+                                    float* __restrict__ diff_wei) {
+  __shared__ float ys[16][FKB][FT];  // transformed diff_dst tiles
+  __shared__ float xs[16][FCB][FT];  // transformed input patches
+  const int tid = int(threadIdx.x);
+  const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
+  const int kblocks = (kg + FKB - 1) / FKB;
+  const int g = int(blockIdx.y) / kblocks, k0 = int(blockIdx.y) % kblocks * FKB, c0 = int(blockIdx.x) * FCB;
+  const int tiles_w = (sh.q + 1) / 2, tiles_h = (sh.p + 1) / 2, tiles = tiles_h * tiles_w;
+  const int64_t total = int64_t(sh.n) * tiles;
+  const int my_k = tid / FCB, my_c = tid % FCB;  // accumulate role
+  float acc[16];
+  for (int x = 0; x < 16; ++x) acc[x] = 0.0f;
+
+  for (int64_t t0 = 0; t0 < total; t0 += FT) {
+    {  // transform role: tile t of the chunk, channel row tid / FT
+      const int t = tid % FT, row = tid / FT;
+      const int64_t tt = t0 + t;
+      const bool valid = tt < total;
+      const int n = valid ? int(tt / tiles) : 0, tile = valid ? int(tt % tiles) : 0;
+      const int p0 = tile / tiles_w * 2, q0 = tile % tiles_w * 2;
+      const int k = g * kg + k0 + row;  // diff_dst tile of output channel k
+      float dy[4];
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          const int p = p0 + i, q = q0 + j;
+          dy[i * 2 + j] = (valid && k0 + row < kg && p < sh.p && q < sh.q)
+                              ? diff_dst[((int64_t(n) * sh.k + k) * sh.p + p) * sh.q + q]
+                              : 0.0f;
+        }
+      float a[16];
+      grad_tf(dy, a);
+      for (int x = 0; x < 16; ++x) ys[x][row][t] = a[x];
+      const int c = g * cg + c0 + row;  // input patch of channel c
+      float d[16];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+          const int h = p0 - sh.pad_h + i, w = q0 - sh.pad_w + j;
+          d[i * 4 + j] = (valid && c0 + row < cg && h >= 0 && h < sh.h && w >= 0 && w < sh.w)
+                             ? src[((int64_t(n) * sh.c + c) * sh.h + h) * sh.w + w]
+                             : 0.0f;
+        }
+      float v[16];
+      input_tf(d, v);
+      for (int x = 0; x < 16; ++x) xs[x][row][t] = v[x];
+    }
+    __syncthreads();
+    for (int x = 0; x < 16; ++x)
+      for (int t = 0; t < FT; ++t) acc[x] = fmaf(ys[x][my_k][t], xs[x][my_c][t], acc[x]);
+    __syncthreads();
+  }
+  if (k0 + my_k < kg && c0 + my_c < cg) {
+    float w[9];
+    weight_grad_tf(acc, w);
+    float* dst = diff_wei + (int64_t(g * kg + k0 + my_k) * cg + c0 + my_c) * 9;  // (K, Cg, 3, 3)
+    for (int i = 0; i < 9; ++i) dst[i] = w[i];
+  }
+}
+
+void launch_fused(const FusedGeom& geo, const float* in, const float* wei, float* out, void* stream) {
+  const int tiles_h = (geo.oh + 1) / 2, tiles_w = (geo.ow + 1) / 2;
+  const int cout_g = geo.cout / geo.groups;
+  const dim3 grid(unsigned(((tiles_h + TROWS - 1) / TROWS) * ((tiles_w + TCOLS - 1) / TCOLS)),
+                  unsigned(geo.groups * ((cout_g + KB - 1) / KB)), unsigned(geo.n));
+  CONVLAB_LAUNCH(winograd_f2x3_fused_kernel, grid, dim3(kThreads), 0, stream, geo, in, wei, out);
+}
+
+}  // namespace
+
+const char* winograd_f2x3_unsupported(const ConvShape& sh) {
+  if (sh.r != 3 || sh.s != 3) return "needs a 3x3 filter";
+  if (sh.stride_h != 1 || sh.stride_w != 1) return "needs stride 1";
+  if (sh.dil_h != 1 || sh.dil_w != 1) return "needs dilation 1";
+  if (sh.pad_h > 2 || sh.pad_w > 2) return "needs padding <= 2";
+  return "";
+}
+
+void winograd_f2x3_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* stream) {
+  const FusedGeom geo{sh.n, sh.c, sh.h, sh.w, sh.k, sh.p, sh.q, sh.pad_h, sh.pad_w, sh.groups, sh.c / sh.groups,
+                      false};
+  launch_fused(geo, src, wei, dst, stream);
+}
+
+void winograd_f2x3_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src,
+                            void* stream) {
+  const FusedGeom geo{sh.n, sh.k, sh.p, sh.q, sh.c, sh.h, sh.w, 2 - sh.pad_h, 2 - sh.pad_w, sh.groups,
+                      sh.c / sh.groups, true};
+  launch_fused(geo, diff_dst, wei, diff_src, stream);
+}
+
+void winograd_f2x3_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,
+                              void* stream) {
+  const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
+  const dim3 grid(unsigned((cg + FCB - 1) / FCB), unsigned(sh.groups * ((kg + FKB - 1) / FKB)));
+  CONVLAB_LAUNCH(winograd_f2x3_bwd_filter_kernel, grid, dim3(kThreads), 0, stream, sh, src, diff_dst, diff_wei);
+}
+
+}  // namespace convlab::cuda

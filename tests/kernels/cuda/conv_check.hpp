@@ -1,0 +1,146 @@
+// Shared by the emulated CUDA kernel tests: small ragged convolution shapes and
+// a check of one direction against the fp64 reference (kernels/ref), with
+// NaN-prefilled outputs and the K*eps (or a given) tolerance.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/conv_shape.hpp"
+#include "kernels/cuda/simt/memory.hpp"
+#include "kernels/ref/conv_ref.hpp"
+
+namespace convlab::cuda::test {
+
+enum class Dir { fwd, bwd_data, bwd_filter };
+inline const char* name(Dir d) { return d == Dir::fwd ? "fwd" : d == Dir::bwd_data ? "bwd-data" : "bwd-filter"; }
+inline constexpr Dir kDirs[] = {Dir::fwd, Dir::bwd_data, Dir::bwd_filter};
+
+inline ConvShape shape(int n, int c, int h, int w, int k, int r, int s, int pad_h, int pad_w, int stride_h,
+                       int stride_w, int dil = 1, int groups = 1) {
+  ConvShape sh{n, c, h, w, k, r, s, 0, 0, pad_h, pad_w, stride_h, stride_w, dil, dil, groups};
+  sh.p = (h + 2 * pad_h - dil * (r - 1) - 1) / stride_h + 1;
+  sh.q = (w + 2 * pad_w - dil * (s - 1) - 1) / stride_w + 1;
+  return sh;
+}
+
+inline std::string label(const ConvShape& sh) {
+  return "n" + std::to_string(sh.n) + "c" + std::to_string(sh.c) + "h" + std::to_string(sh.h) + "w" +
+         std::to_string(sh.w) + "k" + std::to_string(sh.k) + "r" + std::to_string(sh.r) + "s" + std::to_string(sh.s) +
+         "p" + std::to_string(sh.pad_h) + "x" + std::to_string(sh.pad_w) + "st" + std::to_string(sh.stride_h) + "x" +
+         std::to_string(sh.stride_w) + "d" + std::to_string(sh.dil_h) + "g" + std::to_string(sh.groups);
+}
+
+// General small ragged shapes: 1x1 (identity and strided), padding, stride,
+// dilation, groups, depthwise, non-square filters, channels across a 64 tile.
+inline std::vector<ConvShape> general_shapes() {
+  return {
+      shape(2, 5, 7, 6, 3, 1, 1, 0, 0, 1, 1),       shape(2, 3, 9, 11, 5, 3, 3, 1, 1, 1, 1),
+      shape(1, 4, 13, 10, 6, 5, 5, 2, 2, 2, 2),     shape(2, 3, 10, 9, 4, 3, 3, 1, 1, 1, 1, 2),
+      shape(2, 6, 8, 7, 4, 3, 3, 1, 1, 1, 1, 1, 2), shape(1, 4, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 4),
+      shape(1, 3, 11, 8, 2, 3, 1, 1, 0, 2, 1),      shape(2, 3, 9, 8, 5, 1, 1, 0, 0, 2, 2),
+      shape(1, 17, 9, 8, 65, 3, 3, 1, 1, 1, 1),     shape(1, 2, 6, 6, 3, 4, 4, 0, 3, 4, 1),
+  };
+}
+
+inline int64_t reduction(const ConvShape& sh, Dir d) {
+  const int64_t cg = sh.c / sh.groups, kg = sh.k / sh.groups;
+  switch (d) {
+    case Dir::fwd: return cg * sh.r * sh.s;
+    case Dir::bwd_data: return kg * sh.r * sh.s;
+    case Dir::bwd_filter: return int64_t(sh.n) * sh.p * sh.q;
+  }
+  return 1;
+}
+
+// run(dir, sh, src, wei, dst): device pointers; writes the output of `dir`.
+using ConvRun = std::function<void(Dir, const ConvShape&, float*, float*, float*)>;
+
+// elem / global as in algorithms/algorithm.hpp's Tolerance; elem < 0 means K*eps.
+// Returns max_i |y_i - ref_i| / mag_i (the measured error per unit of sum |terms|).
+inline double check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double elem = -1, double global = 0) {
+  const int64_t ns = int64_t(sh.n) * sh.c * sh.h * sh.w, nw = int64_t(sh.k) * (sh.c / sh.groups) * sh.r * sh.s,
+                nd = int64_t(sh.n) * sh.k * sh.p * sh.q;
+  std::vector<float> src(ns), wei(nw), dst(nd);
+  uint64_t x = 0x9E3779B97F4A7C15ull ^ uint64_t(ns * 31 + nw * 7 + nd);
+  auto uni = [&] {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    return float(double(x >> 11) / double(1ull << 53) * 2.0 - 1.0);
+  };
+  for (float& v : src) v = uni();
+  for (float& v : wei) v = uni();
+  for (float& v : dst) v = uni();
+  std::vector<double> ref, mag;
+  const int64_t nout = d == Dir::fwd ? nd : d == Dir::bwd_data ? ns : nw;
+  ref.resize(nout);
+  mag.resize(nout);
+  if (d == Dir::fwd) ref::conv_fwd(sh, src.data(), wei.data(), ref.data(), mag.data());
+  if (d == Dir::bwd_data) ref::conv_bwd_data(sh, dst.data(), wei.data(), ref.data(), mag.data());
+  if (d == Dir::bwd_filter) ref::conv_bwd_filter(sh, src.data(), dst.data(), ref.data(), mag.data());
+
+  simt::DeviceArray<float> dsrc(src), dwei(wei), ddst(dst);
+  simt::DeviceArray<float>& out = d == Dir::fwd ? ddst : d == Dir::bwd_data ? dsrc : dwei;
+  out.fill_bytes(0xFF);  // NaN: an element the kernel forgets fails
+  run(d, sh, dsrc.get(), dwei.get(), ddst.get());
+  const std::vector<float> got = out.download();
+
+  if (elem < 0) elem = double(reduction(sh, d)) * FLT_EPSILON;
+  double max_mag = 0;
+  for (double m : mag) max_mag = std::max(max_mag, m);
+  int bad = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < nout; ++i) {
+    const double err = std::fabs(double(got[i]) - ref[i]);
+    if (mag[i] > 0) worst = std::max(worst, err / mag[i]);
+    const double allowed = elem * mag[i] + global * max_mag;
+    if (!(err <= allowed) && ++bad <= 3)
+      ADD_FAILURE() << label(sh) << " " << name(d) << " element " << i << ": " << got[i] << " vs " << ref[i]
+                    << " (allowed " << allowed << ")";
+  }
+  EXPECT_EQ(bad, 0) << label(sh) << " " << name(d);
+  return worst;
+}
+
+}  // namespace convlab::cuda::test
+
+#include "core/layers.hpp"
+
+namespace convlab::cuda::test {
+
+// ThreadSanitizer makes the emulator ~10x slower: the AlexNet-size runs skip there.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// Under the sanitizers (5-10x slower emulation) every other shape of a sweep:
+// still every code path of the kernels, at half the cost.
+template <typename T>
+std::vector<T> sanitized_subset(std::vector<T> v) {
+  if (!kSanitized) return v;
+  std::vector<T> out;
+  for (size_t i = 0; i < v.size(); i += 2) out.push_back(v[i]);
+  return out;
+}
+
+// The 3x3 stride-1 layers of AlexNet (both variants) at batch 1, from core's table.
+inline std::vector<std::pair<std::string, ConvShape>> alexnet_3x3_layers() {
+  std::vector<std::pair<std::string, ConvShape>> v;
+  for (const char* net : {"alexnet", "alexnet-owt"})
+    for (const NetLayer& l : network_layers(net, 1)) {
+      const ConvProblem& p = l.problem;
+      if (p.r != 3 || p.s != 3 || p.stride_h != 1 || p.stride_w != 1) continue;
+      v.emplace_back(l.id, ConvShape{p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.p(), p.q(), p.pad_h, p.pad_w,
+                                       p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.groups});
+    }
+  return v;
+}
+
+}  // namespace convlab::cuda::test

@@ -1,0 +1,115 @@
+// kernels/cuda/fft under the SIMT emulator: the pad / crop / pointwise
+// complex-multiply-accumulate kernels with a host fp64 DFT standing in for
+// cuFFT (device memory is host memory under emulation), every direction,
+// against the fp64 reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdio>
+
+#include "kernels/cuda/fft/fft_conv.hpp"
+#include "kernels/cuda/fft/fft_tiled.hpp"
+#include "tests/kernels/cuda/conv_check.hpp"
+
+namespace convlab::cuda {
+namespace {
+
+using test::Dir;
+
+// Naive 2-D DFT in fp64 with cuFFT's R2C / C2R layouts (fh x (fw/2+1) half spectrum).
+FftFns host_dft(FftSize fs) {
+  FftFns f;
+  const int wh = fs.fw / 2 + 1;
+  f.r2c = [fs, wh](const float* in, float2* out, int planes) {
+    for (int pl = 0; pl < planes; ++pl)
+      for (int u = 0; u < fs.fh; ++u)
+        for (int v = 0; v < wh; ++v) {
+          std::complex<double> s = 0;
+          for (int y = 0; y < fs.fh; ++y)
+            for (int x = 0; x < fs.fw; ++x) {
+              const double ang = -2 * M_PI * (double(u) * y / fs.fh + double(v) * x / fs.fw);
+              s += double(in[(int64_t(pl) * fs.fh + y) * fs.fw + x]) * std::polar(1.0, ang);
+            }
+          out[(int64_t(pl) * fs.fh + u) * wh + v] = float2{float(s.real()), float(s.imag())};
+        }
+  };
+  f.c2r = [fs, wh](const float2* in, float* out, int planes) {
+    for (int pl = 0; pl < planes; ++pl)
+      for (int y = 0; y < fs.fh; ++y)
+        for (int x = 0; x < fs.fw; ++x) {
+          double s = 0;
+          for (int u = 0; u < fs.fh; ++u)
+            for (int v = 0; v < fs.fw; ++v) {  // the full spectrum from Hermitian symmetry
+              const bool stored = v < wh;
+              const int uu = stored ? u : (fs.fh - u) % fs.fh, vv = stored ? v : fs.fw - v;
+              const float2 c = in[(int64_t(pl) * fs.fh + uu) * wh + vv];
+              const std::complex<double> z(c.x, stored ? c.y : -c.y);
+              s += (z * std::polar(1.0, 2 * M_PI * (double(u) * y / fs.fh + double(v) * x / fs.fw))).real();
+            }
+          out[(int64_t(pl) * fs.fh + y) * fs.fw + x] = float(s);
+        }
+  };
+  return f;
+}
+
+void run_fft(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
+  const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
+  simt::DeviceArray<float> ws(size_t(fft_workspace_floats(sh, dir)));
+  ws.fill_bytes(0xFF);
+  float* out = d == Dir::fwd ? dst : d == Dir::bwd_data ? src : wei;
+  fft_conv(sh, dir, src, wei, dst, out, ws.get(), nullptr, host_dft(fft_size(sh)));
+}
+
+TEST(CudaFft, GoodSizes) {
+  EXPECT_EQ(fft_good_size(11), 12);
+  EXPECT_EQ(fft_good_size(13), 14);
+  EXPECT_EQ(fft_good_size(17), 18);
+  EXPECT_EQ(fft_good_size(31), 32);
+  EXPECT_EQ(fft_good_size(1), 1);
+}
+
+TEST(CudaFft, AllDirectionsMatchReference) {
+  using test::shape;
+  const std::vector<ConvShape> shapes = {
+      shape(2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1),       shape(1, 4, 9, 11, 3, 5, 5, 2, 2, 1, 1),
+      shape(2, 4, 6, 5, 6, 3, 2, 0, 1, 1, 1, 1, 2), shape(1, 2, 5, 5, 2, 1, 1, 0, 0, 1, 1),
+      shape(1, 3, 8, 7, 2, 4, 3, 0, 0, 1, 1),
+  };
+  for (Dir d : test::kDirs) {
+    double worst = 0;
+    for (const ConvShape& sh : test::sanitized_subset(shapes))
+      worst = std::max(worst, test::check_conv(sh, d, run_fft, -1, kFftGlobalEps * FLT_EPSILON));
+    std::printf("cuda fft (host fp64 DFT) %s: max |err|/sum|terms| = %.3g\n", test::name(d), worst);
+  }
+}
+
+void run_fft_tiled(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
+  const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
+  simt::DeviceArray<float> ws(size_t(fft_tiled_workspace_floats(sh, dir)));
+  ws.fill_bytes(0xFF);
+  float* out = d == Dir::fwd ? dst : d == Dir::bwd_data ? src : wei;
+  fft_tiled_conv(sh, dir, src, wei, dst, out, ws.get(), nullptr);
+}
+
+// Output sizes around the tile's m = 16 - R + 1, filters 1x1 .. 11x11, padding
+// beyond R-1 (negative bwd-data padding), groups.
+TEST(CudaFftTiled, AllDirectionsMatchReference) {
+  using test::shape;
+  const std::vector<ConvShape> shapes = {
+      shape(2, 3, 16, 17, 4, 3, 3, 1, 1, 1, 1),      shape(1, 2, 13, 12, 3, 3, 3, 0, 0, 1, 1),
+      shape(1, 3, 9, 20, 2, 5, 5, 2, 2, 1, 1),       shape(2, 4, 7, 6, 6, 3, 2, 0, 1, 1, 1, 1, 2),
+      shape(1, 2, 5, 5, 2, 1, 1, 1, 1, 1, 1),        shape(1, 1, 23, 21, 2, 11, 11, 2, 2, 1, 1),
+  };
+  for (Dir d : test::kDirs) {
+    double worst = 0;
+    for (const ConvShape& sh : test::sanitized_subset(shapes)) {
+      ASSERT_STREQ(fft_tiled_unsupported(sh), "") << test::label(sh);
+      worst = std::max(worst, test::check_conv(sh, d, run_fft_tiled, -1, kFftGlobalEps * FLT_EPSILON));
+    }
+    std::printf("cuda fft_tiled %s: max |err|/sum|terms| = %.3g\n", test::name(d), worst);
+  }
+}
+
+}  // namespace
+}  // namespace convlab::cuda
