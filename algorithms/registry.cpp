@@ -70,10 +70,8 @@ const std::vector<const Algorithm*>& registry() {
     };
 #if CONVLAB_HAS_CUDA
     // ---- CUDA, hand-written ------------------------------------------------
-    for (const Algorithm* a : {static_cast<const Algorithm*>(&cuda_im2col_gemm), &cuda_im2col_cublas,
-                               &cuda_implicit_gemm, &cuda_direct, &cuda_winograd_f2x3, &cuda_winograd_f4x3,
-                               &cuda_fft, &cuda_fft_tiled})
-      v.push_back(a);
+    v.insert(v.end(), {&cuda_im2col_gemm, &cuda_im2col_cublas, &cuda_implicit_gemm, &cuda_direct,
+                       &cuda_winograd_f2x3, &cuda_winograd_f4x3, &cuda_fft, &cuda_fft_tiled});
     // ---- cuDNN -------------------------------------------------------------
     for (const Algorithm* a : cudnn_algorithms()) v.push_back(a);
 #endif

@@ -78,12 +78,6 @@ struct Operands {
 // (OpenMP-threaded: the hand SGEMM, oneDNN). Not timed.
 void let_openblas_threads_sleep() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
 
-double thread_cpu_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
-
 void set_flops(benchmark::State& st, double flops) {
   st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
