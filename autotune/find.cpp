@@ -155,18 +155,7 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
     if (opt.on_candidate) opt.on_candidate(index, int(candidates.size()), *a);
     ++index;
     AlgoPerf r;
-    r.algo = std::string(a->name());
-    r.deterministic = a->deterministic();
-    if (auto why = a->unavailable_reason(); !why.empty()) {
-      r.status = PerfStatus::unavailable;
-      r.note = why;
-    } else if (auto s = a->supports(p, dir); !s) {
-      r.status = PerfStatus::unsupported;
-      r.note = s.reason;
-    } else if ((r.workspace = a->workspace_bytes(p, dir)) > opt.workspace_limit) {
-      r.status = PerfStatus::over_workspace;
-      r.note = "needs " + std::to_string(r.workspace) + " bytes, limit " + std::to_string(opt.workspace_limit);
-    } else {
+    if (screen_candidate(*a, p, dir, opt.workspace_limit, r)) {
       try {
         CheckSlice* cs = &slice;
         std::optional<CheckSlice> full;  // the rare algorithm that rejects the slice is checked at full size

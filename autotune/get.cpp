@@ -207,18 +207,7 @@ std::vector<AlgoPerf> get(const ConvProblem& p, Direction dir, const ExecContext
   for (const Algorithm* a : candidates) {
     if (a->family() == "reference" || a->device() != ctx.device) continue;
     AlgoPerf r;
-    r.algo = std::string(a->name());
-    r.deterministic = a->deterministic();
-    if (auto why = a->unavailable_reason(); !why.empty()) {
-      r.status = PerfStatus::unavailable;
-      r.note = why;
-    } else if (auto s = a->supports(p, dir); !s) {
-      r.status = PerfStatus::unsupported;
-      r.note = s.reason;
-    } else if ((r.workspace = a->workspace_bytes(p, dir)) > workspace_limit) {
-      r.status = PerfStatus::over_workspace;
-      r.note = "needs " + std::to_string(r.workspace) + " bytes, limit " + std::to_string(workspace_limit);
-    } else {
+    if (screen_candidate(*a, p, dir, workspace_limit, r)) {
       const CostEstimate c = model_cost(*a, p, dir, m);
       const double f = cal ? cal->factor(*a, dir) : 1.0;
       r.time = c.seconds * f;

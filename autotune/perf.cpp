@@ -78,4 +78,25 @@ const AlgoPerf* select(const std::vector<AlgoPerf>& ranked, const Constraints& c
   return nullptr;
 }
 
+bool screen_candidate(const Algorithm& a, const ConvProblem& p, Direction dir, size_t workspace_limit, AlgoPerf& r) {
+  r.algo = std::string(a.name());
+  r.deterministic = a.deterministic();
+  if (auto why = a.unavailable_reason(); !why.empty()) {
+    r.status = PerfStatus::unavailable;
+    r.note = why;
+    return false;
+  }
+  if (auto s = a.supports(p, dir); !s) {
+    r.status = PerfStatus::unsupported;
+    r.note = s.reason;
+    return false;
+  }
+  if ((r.workspace = a.workspace_bytes(p, dir)) > workspace_limit) {
+    r.status = PerfStatus::over_workspace;
+    r.note = "needs " + std::to_string(r.workspace) + " bytes, limit " + std::to_string(workspace_limit);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace convlab

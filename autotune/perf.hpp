@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "algorithms/algorithm.hpp"
+
 namespace convlab {
 
 enum class PerfStatus {
@@ -62,5 +64,10 @@ bool near_tie(const AlgoPerf& a, const AlgoPerf& b);
 // accuracy budget applies only to measured entries (a NaN error passes).
 // nullptr when none does.
 const AlgoPerf* select(const std::vector<AlgoPerf>& ranked, const Constraints& c);
+
+// The screening find and get share: fills r's name, determinism and, when the
+// candidate cannot run (unavailable here, unsupported, over the workspace
+// limit), its status and reason. True when it can run.
+bool screen_candidate(const Algorithm& a, const ConvProblem& p, Direction dir, size_t workspace_limit, AlgoPerf& r);
 
 }  // namespace convlab

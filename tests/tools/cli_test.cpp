@@ -1,5 +1,7 @@
 // The convlab CLI as a user runs it: exit codes, one-line errors, .npy in/out.
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_fixture.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,42 +16,8 @@
 namespace convlab {
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("convlab_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& n) const { return (dir_ / n).string(); }
-
-  Result run(const std::string& args) const {
-    const std::string out = path("stdout.txt"), err = path("stderr.txt");
-    const std::string cmd = std::string(CONVLAB_BINARY_DIR) + "/convlab " + args + " >" + out + " 2>" + err;
-    const int status = std::system(cmd.c_str());
-    auto slurp = [](const std::string& f) {
-      std::ifstream in(f);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      return ss.str();
-    };
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
-
-  // Bad input: non-zero exit (not a crash), exactly one line on stderr.
-  void expect_one_line_error(const std::string& args, const std::string& fragment) const {
-    const Result r = run(args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << " -> " << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << " -> " << r.err;
-  }
-  std::filesystem::path dir_;
-};
+using Result = testing::CliResult;
+class Cli : public testing::CliTest {};
 
 TEST_F(Cli, HelpEverywhere) {
   EXPECT_EQ(run("--help").code, 0);

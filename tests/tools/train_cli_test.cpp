@@ -1,5 +1,7 @@
 // `convlab train` / `convlab report` as a user runs them (tiny network, fast).
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_fixture.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,33 +12,8 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-class TrainCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("convlab_train_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& n) const { return (dir_ / n).string(); }
-  static std::string slurp(const std::string& f) {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  Result run(const std::string& args) const {
-    const std::string out = path("stdout.txt"), err = path("stderr.txt");
-    const std::string cmd = std::string(CONVLAB_BINARY_DIR) + "/convlab " + args + " >" + out + " 2>" + err;
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
-  std::filesystem::path dir_;
-};
+using Result = convlab::testing::CliResult;
+class TrainCli : public convlab::testing::CliTest {};
 
 TEST_F(TrainCli, Help) {
   for (const char* c : {"train", "report"}) {

@@ -1,0 +1,57 @@
+// A GoogleTest fixture that runs the freshly built convlab binary as a user
+// would: a private temporary directory, the command's exit code, stdout and
+// stderr. Shared by every CLI test (tools/, autotune/, train/).
+#pragma once
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace convlab::testing {
+
+struct CliResult {
+  int code;  // exit status; -1 when the process did not exit normally (a crash)
+  std::string out, err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("convlab_" + std::string(info->test_suite_name()) + "_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  static std::string slurp(const std::string& file) {
+    std::ifstream in(file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  // Runs `convlab ARGS` (ARGS is shell text) and captures everything.
+  CliResult run(const std::string& args) const {
+    const std::string out = path("stdout.txt"), err = path("stderr.txt");
+    const std::string cmd = std::string(CONVLAB_BINARY_DIR) + "/convlab " + args + " >" + out + " 2>" + err;
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+  // Bad input: exit code 2 (not a crash) and exactly one line on stderr containing `fragment`.
+  void expect_one_line_error(const std::string& args, const std::string& fragment) const {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << " -> " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << " -> " << r.err;
+  }
+
+  std::filesystem::path dir_;
+};
+
+}  // namespace convlab::testing
