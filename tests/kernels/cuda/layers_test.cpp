@@ -1,0 +1,687 @@
+// kernels/cuda/layers (the training engine's non-convolution layers) under the
+// SIMT emulator, against fp64 host references of the formulas in layers.hpp /
+// train/layers.cpp, on small ragged shapes with NaN-prefilled outputs.
+//
+// Tolerances (u = 2^-24 the float unit roundoff, ud = 2^-53 the double one):
+//   - relu, bias_add, dropout, maxpool fwd: exact. One float operation (or none)
+//     per element; rounding the exact fp64 result of a + b or a * b to float is
+//     the correctly rounded float operation (53 >= 2 * 24 + 2: double rounding is
+//     innocuous), so the fp64 reference rounded to float must match bit for bit.
+//   - sums of N terms in double then rounded to float (bias_grad):
+//     u |ref| + 3 N ud sum|terms| (GPU and reference each within N ud sum|terms|
+//     of the exact sum, then one rounding to float).
+//   - LRN, softmax, sgd: per test, from the operations each side performs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/counter_rng.hpp"
+#include "kernels/cuda/layers/layers.hpp"
+#include "kernels/cuda/simt/memory.hpp"
+
+namespace convlab::cuda {
+namespace {
+
+using simt::DeviceArray;
+
+constexpr double kU = 0x1p-24;   // float unit roundoff
+constexpr double kUd = 0x1p-53;  // double unit roundoff
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<float> uniform(size_t n, float lo, float hi, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+// A device array of max(n, 1) NaNs: outputs start poisoned, and a count of 0
+// still gets a valid pointer whose element must stay NaN.
+DeviceArray<float> poisoned(int64_t n) {
+  return DeviceArray<float>(std::vector<float>(size_t(std::max<int64_t>(n, 1)), kNaN));
+}
+std::vector<float> padded(std::vector<float> v) {
+  if (v.empty()) v.push_back(kNaN);
+  return v;
+}
+
+uint32_t bits(float v) { return std::bit_cast<uint32_t>(v); }
+uint64_t bits(double v) { return std::bit_cast<uint64_t>(v); }
+
+// ---- relu -------------------------------------------------------------------------
+
+TEST(CudaLayersRelu, ForwardBackwardExact) {
+  for (int64_t count : {0, 1, 37, 300, 1029}) {
+    SCOPED_TRACE("count " + std::to_string(count));
+    auto x = padded(uniform(size_t(count), -1.f, 1.f, 1));
+    if (count >= 4) {
+      x[0] = 0.f;
+      x[1] = -0.f;
+      x[2] = kNaN;  // not > 0: 0, as the CPU
+      x[3] = -kInf;
+    }
+    const auto dy = padded(uniform(size_t(count), -1.f, 1.f, 2));
+    DeviceArray<float> dx_in(x), ddy(dy);
+    auto y = poisoned(count), dx = poisoned(count);
+    relu_fwd(count, dx_in.get(), y.get(), nullptr);
+    relu_bwd(count, dx_in.get(), ddy.get(), dx.get(), nullptr);
+    const auto hy = y.download(), hdx = dx.download();
+    for (int64_t i = 0; i < count; ++i) {
+      ASSERT_EQ(bits(hy[i]), bits(x[i] > 0.f ? x[i] : 0.f)) << i;
+      ASSERT_EQ(bits(hdx[i]), bits(x[i] > 0.f ? dy[i] : 0.f)) << i;
+    }
+    if (count == 0) {
+      EXPECT_TRUE(std::isnan(hy[0]) && std::isnan(hdx[0])) << "written with count 0";
+    }
+  }
+}
+
+// ---- bias ---------------------------------------------------------------------------
+
+struct BiasShape {
+  int n, k;
+  int64_t pq;
+};
+
+TEST(CudaLayersBias, AddIsExact) {
+  for (const BiasShape& s : std::initializer_list<BiasShape>{{2, 5, 37}, {3, 70, 1}, {1, 1, 1}, {4, 3, 6}, {0, 3, 5}}) {
+    SCOPED_TRACE("n " + std::to_string(s.n) + " k " + std::to_string(s.k) + " pq " + std::to_string(s.pq));
+    const int64_t total = int64_t(s.n) * s.k * s.pq;
+    const auto y0 = padded(uniform(size_t(total), -2.f, 2.f, 3));
+    const auto b = uniform(size_t(s.k), -1.f, 1.f, 4);
+    DeviceArray<float> y(y0), db(b);
+    bias_add(s.n, s.k, s.pq, db.get(), y.get(), nullptr);
+    const auto hy = y.download();
+    for (int64_t i = 0; i < total; ++i)
+      ASSERT_EQ(bits(hy[i]), bits(float(double(y0[i]) + double(b[i / s.pq % s.k])))) << i;
+    if (total == 0) {
+      EXPECT_TRUE(std::isnan(hy[0]));
+    }
+  }
+}
+
+// Both paths: pq >= 32 (one block per channel; 512 threads; n * pq below, at and
+// above 512 with a carry in the stepped coordinates) and pq < 32 (channels across
+// lanes, k not a multiple of 32, n not a multiple of 8), and empty n.
+TEST(CudaLayersBias, GradMatchesReferenceAndIsDeterministic) {
+  for (const BiasShape& s : std::initializer_list<BiasShape>{
+           {3, 5, 37}, {1, 2, 1000}, {4, 2, 300}, {2, 3, 32}, {5, 70, 1}, {9, 3, 5}, {1, 1, 1}, {13, 33, 31},
+           {0, 4, 37}, {0, 4, 1}}) {
+    SCOPED_TRACE("n " + std::to_string(s.n) + " k " + std::to_string(s.k) + " pq " + std::to_string(s.pq));
+    const int64_t total = int64_t(s.n) * s.k * s.pq;
+    const auto dy = padded(uniform(size_t(total), -1.f, 1.f, 5));
+    DeviceArray<float> ddy(dy);
+    auto db = poisoned(s.k), db2 = poisoned(s.k);
+    bias_grad(s.n, s.k, s.pq, ddy.get(), db.get(), nullptr);
+    bias_grad(s.n, s.k, s.pq, ddy.get(), db2.get(), nullptr);
+    const auto h = db.download(), h2 = db2.download();
+    const int64_t terms = int64_t(s.n) * s.pq;
+    for (int kk = 0; kk < s.k; ++kk) {
+      double ref = 0, abs_sum = 0;
+      for (int i = 0; i < s.n; ++i)
+        for (int64_t j = 0; j < s.pq; ++j) {
+          const double t = dy[size_t((int64_t(i) * s.k + kk) * s.pq + j)];
+          ref += t;
+          abs_sum += std::abs(t);
+        }
+      const double tol = kU * std::abs(ref) + 3.0 * double(terms) * kUd * abs_sum;
+      ASSERT_LE(std::abs(double(h[kk]) - ref), tol) << "k " << kk;
+      ASSERT_EQ(bits(h[kk]), bits(h2[kk])) << "two runs differ at k " << kk;
+    }
+  }
+}
+
+// ---- LRN ------------------------------------------------------------------------------
+
+struct LrnCase {
+  int n, c;
+  int64_t hw;
+  LrnParams lp;
+};
+
+// fp64 forward from the formula (pow directly, not the kernels' two square roots).
+void lrn_ref(const LrnCase& t, const std::vector<double>& x, std::vector<double>& y, std::vector<double>& scale) {
+  const int half = t.lp.size / 2;
+  const double alpha = t.lp.alpha, k = t.lp.k, beta = t.lp.beta;
+  y.assign(x.size(), 0);
+  scale.assign(x.size(), 0);
+  for (int n = 0; n < t.n; ++n)
+    for (int c = 0; c < t.c; ++c)
+      for (int64_t p = 0; p < t.hw; ++p) {
+        double s = 0;
+        for (int j = std::max(0, c - half); j <= std::min(t.c - 1, c + half); ++j) {
+          const double v = x[size_t((int64_t(n) * t.c + j) * t.hw + p)];
+          s += v * v;
+        }
+        const size_t i = size_t((int64_t(n) * t.c + c) * t.hw + p);
+        scale[i] = k + alpha * s;
+        y[i] = x[i] * std::pow(scale[i], -beta);
+      }
+}
+
+LrnCase lrn_case(int n, int c, int64_t hw, int size, float alpha, float beta, float k) {
+  LrnCase t{n, c, hw, {}};
+  t.lp.size = size;
+  t.lp.alpha = alpha;
+  t.lp.beta = beta;
+  t.lp.k = k;
+  return t;
+}
+
+std::string str(const LrnCase& t) {
+  return "n " + std::to_string(t.n) + " c " + std::to_string(t.c) + " hw " + std::to_string(t.hw) + " size " +
+         std::to_string(t.lp.size) + " beta " + std::to_string(t.lp.beta);
+}
+
+const std::vector<LrnCase>& lrn_cases() {
+  static const std::vector<LrnCase> cases = {
+      lrn_case(2, 7, 13, 5, 0.1f, 0.75f, 2.f),   // c > size
+      lrn_case(1, 3, 5, 5, 0.3f, 0.75f, 1.f),    // c < size: every window clipped
+      lrn_case(3, 1, 11, 5, 0.2f, 0.75f, 2.f),   // c = 1
+      lrn_case(1, 6, 40, 3, 0.05f, 0.6f, 1.5f),  // beta != 0.75: pow
+      lrn_case(1, 4, 1, 5, 1e-4f, 0.75f, 2.f),   // AlexNet's parameters, hw = 1
+      lrn_case(0, 5, 7, 5, 0.1f, 0.75f, 2.f),    // empty
+  };
+  return cases;
+}
+
+// Forward: the kernel's double result has relative error <= (size + 10) ud (size - 1
+// additions of exact squares of floats, k + alpha s, two square roots or a pow of
+// <= 2 ulp, a division, the product with x), the reference's likewise; rounding to
+// float adds u. So |gpu - ref| <= (u + 2 (size + 10) ud) |ref|, for y and for scale.
+TEST(CudaLayersLrn, ForwardMatchesReference) {
+  for (const LrnCase& t : lrn_cases()) {
+    SCOPED_TRACE(str(t));
+    const int64_t total = int64_t(t.n) * t.c * t.hw;
+    const auto x = padded(uniform(size_t(total), -2.f, 2.f, 6));
+    DeviceArray<float> dx(x);
+    auto y = poisoned(total), scale = poisoned(total);
+    lrn_fwd(t.n, t.c, t.hw, t.lp, dx.get(), y.get(), scale.get(), nullptr);
+    const auto hy = y.download(), hs = scale.download();
+    std::vector<double> yr, sr;
+    lrn_ref(t, std::vector<double>(x.begin(), x.begin() + total), yr, sr);
+    const double rel = kU + 2.0 * (t.lp.size + 10) * kUd;
+    for (int64_t i = 0; i < total; ++i) {
+      ASSERT_LE(std::abs(hs[i] - sr[i]), rel * std::abs(sr[i])) << "scale " << i;
+      ASSERT_LE(std::abs(hy[i] - yr[i]), rel * std::abs(yr[i])) << "y " << i;
+    }
+    if (total == 0) {
+      EXPECT_TRUE(std::isnan(hy[0]) && std::isnan(hs[0]));
+    }
+  }
+}
+
+// Backward against the formula evaluated in fp64 on the same float x, y, scale, dy:
+//   A = dy_j s_j^-beta, B = 2 alpha beta x_j sum_i dy_i y_i / s_i, dx = A - B.
+// Each side's double evaluation errs by <= (size + 10) ud (|A| + |B|abs), |B|abs the
+// sum with absolute terms; rounding to float adds u |dx|.
+TEST(CudaLayersLrn, BackwardMatchesFormula) {
+  for (const LrnCase& t : lrn_cases()) {
+    SCOPED_TRACE(str(t));
+    const int64_t total = int64_t(t.n) * t.c * t.hw;
+    const auto x = padded(uniform(size_t(total), -2.f, 2.f, 7));
+    const auto dy = padded(uniform(size_t(total), -1.f, 1.f, 8));
+    DeviceArray<float> dxin(x), ddy(dy);
+    auto y = poisoned(total), scale = poisoned(total), dx = poisoned(total);
+    lrn_fwd(t.n, t.c, t.hw, t.lp, dxin.get(), y.get(), scale.get(), nullptr);
+    lrn_bwd(t.n, t.c, t.hw, t.lp, dxin.get(), y.get(), scale.get(), ddy.get(), dx.get(), nullptr);
+    const auto hy = y.download(), hs = scale.download(), hdx = dx.download();
+    const int half = t.lp.size / 2;
+    const double alpha = t.lp.alpha, beta = t.lp.beta;
+    for (int n = 0; n < t.n; ++n)
+      for (int c = 0; c < t.c; ++c)
+        for (int64_t p = 0; p < t.hw; ++p) {
+          double s = 0, s_abs = 0;
+          for (int i = std::max(0, c - half); i <= std::min(t.c - 1, c + half); ++i) {
+            const size_t o = size_t((int64_t(n) * t.c + i) * t.hw + p);
+            const double term = double(dy[o]) * hy[o] / hs[o];
+            s += term;
+            s_abs += std::abs(term);
+          }
+          const size_t j = size_t((int64_t(n) * t.c + c) * t.hw + p);
+          const double a = dy[j] * std::pow(double(hs[j]), -beta), b = 2.0 * alpha * beta * x[j] * s;
+          const double ref = a - b;
+          const double tol = kU * std::abs(ref) + 2.0 * (t.lp.size + 10) * kUd *
+                                                      (std::abs(a) + std::abs(2.0 * alpha * beta * x[j]) * s_abs);
+          ASSERT_LE(std::abs(hdx[j] - ref), tol) << "n " << n << " c " << c << " p " << p;
+        }
+    if (total == 0) {
+      EXPECT_TRUE(std::isnan(hdx[0]));
+    }
+  }
+}
+
+// Gradient check: the kernel's dx against the derivative of L(x) = sum_i dy_i y_i(x)
+// by central differences of the fp64 forward, Richardson-extrapolated:
+// R = (4 D(h/2) - D(h)) / 3. Tolerance:
+//   - the kernel reads y and scale rounded to float (relative u each) and rounds dx:
+//     <= 3 u (|A| + |B|abs) (A, B as in BackwardMatchesFormula);
+//   - R's truncation error is O(h^4), well below |D(h) - D(h/2)| (which is ~3/4 of
+//     D(h)'s O(h^2) error), which the tolerance adds;
+//   - each L is within 40 ud sum|dy_i y_i| of exact; divided by the step 2h (h/2 in R's
+//     4 D(h/2) / 3 term, weight 4/3): <= 4 * 40 ud sum|dy y| / h in all.
+// alpha is large so that the normalisation term B is a real part of the gradient.
+TEST(CudaLayersLrn, BackwardMatchesCentralDifferences) {
+  for (const LrnCase& t : {lrn_case(1, 7, 2, 5, 0.5f, 0.75f, 1.f), lrn_case(2, 4, 3, 3, 0.4f, 0.6f, 1.f)}) {
+    SCOPED_TRACE(str(t));
+    const int64_t total = int64_t(t.n) * t.c * t.hw;
+    const auto x = uniform(size_t(total), -1.5f, 1.5f, 9);
+    const auto dy = uniform(size_t(total), -1.f, 1.f, 10);
+    DeviceArray<float> dxin(x), ddy(dy);
+    auto y = poisoned(total), scale = poisoned(total), dx = poisoned(total);
+    lrn_fwd(t.n, t.c, t.hw, t.lp, dxin.get(), y.get(), scale.get(), nullptr);
+    lrn_bwd(t.n, t.c, t.hw, t.lp, dxin.get(), y.get(), scale.get(), ddy.get(), dx.get(), nullptr);
+    const auto hdx = dx.download(), hy = y.download(), hs = scale.download();
+
+    const std::vector<double> xd(x.begin(), x.end());
+    auto loss = [&](const std::vector<double>& xv, double& abs_sum) {
+      std::vector<double> yv, sv;
+      lrn_ref(t, xv, yv, sv);
+      double l = 0;
+      abs_sum = 0;
+      for (size_t i = 0; i < yv.size(); ++i) {
+        l += dy[i] * yv[i];
+        abs_sum += std::abs(dy[i] * yv[i]);
+      }
+      return l;
+    };
+    auto diff = [&](size_t j, double h, double& abs_sum) {
+      std::vector<double> xp = xd, xm = xd;
+      xp[j] += h;
+      xm[j] -= h;
+      double a1, a2;
+      const double d = (loss(xp, a1) - loss(xm, a2)) / (2 * h);
+      abs_sum = std::max(a1, a2);
+      return d;
+    };
+    const double h = 0x1p-10;
+    const int half = t.lp.size / 2;
+    const double alpha = t.lp.alpha, beta = t.lp.beta;
+    double max_b = 0;
+    for (size_t j = 0; j < size_t(total); ++j) {
+      double abs1, abs2;
+      const double d1 = diff(j, h, abs1), d2 = diff(j, h / 2, abs2);
+      const double r = (4 * d2 - d1) / 3;
+      // |A| + |B|abs of the formula at j, for the float-input part of the tolerance
+      const int64_t p = int64_t(j) % t.hw, c = int64_t(j) / t.hw % t.c, n = int64_t(j) / (t.hw * t.c);
+      double s_abs = 0;
+      for (int64_t i = std::max<int64_t>(0, c - half); i <= std::min<int64_t>(t.c - 1, c + half); ++i) {
+        const size_t o = size_t((n * t.c + i) * t.hw + p);
+        s_abs += std::abs(double(dy[o]) * hy[o] / hs[o]);
+      }
+      const double a = std::abs(dy[j] * std::pow(double(hs[j]), -beta));
+      const double b = std::abs(2.0 * alpha * beta * x[j]) * s_abs;
+      max_b = std::max(max_b, b);
+      const double tol = 3 * kU * (a + b) + std::abs(d1 - d2) + 4 * 40 * kUd * std::max(abs1, abs2) / h;
+      ASSERT_LE(std::abs(hdx[j] - r), tol) << "element " << j << " numeric " << r;
+    }
+    EXPECT_GT(max_b, 0.05) << "the normalisation term should matter in this check";
+  }
+}
+
+// ---- max pooling ---------------------------------------------------------------------------
+
+PoolShape pool(int64_t planes, int h, int w, int size, int stride) {
+  PoolShape ps;
+  ps.planes = planes;
+  ps.h = h;
+  ps.w = w;
+  ps.size = size;
+  ps.stride = stride;
+  ps.p = (h - size) / stride + 1;
+  ps.q = (w - size) / stride + 1;
+  return ps;
+}
+
+std::string str(const PoolShape& ps) {
+  return std::to_string(ps.planes) + " x " + std::to_string(ps.h) + "x" + std::to_string(ps.w) + " size " +
+         std::to_string(ps.size) + " stride " + std::to_string(ps.stride);
+}
+
+// Small integers: many ties inside windows.
+std::vector<float> tie_data(int64_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> d(-2, 2);
+  std::vector<float> v(size_t(std::max<int64_t>(n, 1)));
+  for (auto& x : v) x = float(d(gen));
+  return v;
+}
+
+// Reference max pooling: the maximum m of the window's non-NaN values and the
+// first row-major position holding m; a window without a value above -inf reports
+// its first position (the CPU's scan from -inf with strict >).
+void pool_ref(const PoolShape& ps, const std::vector<float>& x, std::vector<float>& y, std::vector<int32_t>& am) {
+  const int64_t hw = int64_t(ps.h) * ps.w, pq = int64_t(ps.p) * ps.q;
+  y.assign(size_t(ps.planes * pq), 0);
+  am.assign(size_t(ps.planes * pq), 0);
+  for (int64_t pl = 0; pl < ps.planes; ++pl)
+    for (int p = 0; p < ps.p; ++p)
+      for (int q = 0; q < ps.q; ++q) {
+        auto at = [&](int r, int s) { return (p * ps.stride + r) * ps.w + q * ps.stride + s; };
+        float m = -kInf;
+        for (int r = 0; r < ps.size; ++r)
+          for (int s = 0; s < ps.size; ++s)
+            if (!std::isnan(x[size_t(pl * hw + at(r, s))])) m = std::max(m, x[size_t(pl * hw + at(r, s))]);
+        int32_t first = at(0, 0);
+        if (m > -kInf) {
+          bool found = false;
+          for (int r = 0; r < ps.size && !found; ++r)
+            for (int s = 0; s < ps.size && !found; ++s)
+              if (x[size_t(pl * hw + at(r, s))] == m) {
+                first = at(r, s);
+                found = true;
+              }
+        }
+        y[size_t(pl * pq + p * ps.q + q)] = m;
+        am[size_t(pl * pq + p * ps.q + q)] = first;
+      }
+}
+
+const std::vector<PoolShape>& pool_cases() {
+  static const std::vector<PoolShape> cases = {
+      pool(3, 7, 6, 3, 2),    // overlapping; column 5 in no window
+      pool(2, 8, 9, 2, 2),    // disjoint; column 8 in no window
+      pool(1, 5, 5, 3, 1),    // heavy overlap: up to 9 windows per element
+      pool(2, 3, 3, 3, 3),    // one window per plane
+      pool(1, 11, 13, 3, 2),  // AlexNet's pooling
+      pool(0, 7, 6, 3, 2),    // empty
+  };
+  return cases;
+}
+
+TEST(CudaLayersMaxPool, ForwardFirstMaximumWins) {
+  for (const PoolShape& ps : pool_cases()) {
+    SCOPED_TRACE(str(ps));
+    const int64_t in = ps.planes * ps.h * ps.w, out = ps.planes * ps.p * ps.q;
+    auto x = tie_data(in, 11);
+    if (ps.planes >= 2) {
+      std::fill(x.begin() + ps.h * ps.w, x.begin() + 2 * ps.h * ps.w, -kInf);  // plane 1: all -inf
+      x[0] = kNaN;                                                            // never a maximum
+      x[size_t(ps.h * ps.w + 1)] = kNaN;  // plane 1 keeps -inf, argmax the window's first position
+    }
+    DeviceArray<float> dx(x);
+    auto y = poisoned(out);
+    DeviceArray<int32_t> am(std::vector<int32_t>(size_t(std::max<int64_t>(out, 1)), -7));
+    maxpool_fwd(ps, dx.get(), y.get(), am.get(), nullptr);
+    const auto hy = y.download();
+    const auto ham = am.download();
+    std::vector<float> yr;
+    std::vector<int32_t> amr;
+    pool_ref(ps, x, yr, amr);
+    for (int64_t o = 0; o < out; ++o) {
+      ASSERT_EQ(bits(hy[o]), bits(yr[size_t(o)])) << o;
+      ASSERT_EQ(ham[o], amr[size_t(o)]) << o;
+    }
+    if (out == 0) {
+      EXPECT_TRUE(std::isnan(hy[0]) && ham[0] == -7);
+    }
+  }
+}
+
+// Tolerance against fp64: an element sums m <= 9 dy in float from 0, error
+// <= m u sum|terms|. Also bit-equal to the CPU's order (dx[argmax[o]] += dy[o] for o ascending).
+TEST(CudaLayersMaxPool, BackwardGathersOverlappingWindows) {
+  for (const PoolShape& ps : pool_cases()) {
+    SCOPED_TRACE(str(ps));
+    const int64_t hw = int64_t(ps.h) * ps.w, pq = int64_t(ps.p) * ps.q;
+    const int64_t in = ps.planes * hw, out = ps.planes * pq;
+    auto x = tie_data(in, 12);
+    if (ps.planes == 1 && ps.h == 5) x[2 * 5 + 2] = 100.f;  // the centre wins all 9 windows
+    const auto dy = padded(uniform(size_t(out), -1.f, 1.f, 13));
+    DeviceArray<float> dxin(x), ddy(dy);
+    auto y = poisoned(out), dx = poisoned(in);
+    DeviceArray<int32_t> am(size_t(std::max<int64_t>(out, 1)));
+    maxpool_fwd(ps, dxin.get(), y.get(), am.get(), nullptr);
+    maxpool_bwd(ps, ddy.get(), am.get(), dx.get(), nullptr);
+    const auto ham = am.download();
+    const auto hdx = dx.download();
+    std::vector<double> ref(size_t(in), 0), abs_sum(size_t(in), 0);
+    std::vector<int> terms(size_t(in), 0);
+    std::vector<float> cpu(size_t(in), 0.f);
+    for (int64_t pl = 0; pl < ps.planes; ++pl)
+      for (int64_t o = 0; o < pq; ++o) {
+        const size_t i = size_t(pl * hw + ham[size_t(pl * pq + o)]), oo = size_t(pl * pq + o);
+        ref[i] += dy[oo];
+        abs_sum[i] += std::abs(dy[oo]);
+        ++terms[i];
+        cpu[i] += dy[oo];
+      }
+    int shared = 0;
+    for (int64_t i = 0; i < in; ++i) {
+      ASSERT_LE(std::abs(hdx[i] - ref[size_t(i)]), terms[size_t(i)] * kU * abs_sum[size_t(i)]) << i;
+      ASSERT_EQ(bits(hdx[i]), bits(cpu[size_t(i)])) << i;
+      shared += terms[size_t(i)] >= 2;
+    }
+    if (ps.planes == 1 && ps.h == 5) {
+      EXPECT_EQ(terms[12], 9);
+      EXPECT_EQ(shared, 1);
+    }
+    if (ps.stride < ps.size && out > 0) {
+      EXPECT_GT(shared, 0) << "no element won two windows";
+    }
+    if (in == 0) {
+      EXPECT_TRUE(std::isnan(hdx[0]));
+    }
+  }
+}
+
+// ---- dropout ---------------------------------------------------------------------------------
+
+TEST(CudaLayersDropout, MaskIsTheCpuStreamBitForBit) {
+  const int64_t count = 4099;
+  const float p = 0.3f;
+  const uint64_t key = 0x0123456789ABCDEFull;
+  const auto x = uniform(size_t(count), -1.f, 1.f, 14), dy = uniform(size_t(count), -1.f, 1.f, 15);
+  DeviceArray<float> dx_in(x), ddy(dy);
+  auto y = poisoned(count), mask = poisoned(count), dx = poisoned(count);
+  dropout_fwd(count, p, key, dx_in.get(), y.get(), mask.get(), nullptr);
+  dropout_bwd(count, ddy.get(), mask.get(), dx.get(), nullptr);
+  const auto hy = y.download(), hm = mask.download(), hdx = dx.download();
+  const float keep = 1.f / (1.f - p);
+  int64_t zeros = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const float m = rng::dropout_mask(key, i, p, keep);
+    ASSERT_EQ(bits(hm[i]), bits(m)) << i;
+    ASSERT_EQ(bits(hy[i]), bits(float(double(x[i]) * m))) << i;
+    ASSERT_EQ(bits(hdx[i]), bits(float(double(dy[i]) * m))) << i;
+    zeros += hm[i] == 0.f;
+  }
+  // zeros ~ Binomial(count, p): within 5 standard deviations
+  const double frac = double(zeros) / count, sigma = std::sqrt(p * (1 - p) / count);
+  EXPECT_NEAR(frac, p, 5 * sigma);
+  // another key, another mask
+  auto mask2 = poisoned(count);
+  dropout_fwd(count, p, key + 1, dx_in.get(), y.get(), mask2.get(), nullptr);
+  EXPECT_NE(mask2.download(), hm);
+}
+
+TEST(CudaLayersDropout, ZeroProbabilityIsIdentityAndEmptyIsANoOp) {
+  const int64_t count = 1000;
+  const auto x = uniform(size_t(count), -1.f, 1.f, 16);
+  DeviceArray<float> dx_in(x);
+  auto y = poisoned(count), mask = poisoned(count);
+  dropout_fwd(count, 0.f, 42, dx_in.get(), y.get(), mask.get(), nullptr);
+  const auto hy = y.download(), hm = mask.download();
+  for (int64_t i = 0; i < count; ++i) {
+    ASSERT_EQ(bits(hy[i]), bits(x[i])) << i;
+    ASSERT_EQ(hm[i], 1.f) << i;
+  }
+  auto y0 = poisoned(0), m0 = poisoned(0), dx0 = poisoned(0);
+  dropout_fwd(0, 0.5f, 42, dx_in.get(), y0.get(), m0.get(), nullptr);
+  dropout_bwd(0, dx_in.get(), m0.get(), dx0.get(), nullptr);
+  EXPECT_TRUE(std::isnan(y0.download()[0]) && std::isnan(m0.download()[0]) && std::isnan(dx0.download()[0]));
+}
+
+// ---- softmax cross-entropy ------------------------------------------------------------------
+
+struct SoftmaxRef {
+  std::vector<double> loss, d, tol_loss;  // tol_loss: the loss's bound, which dlogits' also uses
+};
+
+// fp64 reference. The loss is lse - z[label], lse = zmax + log(sum exp(z - zmax)):
+// each side's sum of classes terms in (0, 1] errs by <= (classes + 2) ud relative
+// (additions, exp of <= 1 ulp), so log(sum) by that absolutely plus its own rounding;
+// zmax + log and the final subtraction add ud |lse| and ud |loss|:
+//   |loss_gpu - loss_ref| <= 2 (classes + 4) ud (1 + |lse| + |zmax| + |z_label|).
+SoftmaxRef softmax_ref(int n, int classes, const std::vector<float>& z, const std::vector<int32_t>& labels) {
+  SoftmaxRef r;
+  r.loss.resize(size_t(n));
+  r.tol_loss.resize(size_t(n));
+  r.d.resize(size_t(n) * classes);
+  for (int i = 0; i < n; ++i) {
+    const float* zi = z.data() + size_t(i) * classes;
+    double zmax = -INFINITY;
+    for (int c = 0; c < classes; ++c) zmax = std::max(zmax, double(zi[c]));
+    double sum = 0;
+    for (int c = 0; c < classes; ++c) sum += std::exp(zi[c] - zmax);
+    const double lse = zmax + std::log(sum);
+    const int l = labels[size_t(i)];
+    r.loss[size_t(i)] = lse - zi[l];
+    r.tol_loss[size_t(i)] = 2.0 * (classes + 4) * kUd * (1 + std::abs(lse) + std::abs(zmax) + std::abs(zi[l]));
+    for (int c = 0; c < classes; ++c)
+      r.d[size_t(i) * classes + c] = (std::exp(zi[c] - lse) - (c == l ? 1.0 : 0.0)) / n;
+  }
+  return r;
+}
+
+struct SoftmaxOut {
+  std::vector<double> loss;
+  std::vector<float> d;
+};
+
+SoftmaxOut run_softmax(int n, int classes, const std::vector<float>& z, const std::vector<int32_t>& labels,
+                       bool with_d = true) {
+  DeviceArray<float> dz(padded(z));
+  DeviceArray<int32_t> dl(labels.empty() ? std::vector<int32_t>{0} : labels);
+  auto d = poisoned(int64_t(n) * classes);
+  DeviceArray<double> loss(std::vector<double>(size_t(std::max(n, 1)), std::numeric_limits<double>::quiet_NaN()));
+  softmax_xent(n, classes, dz.get(), dl.get(), with_d ? d.get() : nullptr, loss.get(), nullptr);
+  return {loss.download(), d.download()};
+}
+
+std::vector<int32_t> labels_for(int n, int classes, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> d(0, classes - 1);
+  std::vector<int32_t> l(static_cast<size_t>(n));
+  for (auto& v : l) v = d(gen);
+  if (n >= 2) {
+    l[0] = 0;
+    l[1] = classes - 1;
+  }
+  return l;
+}
+
+// dlogits: the double value (exp(z - lse) - onehot) / n errs by <= (tol_loss + 4 ud) / n
+// (an absolute error e in lse is a relative one in the softmax, which is <= 1),
+// then one rounding to float: u |ref|. A row's exact sum is 0, so |sum_c d_c| is
+// bounded by the sum of the per-element bounds (plus the host's double sum).
+void check_softmax(int n, int classes, const std::vector<float>& z, const std::vector<int32_t>& labels) {
+  SCOPED_TRACE("n " + std::to_string(n) + " classes " + std::to_string(classes));
+  const SoftmaxOut g = run_softmax(n, classes, z, labels);
+  const SoftmaxRef r = softmax_ref(n, classes, z, labels);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(std::isfinite(g.loss[size_t(i)])) << i;
+    ASSERT_LE(std::abs(g.loss[size_t(i)] - r.loss[size_t(i)]), r.tol_loss[size_t(i)]) << "loss " << i;
+    double row = 0, row_abs = 0, row_tol = 0;
+    for (int c = 0; c < classes; ++c) {
+      const size_t j = size_t(i) * classes + c;
+      const double tol = kU * std::abs(r.d[j]) + (r.tol_loss[size_t(i)] + 4 * kUd) / n;
+      ASSERT_LE(std::abs(g.d[j] - r.d[j]), tol) << "dlogits " << i << ", " << c;
+      row += g.d[j];
+      row_abs += std::abs(g.d[j]);
+      row_tol += tol;
+    }
+    EXPECT_LE(std::abs(row), row_tol + classes * kUd * row_abs) << "row " << i << " of dlogits does not sum to 0";
+  }
+  if (n == 0) {
+    EXPECT_TRUE(std::isnan(g.loss[0]) && std::isnan(g.d[0]));
+  }
+}
+
+TEST(CudaLayersSoftmax, MatchesReference) {
+  for (auto [n, classes] : std::vector<std::pair<int, int>>{{1, 1}, {3, 10}, {2, 37}, {4, 300}, {3, 1000}, {0, 10}}) {
+    const auto z = uniform(size_t(n) * classes, -5.f, 5.f, 17);
+    check_softmax(n, classes, z, labels_for(n, classes, 18));
+  }
+}
+
+TEST(CudaLayersSoftmax, HugeLogitsStayFinite) {
+  const int n = 3, classes = 13;
+  auto z = uniform(size_t(n) * classes, -1.f, 1.f, 19);
+  for (int c = 0; c < classes; ++c) z[size_t(c)] = 1e4f + float(c);  // row 0: all huge
+  z[size_t(classes)] = 1e4f;                                         // row 1: one huge, one hugely negative
+  z[size_t(classes) + 1] = -1e4f;
+  for (int c = 0; c < classes; ++c) z[size_t(2 * classes + c)] = -1e4f - float(c % 3);  // row 2: all very negative
+  check_softmax(n, classes, z, {5, 1, 12});
+}
+
+TEST(CudaLayersSoftmax, DeterministicAndOptionalGradient) {
+  const int n = 4, classes = 300;
+  const auto z = uniform(size_t(n) * classes, -5.f, 5.f, 20);
+  const auto labels = labels_for(n, classes, 21);
+  const SoftmaxOut a = run_softmax(n, classes, z, labels), b = run_softmax(n, classes, z, labels);
+  const SoftmaxOut c = run_softmax(n, classes, z, labels, false);
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(bits(a.loss[size_t(i)]), bits(b.loss[size_t(i)])) << i;
+    EXPECT_EQ(bits(a.loss[size_t(i)]), bits(c.loss[size_t(i)])) << "loss without dlogits " << i;
+  }
+  for (size_t j = 0; j < a.d.size(); ++j) ASSERT_EQ(bits(a.d[j]), bits(b.d[j])) << j;
+  EXPECT_TRUE(std::all_of(c.d.begin(), c.d.end(), [](float v) { return std::isnan(v); })) << "dlogits written";
+}
+
+TEST(CudaLayersSoftmax, BadLabelGivesNaN) {
+  const SoftmaxOut g = run_softmax(2, 5, uniform(10, -1.f, 1.f, 22), {5, 2});
+  EXPECT_TRUE(std::isnan(g.loss[0]));
+  EXPECT_TRUE(std::isfinite(g.loss[1]));
+  for (int c = 0; c < 5; ++c) {
+    EXPECT_TRUE(std::isnan(g.d[size_t(c)]));
+    EXPECT_TRUE(std::isfinite(g.d[size_t(5 + c)]));
+  }
+}
+
+// ---- sgd ---------------------------------------------------------------------------------------
+
+// v' = m v + (g + wd w), w' = w - lr v' in float: v' has <= 3 roundings of terms bounded by
+// T = |m v| + |g| + |wd w|, so |v' - ref| <= 4 u T (one u of slack for second-order terms
+// and fused multiply-adds); w' = fl(w - fl(lr v')) errs by <= 2 u (|w| + |lr v'|) plus
+// lr times v's error: |w' - ref| <= 3 u (|w| + |lr v'|) + lr 4 u T.
+TEST(CudaLayersSgd, MatchesReference) {
+  struct Opt {
+    float lr, momentum, wd;
+  };
+  for (int64_t count : {0, 1, 1237})
+    for (const Opt& o : {Opt{0.01f, 0.9f, 5e-4f}, Opt{0.1f, 0.f, 0.f}}) {
+      SCOPED_TRACE("count " + std::to_string(count) + " momentum " + std::to_string(o.momentum));
+      const auto w0 = padded(uniform(size_t(count), -1.f, 1.f, 23)), g = padded(uniform(size_t(count), -1.f, 1.f, 24)),
+                 v0 = padded(uniform(size_t(count), -1.f, 1.f, 25));
+      DeviceArray<float> w(w0), dg(g), v(v0);
+      if (count == 0) {
+        w.upload({kNaN});
+        v.upload({kNaN});
+      }
+      sgd_update(count, o.lr, o.momentum, o.wd, w.get(), dg.get(), v.get(), nullptr);
+      const auto hw = w.download(), hv = v.download();
+      for (int64_t i = 0; i < count; ++i) {
+        const double mv = double(o.momentum) * v0[i], dw = double(o.wd) * w0[i];
+        const double vr = mv + (g[i] + dw), wr = w0[i] - double(o.lr) * vr;
+        const double tv = 4 * kU * (std::abs(mv) + std::abs(g[i]) + std::abs(dw));
+        ASSERT_LE(std::abs(hv[i] - vr), tv) << "v " << i;
+        ASSERT_LE(std::abs(hw[i] - wr), 3 * kU * (std::abs(w0[i]) + std::abs(o.lr * vr)) + o.lr * tv) << "w " << i;
+      }
+      if (count == 0) {
+        EXPECT_TRUE(std::isnan(hw[0]) && std::isnan(hv[0]));
+      }
+    }
+}
+
+}  // namespace
+}  // namespace convlab::cuda
