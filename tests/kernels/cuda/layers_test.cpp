@@ -109,20 +109,33 @@ TEST(CudaLayersBias, AddIsExact) {
   }
 }
 
-// Both paths: pq >= 32 (one block per channel; 512 threads; n * pq below, at and
-// above 512 with a carry in the stepped coordinates) and pq < 32 (channels across
-// lanes, k not a multiple of 32, n not a multiple of 8), and empty n.
+// Both paths: pq >= 32 (one 512-thread block per channel; n * pq below and above
+// 512, with and without a carry in the stepped coordinates) and pq < 32 (channels
+// across lanes, k not a multiple of 32, n not a multiple of 8), and empty n.
+// Small k: the emulator (under TSan above all) pays per thread and barrier.
 TEST(CudaLayersBias, GradMatchesReferenceAndIsDeterministic) {
-  for (const BiasShape& s : std::initializer_list<BiasShape>{
-           {3, 5, 37}, {1, 2, 1000}, {4, 2, 300}, {2, 3, 32}, {5, 70, 1}, {9, 3, 5}, {1, 1, 1}, {13, 33, 31},
-           {0, 4, 37}, {0, 4, 1}}) {
+  struct Case {
+    BiasShape s;
+    bool twice;  // run again and compare the bits
+  };
+  for (const Case& t : std::initializer_list<Case>{{{3, 3, 37}, false},
+                                                   {{1, 2, 1000}, false},
+                                                   {{3, 2, 300}, true},
+                                                   {{2, 2, 32}, false},
+                                                   {{5, 70, 1}, true},
+                                                   {{9, 3, 5}, false},
+                                                   {{1, 1, 1}, false},
+                                                   {{13, 33, 31}, false},
+                                                   {{0, 2, 37}, false},
+                                                   {{0, 4, 1}, false}}) {
+    const BiasShape& s = t.s;
     SCOPED_TRACE("n " + std::to_string(s.n) + " k " + std::to_string(s.k) + " pq " + std::to_string(s.pq));
     const int64_t total = int64_t(s.n) * s.k * s.pq;
     const auto dy = padded(uniform(size_t(total), -1.f, 1.f, 5));
     DeviceArray<float> ddy(dy);
     auto db = poisoned(s.k), db2 = poisoned(s.k);
     bias_grad(s.n, s.k, s.pq, ddy.get(), db.get(), nullptr);
-    bias_grad(s.n, s.k, s.pq, ddy.get(), db2.get(), nullptr);
+    if (t.twice) bias_grad(s.n, s.k, s.pq, ddy.get(), db2.get(), nullptr);
     const auto h = db.download(), h2 = db2.download();
     const int64_t terms = int64_t(s.n) * s.pq;
     for (int kk = 0; kk < s.k; ++kk) {
@@ -135,7 +148,9 @@ TEST(CudaLayersBias, GradMatchesReferenceAndIsDeterministic) {
         }
       const double tol = kU * std::abs(ref) + 3.0 * double(terms) * kUd * abs_sum;
       ASSERT_LE(std::abs(double(h[kk]) - ref), tol) << "k " << kk;
-      ASSERT_EQ(bits(h[kk]), bits(h2[kk])) << "two runs differ at k " << kk;
+      if (t.twice) {
+        ASSERT_EQ(bits(h[kk]), bits(h2[kk])) << "two runs differ at k " << kk;
+      }
     }
   }
 }
@@ -608,7 +623,7 @@ void check_softmax(int n, int classes, const std::vector<float>& z, const std::v
 }
 
 TEST(CudaLayersSoftmax, MatchesReference) {
-  for (auto [n, classes] : std::vector<std::pair<int, int>>{{1, 1}, {3, 10}, {2, 37}, {4, 300}, {3, 1000}, {0, 10}}) {
+  for (auto [n, classes] : std::vector<std::pair<int, int>>{{1, 1}, {3, 10}, {2, 37}, {2, 300}, {1, 1000}, {0, 10}}) {
     const auto z = uniform(size_t(n) * classes, -5.f, 5.f, 17);
     check_softmax(n, classes, z, labels_for(n, classes, 18));
   }
@@ -625,7 +640,7 @@ TEST(CudaLayersSoftmax, HugeLogitsStayFinite) {
 }
 
 TEST(CudaLayersSoftmax, DeterministicAndOptionalGradient) {
-  const int n = 4, classes = 300;
+  const int n = 2, classes = 300;
   const auto z = uniform(size_t(n) * classes, -5.f, 5.f, 20);
   const auto labels = labels_for(n, classes, 21);
   const SoftmaxOut a = run_softmax(n, classes, z, labels), b = run_softmax(n, classes, z, labels);
