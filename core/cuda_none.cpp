@@ -14,6 +14,7 @@ void free(void*) noexcept {}
 void copy_h2d(void*, const void*, size_t) { fail("no CUDA device: built without CUDA"); }
 void copy_d2h(void*, const void*, size_t) { fail("no CUDA device: built without CUDA"); }
 void fill_bytes(void*, unsigned char, size_t) { fail("no CUDA device: built without CUDA"); }
+void copy_d2d(void*, const void*, size_t, void*) { fail("no CUDA device: built without CUDA"); }
 void synchronize(void*) { fail("no CUDA device: built without CUDA"); }
 
 }  // namespace convlab::cuda_rt

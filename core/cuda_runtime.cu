@@ -76,6 +76,12 @@ void fill_bytes(void* dst, unsigned char value, size_t bytes) {
   check(cudaMemset(dst, value, bytes), "cudaMemset");
 }
 
+void copy_d2d(void* dst, const void* src, size_t bytes, void* stream) {
+  require_device();
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)),
+        "cudaMemcpyAsync device to device");
+}
+
 void synchronize(void* stream) {
   require_device();
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");

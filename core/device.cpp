@@ -125,6 +125,11 @@ void device_fill_bytes(DeviceKind d, void* dst, unsigned char value, size_t byte
   else if (bytes) std::memset(dst, value, bytes);
 }
 
+void device_copy(const ExecContext& ctx, void* dst, const void* src, size_t bytes) {
+  if (ctx.device == DeviceKind::cuda) cuda_rt::copy_d2d(dst, src, bytes, ctx.stream);
+  else if (bytes) std::memmove(dst, src, bytes);
+}
+
 void device_synchronize(const ExecContext& ctx) {
   if (ctx.device == DeviceKind::cuda) cuda_rt::synchronize(ctx.stream);
 }

@@ -54,6 +54,8 @@ void device_free(DeviceKind d, void* p) noexcept;
 void copy_to_device(DeviceKind d, void* dst, const void* src, size_t bytes);
 void copy_to_host(DeviceKind d, void* dst, const void* src, size_t bytes);
 void device_fill_bytes(DeviceKind d, void* dst, unsigned char value, size_t bytes);
+// dst = src, both on ctx.device; asynchronous on ctx.stream for CUDA.
+void device_copy(const ExecContext& ctx, void* dst, const void* src, size_t bytes);
 void device_synchronize(const ExecContext& ctx);
 
 class DeviceBuffer {
@@ -88,6 +90,7 @@ void free(void* p) noexcept;
 void copy_h2d(void* dst, const void* src, size_t bytes);
 void copy_d2h(void* dst, const void* src, size_t bytes);
 void fill_bytes(void* dst, unsigned char value, size_t bytes);
+void copy_d2d(void* dst, const void* src, size_t bytes, void* stream);
 void synchronize(void* stream);
 }  // namespace cuda_rt
 

@@ -2,9 +2,10 @@
 # One command for the first session on a machine with an NVIDIA GPU: builds
 # convlab with CUDA, runs the whole test suite (the registry sweep runs every
 # cuda.* algorithm for real once a device is present; the emulated kernel tests
-# run too), the CLI demo, every CUDA algorithm on AlexNet's layers in every
-# direction with --check, `convlab layers alexnet --device cuda` when that
-# command exists, and the benchmarks. Everything lands in results/gpu/ (or $OUT_DIR).
+# run too), the CLI demo, every cuda.* and cudnn.* algorithm on AlexNet's layers
+# in every direction with --check, `convlab layers alexnet --device cuda`, AlexNet
+# training on the GPU under every policy, the report's GPU half, and the
+# benchmarks. Everything lands in results/gpu/ (or $OUT_DIR).
 #
 #   scripts/gpu-check.sh            # full run
 #   BENCH_FILTER=cuda scripts/gpu-check.sh   # only benchmarks whose name matches
@@ -54,7 +55,7 @@ if ./build/convlab layers --help > /dev/null 2>&1; then
 else
   note "convlab layers: not in this build (skipped)"
 fi
-algos=$(./build/convlab algos --json | grep -o '"name": "cuda\.[a-z0-9_]*"' | sed 's/.*"\(cuda\.[a-z0-9_]*\)"/\1/')
+algos=$(./build/convlab algos --json | grep -oE '"name": "(cuda|cudnn)\.[a-z0-9_]*"' | sed -E 's/.*"((cuda|cudnn)\.[a-z0-9_]*)"/\1/')
 checks="$out/cuda_checks.txt"
 : > "$checks"
 for algo in $algos; do
@@ -69,6 +70,18 @@ for algo in $algos; do
   done
 done
 if grep -q "rc=[1-9]" "$checks"; then status=1; note "cuda --check: FAILURES (see $checks)"; else note "cuda --check: ok"; fi
+
+# ---- the GPU training path ------------------------------------------------------
+# AlexNet on the GPU under every default policy (hand-written layer kernels, cuBLAS fc,
+# cuda.* / cudnn.* convolutions), then the report's GPU half on the tiny net.
+if ./build/convlab train alexnet --device cuda --batch 32 --iters 5 --warmup 2 --json "$out/train_alexnet_cuda.json" \
+     > "$out/train_alexnet_cuda.md" 2> "$out/train_alexnet_cuda.log"; then
+  note "train alexnet --device cuda: ok ($(grep -m1 -E '^\| find \|' "$out/train_alexnet_cuda.md" | tr -s ' '))"
+else
+  status=1; note "train alexnet --device cuda: FAILED (see $out/train_alexnet_cuda.log)"
+fi
+./build/convlab report --net tiny --batch 8 --iters 3 --gpu on --out "$out/report_tiny" > "$out/report_tiny.txt" 2>&1 \
+  || { status=1; note "report --gpu on: FAILED (see $out/report_tiny.txt)"; }
 
 # ---- benchmarks ---------------------------------------------------------------
 for b in build/bench_*; do

@@ -113,11 +113,16 @@ int cmd_train(int argc, char** argv) {
             "stderr, the report (Markdown) to stdout.");
   args.positionals("NET", "alexnet, alexnet-owt or tiny", 1, 1);
   add_train_options(args, "8", "3");
+  args.option("device", "DEV", "cpu, or cuda: every layer on the GPU (hand-written kernels, cuBLAS for fc), "
+              "the policies choosing among the cuda.* and cudnn.* algorithms", "cpu");
   args.option("json", "F", "also write the results as JSON (for notebooks)");
   args.option("md", "F", "also write the Markdown report to F");
   args.option("csv", "F", "also write per-(policy, layer) times as CSV");
   if (!args.parse(argc, argv)) return 0;
-  const train::TrainConfig cfg = config_from(args, args.pos()[0]);
+  train::TrainConfig cfg = config_from(args, args.pos()[0]);
+  cfg.device = parse_device(args.get("device"));
+  if (cfg.device == DeviceKind::cuda && !cuda_info().available)
+    fail("convlab train --device cuda: no CUDA device (" + cuda_info().reason + ")");
   const train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
   const std::string md = train::report_markdown(rep);
   std::fputs(md.c_str(), stdout);
@@ -136,48 +141,83 @@ int cmd_report(int argc, char** argv) {
             "The main job: on the CPU, (1) times every available algorithm on every convolution layer of\n"
             "NET in all three directions, (2) trains NET under each policy exactly like `convlab train`,\n"
             "and writes DIR/report.md (the tables), DIR/train.json + DIR/train.csv (training results),\n"
-            "DIR/layers.json + DIR/layers.csv (the per-layer comparison) for the notebooks.");
+            "DIR/layers.json + DIR/layers.csv (the per-layer comparison) for the notebooks. Then the GPU\n"
+            "half, the same two steps on the CUDA device (DIR/layers_cuda.*, DIR/train_cuda.*), when one\n"
+            "exists; without one report.md says the GPU half was skipped and why.");
   args.option("net", "NET", "alexnet, alexnet-owt or tiny", "alexnet");
   add_train_options(args, "8", "3");
   args.option("out", "DIR", "where the results files go", "results");
   args.flag("no-compare", "skip the per-layer algorithm comparison");
+  args.option("gpu", "WHEN", "auto (run the GPU half when a CUDA device exists), on (fail without one), off", "auto");
   if (!args.parse(argc, argv)) return 0;
   const train::TrainConfig cfg = config_from(args, args.get("net"));
+  const std::string gpu = args.get("gpu");
+  if (gpu != "auto" && gpu != "on" && gpu != "off") fail("convlab report: --gpu must be auto, on or off, got '" + gpu + "'");
+  if (gpu == "on" && !cuda_info().available)
+    fail("convlab report --gpu on: no CUDA device (" + cuda_info().reason + ")");
   const std::string dir = args.get("out");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail("convlab report: cannot create '" + dir + "': " + ec.message());
+
   std::string md;
-  if (!args.has("no-compare") && cfg.net != "tiny") {
-    std::fprintf(stderr, "convlab report: per-layer comparison, %s at batch %d\n", cfg.net.c_str(), cfg.batch);
-    CompareOptions opt;
-    opt.threads = {cfg.threads};
-    opt.on_case = [](const LayerCase& lc, Direction dir, int, const std::vector<ComparisonRow>& rows) {
-      for (const auto& r : rows)
-        if (r.ran()) progress(lc.label + " " + std::string(to_string(dir)) + " " + r.algo + ": " + std::to_string(r.time * 1e3) + " ms");
-    };
-    std::vector<LayerCase> cases;
-    for (const auto& l : network_layers(cfg.net, cfg.batch)) cases.push_back({l.id, l.problem});
-    Comparison cmp = compare_layers(cases, opt);
-    cmp.network = cfg.net;
-    cmp.batch = cfg.batch;
-    md += "# Per-layer algorithm comparison: " + cfg.net + " at batch " + std::to_string(cfg.batch) +
-          " (ms, median; fastest measured in bold; F = find's pick, G = get's pick; - = unsupported)\n\n" +
-          comparison_markdown(cmp) + "\n";
-    write_file_atomic(dir + "/layers.csv", comparison_csv(cmp));
-    write_file_atomic(dir + "/layers.json", comparison_json(cmp));
+  std::vector<std::string> written;
+  bool all_ran = true;
+  // One half: the per-layer comparison and the training run on `device`; files get `suffix`.
+  auto half = [&](DeviceKind device, const std::string& suffix) {
+    const std::string where(to_string(device));
+    if (!args.has("no-compare") && cfg.net != "tiny") {
+      std::fprintf(stderr, "convlab report: per-layer comparison on %s, %s at batch %d\n", where.c_str(),
+                   cfg.net.c_str(), cfg.batch);
+      CompareOptions opt;
+      opt.device = device;
+      opt.threads = {cfg.threads};
+      opt.on_case = [](const LayerCase& lc, Direction dir, int, const std::vector<ComparisonRow>& rows) {
+        for (const auto& r : rows)
+          if (r.ran())
+            progress(lc.label + " " + std::string(to_string(dir)) + " " + r.algo + ": " + std::to_string(r.time * 1e3) + " ms");
+      };
+      std::vector<LayerCase> cases;
+      for (const auto& l : network_layers(cfg.net, cfg.batch)) cases.push_back({l.id, l.problem});
+      Comparison cmp = compare_layers(cases, opt);
+      cmp.network = cfg.net;
+      cmp.batch = cfg.batch;
+      md += "# Per-layer algorithm comparison on " + where + ": " + cfg.net + " at batch " + std::to_string(cfg.batch) +
+            " (ms, median; fastest measured in bold; F = find's pick, G = get's pick; - = unsupported)\n\n" +
+            comparison_markdown(cmp) + "\n";
+      write_file_atomic(dir + "/layers" + suffix + ".csv", comparison_csv(cmp));
+      write_file_atomic(dir + "/layers" + suffix + ".json", comparison_json(cmp));
+      written.push_back("layers" + suffix + ".json");
+      written.push_back("layers" + suffix + ".csv");
+    }
+    std::fprintf(stderr, "convlab report: training %s on %s, batch %d, %d warm-up + %d timed iterations per policy\n",
+                 cfg.net.c_str(), where.c_str(), cfg.batch, cfg.warmup, cfg.iters);
+    train::TrainConfig c = cfg;
+    c.device = device;
+    const train::TrainReport rep = train::run_training(c, progress);
+    md += train::report_markdown(rep);
+    write_file_atomic(dir + "/train" + suffix + ".json", train::report_json(rep));
+    write_file_atomic(dir + "/train" + suffix + ".csv", train::report_csv(rep));
+    written.push_back("train" + suffix + ".json");
+    written.push_back("train" + suffix + ".csv");
+    if (rep.baseline() < 0) all_ran = false;
+  };
+  half(DeviceKind::cpu, "");
+  if (gpu == "off") {
+    md += "\n# GPU half\n\nSkipped: --gpu off.\n";
+  } else if (!cuda_info().available) {
+    md += "\n# GPU half\n\nSkipped: no CUDA device (" + cuda_info().reason + ").\n";
+    std::fprintf(stderr, "convlab report: GPU half skipped: no CUDA device (%s)\n", cuda_info().reason.c_str());
+  } else {
+    md += "\n";
+    half(DeviceKind::cuda, "_cuda");
   }
-  std::fprintf(stderr, "convlab report: training %s, batch %d, %d warm-up + %d timed iterations per policy\n",
-               cfg.net.c_str(), cfg.batch, cfg.warmup, cfg.iters);
-  const train::TrainReport rep = train::run_training(cfg, progress);
-  md += train::report_markdown(rep);
-  write_file_atomic(dir + "/train.json", train::report_json(rep));
-  write_file_atomic(dir + "/train.csv", train::report_csv(rep));
   write_file_atomic(dir + "/report.md", md);
   std::fputs(md.c_str(), stdout);
-  std::printf("\nresults written to %s/ (report.md, train.json, train.csv%s)\n", dir.c_str(),
-              args.has("no-compare") || cfg.net == "tiny" ? "" : ", layers.json, layers.csv");
-  if (rep.baseline() < 0) {
+  std::string files = "report.md";
+  for (const auto& f : written) files += ", " + f;
+  std::printf("\nresults written to %s/ (%s)\n", dir.c_str(), files.c_str());
+  if (!all_ran) {
     std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
     return 1;
   }

@@ -1,10 +1,15 @@
-// CPU implementations of the layers in train/layers.hpp.
+// The layers of train/layers.hpp, CPU and CUDA.
 //
-// Threading: OpenMP with num_threads(ctx.resolved_threads()) and static
+// CPU threading: OpenMP with num_threads(ctx.resolved_threads()) and static
 // partitions over independent outputs (channels, samples, rows), so results are
 // bit-identical run to run for a fixed thread count; no atomics, no reductions
 // whose order depends on the schedule. The fully connected layer uses OpenBLAS
 // (cblas_sgemm) with its thread count set to the same number.
+//
+// CUDA: each method's first line hands the same pointers to the kernels of
+// kernels/cuda/layers/ (deterministic, documented there) or to cuBLAS, on the
+// context's stream. A build without CUDA never gets there: Net refuses a CUDA
+// context up front (and device_alloc fails with "built without CUDA").
 #include "train/layers.hpp"
 
 #include <cblas.h>
@@ -18,6 +23,26 @@
 #include "algorithms/registry.hpp"
 #include "core/error.hpp"
 #include "core/timing.hpp"
+#include "kernels/counter_rng.hpp"
+
+#if CONVLAB_HAS_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/layers/layers.hpp"
+// On a CUDA context, run `call` (asynchronously, on the context's stream) and return.
+#define CONVLAB_ON_GPU(call) \
+  do {                       \
+    if (on_gpu()) {          \
+      call;                  \
+      return;                \
+    }                        \
+  } while (0)
+#else
+#define CONVLAB_ON_GPU(call) \
+  do {                       \
+  } while (0)
+#endif
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -36,13 +61,8 @@ Param::Param(std::string n, std::vector<int64_t> shape, bool decay_)
 
 namespace {
 
-uint64_t mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-double uniform01(uint64_t key) { return double(mix(key) >> 11) * 0x1.0p-53; }
+using rng::mix;
+using rng::uniform01;
 
 // Gaussian N(0, std^2) fill (Box-Muller on a counter-based stream).
 void fill_normal(Tensor& t, double std, uint64_t seed) {
@@ -67,7 +87,72 @@ uint64_t name_hash(const std::string& s) {
   return h;
 }
 
+#if CONVLAB_HAS_CUDA
+const char* cublas_status(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "not initialized (no CUDA device?)";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "allocation failed";
+    case CUBLAS_STATUS_INVALID_VALUE: return "invalid value";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "execution failed";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "not supported";
+    default: return "error";
+  }
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) fail(std::string("cuBLAS ") + what + ": " + cublas_status(s));
+}
+// One cuBLAS handle per host thread (handles are not thread-safe), created on
+// first use, FP32 math (no TF32: the fully connected layers must not change
+// precision behind the convolution policies' back).
+cublasHandle_t cublas(void* stream) {
+  struct Handle {
+    cublasHandle_t h = nullptr;
+    ~Handle() {
+      if (h) cublasDestroy(h);
+    }
+  };
+  thread_local Handle t;
+  if (!t.h) {
+    check(cublasCreate(&t.h), "cublasCreate");
+    check(cublasSetMathMode(t.h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+  }
+  check(cublasSetStream(t.h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  return t.h;
+}
+#endif
+
 }  // namespace
+
+void Param::place(DeviceKind d) {
+  device = d;
+  if (d == DeviceKind::cpu) {
+    d_value.reset();
+    d_grad.reset();
+    d_momentum.reset();
+    return;
+  }
+  const size_t bytes = size_t(value.size()) * sizeof(float);
+  d_value = DeviceBuffer(d, bytes);
+  d_grad = DeviceBuffer(d, bytes);
+  d_momentum = DeviceBuffer(d, bytes);
+}
+
+void Param::upload() {
+  if (device == DeviceKind::cpu) return;
+  const size_t bytes = size_t(value.size()) * sizeof(float);
+  copy_to_device(device, d_value.get(), value.data(), bytes);
+  copy_to_device(device, d_grad.get(), grad.data(), bytes);
+  copy_to_device(device, d_momentum.get(), momentum.data(), bytes);
+}
+
+void Param::download() {
+  if (device == DeviceKind::cpu) return;
+  const size_t bytes = size_t(value.size()) * sizeof(float);
+  copy_to_host(device, value.data(), d_value.get(), bytes);
+  copy_to_host(device, grad.data(), d_grad.get(), bytes);
+  copy_to_host(device, momentum.data(), d_momentum.get(), bytes);
+}
 
 // ---- convolution ------------------------------------------------------------------
 
@@ -85,6 +170,8 @@ Shape4 ConvLayer::setup(const Shape4& in, const ExecContext& ctx) {
   in_ = in;
   ctx_ = ctx;
   out_ = {p_.n, p_.k, p_.p(), p_.q()};
+  wei_->place(ctx.device);
+  if (has_bias_) bias_->place(ctx.device);
   return out_;
 }
 
@@ -100,7 +187,9 @@ void ConvLayer::init_params(uint64_t seed) {
   if (has_bias_) {
     zero(bias_->value);
     zero(bias_->momentum);
+    bias_->upload();
   }
+  wei_->upload();
 }
 
 void ConvLayer::choose(const Policy& policy, size_t workspace_limit, bool need_input_grad) {
@@ -147,11 +236,12 @@ void ConvLayer::run(Direction dir, const float* src, const float* wei, const flo
 }
 
 void ConvLayer::forward(const float* x, float* y, bool, int64_t) {
-  run(Direction::fwd, x, wei_->value.data(), nullptr, y);
+  run(Direction::fwd, x, wei_->w(), nullptr, y);
   if (!has_bias_) return;
   const int n = p_.n, k = p_.k;
   const int64_t pq = int64_t(p_.p()) * p_.q();
-  const float* b = bias_->value.data();
+  const float* b = bias_->w();
+  CONVLAB_ON_GPU(cuda::bias_add(n, k, pq, b, y, ctx_.stream));
 #pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
   for (int i = 0; i < n; ++i)
     for (int kk = 0; kk < k; ++kk) {
@@ -162,32 +252,42 @@ void ConvLayer::forward(const float* x, float* y, bool, int64_t) {
 }
 
 void ConvLayer::backward(const float* x, const float*, const float* dy, float* dx) {
+  // On CUDA the halves are timed by synchronising after each (a few microseconds).
+  if (on_gpu()) device_synchronize(ctx_);
   double t0 = now_seconds();
-  run(Direction::bwd_filter, x, nullptr, dy, wei_->grad.data());
+  run(Direction::bwd_filter, x, nullptr, dy, wei_->g());
   if (has_bias_) {
     const int n = p_.n, k = p_.k;
     const int64_t pq = int64_t(p_.p()) * p_.q();
-    float* db = bias_->grad.data();
+    float* db = bias_->g();
+    if (on_gpu()) {
+#if CONVLAB_HAS_CUDA
+      cuda::bias_grad(n, k, pq, dy, db, ctx_.stream);
+#endif
+    } else {
 #pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
-    for (int kk = 0; kk < k; ++kk) {
-      double s = 0;
-      for (int i = 0; i < n; ++i) {
-        const float* row = dy + (int64_t(i) * k + kk) * pq;
-        for (int64_t j = 0; j < pq; ++j) s += row[j];
+      for (int kk = 0; kk < k; ++kk) {
+        double s = 0;
+        for (int i = 0; i < n; ++i) {
+          const float* row = dy + (int64_t(i) * k + kk) * pq;
+          for (int64_t j = 0; j < pq; ++j) s += row[j];
+        }
+        db[kk] = float(s);
       }
-      db[kk] = float(s);
     }
   }
+  if (on_gpu()) device_synchronize(ctx_);
   double t1 = now_seconds();
   t_bwd_filter_ = t1 - t0;
   t_bwd_data_ = 0;
   if (dx) {
-    run(Direction::bwd_data, nullptr, wei_->value.data(), dy, dx);
+    run(Direction::bwd_data, nullptr, wei_->w(), dy, dx);
+    if (on_gpu()) device_synchronize(ctx_);
     t_bwd_data_ = now_seconds() - t1;
   }
 }
 
-void ConvLayer::run_bwd_data(const float* dy, float* dx) { run(Direction::bwd_data, nullptr, wei_->value.data(), dy, dx); }
+void ConvLayer::run_bwd_data(const float* dy, float* dx) { run(Direction::bwd_data, nullptr, wei_->w(), dy, dx); }
 
 // ---- relu ---------------------------------------------------------------------------
 
@@ -199,6 +299,7 @@ Shape4 ReluLayer::setup(const Shape4& in, const ExecContext& ctx) {
 
 void ReluLayer::forward(const float* x, float* y, bool, int64_t) {
   const int64_t n = in_.count();
+  CONVLAB_ON_GPU(cuda::relu_fwd(n, x, y, ctx_.stream));
 #pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
 }
@@ -206,6 +307,7 @@ void ReluLayer::forward(const float* x, float* y, bool, int64_t) {
 void ReluLayer::backward(const float* x, const float*, const float* dy, float* dx) {
   if (!dx) return;
   const int64_t n = in_.count();
+  CONVLAB_ON_GPU(cuda::relu_bwd(n, x, dy, dx, ctx_.stream));
 #pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
   for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > 0.f ? dy[i] : 0.f;
 }
@@ -219,7 +321,7 @@ Shape4 LrnLayer::setup(const Shape4& in, const ExecContext& ctx) {
   if (size_ < 1 || size_ % 2 == 0) fail(name_ + ": LRN size must be odd and positive");
   in_ = out_ = in;
   ctx_ = ctx;
-  scale_ = AlignedBuffer<float>(size_t(in.count()));
+  scale_ = DeviceBuffer(ctx.device, size_t(in.count()) * sizeof(float));
   return out_;
 }
 
@@ -227,7 +329,8 @@ void LrnLayer::forward(const float* x, float* y, bool, int64_t) {
   const int N = in_.n, C = in_.c, H = in_.h;
   const int64_t W = in_.w, hw = int64_t(in_.h) * in_.w;
   const int half = size_ / 2;
-  float* scale = scale_.data();
+  float* scale = scale_.f32();
+  CONVLAB_ON_GPU(cuda::lrn_fwd(N, C, hw, cuda::LrnParams{size_, alpha_, beta_, k_}, x, y, scale, ctx_.stream));
   const double alpha = alpha_, k = k_, beta = beta_;
 #pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
   for (int n = 0; n < N; ++n)
@@ -256,7 +359,8 @@ void LrnLayer::backward(const float* x, const float* y, const float* dy, float* 
   const int N = in_.n, C = in_.c, H = in_.h;
   const int64_t W = in_.w, hw = int64_t(in_.h) * in_.w;
   const int half = size_ / 2;
-  const float* scale = scale_.data();
+  const float* scale = scale_.f32();
+  CONVLAB_ON_GPU(cuda::lrn_bwd(N, C, hw, cuda::LrnParams{size_, alpha_, beta_, k_}, x, y, scale, dy, dx, ctx_.stream));
   const double alpha = alpha_, beta = beta_;
 #pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
   for (int n = 0; n < N; ++n)
@@ -283,14 +387,15 @@ Shape4 MaxPoolLayer::setup(const Shape4& in, const ExecContext& ctx) {
   in_ = in;
   ctx_ = ctx;
   out_ = {in.n, in.c, (in.h - size_) / stride_ + 1, (in.w - size_) / stride_ + 1};
-  argmax_ = AlignedBuffer<int32_t>(size_t(out_.count()));
+  argmax_ = DeviceBuffer(ctx.device, size_t(out_.count()) * sizeof(int32_t));
   return out_;
 }
 
 void MaxPoolLayer::forward(const float* x, float* y, bool, int64_t) {
   const int64_t planes = int64_t(in_.n) * in_.c;
   const int H = in_.h, W = in_.w, P = out_.h, Q = out_.w;
-  int32_t* am = argmax_.data();
+  int32_t* am = static_cast<int32_t*>(argmax_.get());
+  CONVLAB_ON_GPU(cuda::maxpool_fwd(cuda::PoolShape{planes, H, W, P, Q, size_, stride_}, x, y, am, ctx_.stream));
 #pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
   for (int64_t pl = 0; pl < planes; ++pl) {
     const float* xp = x + pl * H * W;
@@ -316,7 +421,9 @@ void MaxPoolLayer::backward(const float*, const float*, const float* dy, float* 
   if (!dx) return;
   const int64_t planes = int64_t(in_.n) * in_.c;
   const int64_t hw = int64_t(in_.h) * in_.w, pq = int64_t(out_.h) * out_.w;
-  const int32_t* am = argmax_.data();
+  const int32_t* am = static_cast<const int32_t*>(argmax_.get());
+  CONVLAB_ON_GPU(cuda::maxpool_bwd(cuda::PoolShape{planes, in_.h, in_.w, out_.h, out_.w, size_, stride_}, dy, am, dx,
+                                   ctx_.stream));
 #pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
   for (int64_t pl = 0; pl < planes; ++pl) {
     float* dxp = dx + pl * hw;
@@ -331,8 +438,13 @@ Shape4 FcLayer::setup(const Shape4& in, const ExecContext& ctx) {
   in_ = in;
   ctx_ = ctx;
   out_ = {in.n, out_features_, 1, 1};
+  if (in.per_sample() > std::numeric_limits<int>::max() || out_features_ < 1)
+    fail(name_ + ": " + std::to_string(in.per_sample()) + " -> " + std::to_string(out_features_) +
+         " features is not a valid fully connected layer");
   wei_ = std::make_unique<Param>(name_ + ".wei", std::vector<int64_t>{out_features_, in.per_sample()});
   bias_ = std::make_unique<Param>(name_ + ".bias", std::vector<int64_t>{out_features_}, false);
+  wei_->place(ctx.device);
+  bias_->place(ctx.device);
   return out_;
 }
 
@@ -342,10 +454,24 @@ void FcLayer::init_params(uint64_t seed) {
   zero(wei_->momentum);
   zero(bias_->value);
   zero(bias_->momentum);
+  wei_->upload();
+  bias_->upload();
 }
 
 void FcLayer::forward(const float* x, float* y, bool, int64_t) {
   const int n = in_.n, out = out_features_, in = int(in_.per_sample());
+#if CONVLAB_HAS_CUDA
+  if (on_gpu()) {
+    // cuBLAS is column-major: row-major Y (n, out) is column-major Y^T (out, n) = W X^T,
+    // with W row-major (out, in) = column-major (in, out), hence op(A) = T.
+    const float one = 1.f, zero_f = 0.f;
+    check(cublasSgemm(cublas(ctx_.stream), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, wei_->w(), in, x, in, &zero_f, y,
+                      out),
+          "fc forward");
+    cuda::bias_add(n, out, 1, bias_->w(), y, ctx_.stream);
+    return;
+  }
+#endif
   openblas_set_num_threads(ctx_.resolved_threads());
   const float* b = bias_->value.data();
   for (int i = 0; i < n; ++i) std::memcpy(y + int64_t(i) * out, b, size_t(out) * sizeof(float));
@@ -355,6 +481,21 @@ void FcLayer::forward(const float* x, float* y, bool, int64_t) {
 
 void FcLayer::backward(const float* x, const float*, const float* dy, float* dx) {
   const int n = in_.n, out = out_features_, in = int(in_.per_sample());
+#if CONVLAB_HAS_CUDA
+  if (on_gpu()) {
+    const float one = 1.f, zero_f = 0.f;
+    cublasHandle_t h = cublas(ctx_.stream);
+    // dW (out, in) row-major = column-major (in, out) = X^T (in, n) * dY (n, out); dY^T is column-major (out, n).
+    check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &zero_f, wei_->g(), in),
+          "fc weight gradient");
+    cuda::bias_grad(n, out, 1, dy, bias_->g(), ctx_.stream);
+    // dX (n, in) row-major = column-major (in, n) = W^T (in, out) * dY^T (out, n).
+    if (dx)
+      check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, wei_->w(), in, dy, out, &zero_f, dx, in),
+            "fc input gradient");
+    return;
+  }
+#endif
   openblas_set_num_threads(ctx_.resolved_threads());
   // dW (out, in) = dY^T (out, n) * X (n, in)
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.f, dy, out, x, in, 0.f, wei_->grad.data(), in);
@@ -374,7 +515,7 @@ Shape4 DropoutLayer::setup(const Shape4& in, const ExecContext& ctx) {
   if (!(p_ >= 0.f && p_ < 1.f)) fail(name_ + ": dropout probability must be in [0, 1)");
   in_ = out_ = in;
   ctx_ = ctx;
-  mask_ = AlignedBuffer<float>(size_t(in.count()));
+  mask_ = DeviceBuffer(ctx.device, size_t(in.count()) * sizeof(float));
   return out_;
 }
 
@@ -382,15 +523,17 @@ void DropoutLayer::forward(const float* x, float* y, bool training, int64_t iter
   const int64_t n = in_.count();
   last_training_ = training;
   if (!training || p_ == 0.f) {
+    CONVLAB_ON_GPU(device_copy(ctx_, y, x, size_t(n) * sizeof(float)));
     std::memcpy(y, x, size_t(n) * sizeof(float));
     return;
   }
   const float keep = 1.f / (1.f - p_);
   const uint64_t key = mix(seed_ ^ name_hash(name_)) ^ mix(uint64_t(iteration) * 0x9E3779B97F4A7C15ull);
-  float* m = mask_.data();
+  float* m = mask_.f32();
+  CONVLAB_ON_GPU(cuda::dropout_fwd(n, p_, key, x, y, m, ctx_.stream));
 #pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
   for (int64_t i = 0; i < n; ++i) {
-    m[i] = uniform01(key + uint64_t(i) * 0xD1B54A32D192ED03ull) < double(p_) ? 0.f : keep;
+    m[i] = rng::dropout_mask(key, i, p_, keep);
     y[i] = x[i] * m[i];
   }
 }
@@ -399,24 +542,51 @@ void DropoutLayer::backward(const float*, const float*, const float* dy, float* 
   if (!dx) return;
   const int64_t n = in_.count();
   if (!last_training_ || p_ == 0.f) {
+    CONVLAB_ON_GPU(device_copy(ctx_, dx, dy, size_t(n) * sizeof(float)));
     std::memcpy(dx, dy, size_t(n) * sizeof(float));
     return;
   }
-  const float* m = mask_.data();
+  const float* m = mask_.f32();
+  CONVLAB_ON_GPU(cuda::dropout_bwd(n, dy, m, dx, ctx_.stream));
 #pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * m[i];
 }
 
 // ---- loss and update -------------------------------------------------------------------------
 
-double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits, int threads) {
-  ExecContext ctx;
-  ctx.threads = threads;
-  std::vector<double> per(size_t(n), 0.0);
+namespace {
+void check_labels(const int* labels, int n, int classes) {
   for (int i = 0; i < n; ++i)
     if (labels[i] < 0 || labels[i] >= classes)
       fail("label " + std::to_string(labels[i]) + " of sample " + std::to_string(i) + " is outside [0, " +
            std::to_string(classes) + ")");
+}
+}  // namespace
+
+double softmax_cross_entropy(const ExecContext& ctx, const float* logits, const int* host_labels,
+                             const int* device_labels, int n, int classes, float* dlogits, double* loss_scratch) {
+  if (ctx.device == DeviceKind::cpu) return softmax_cross_entropy(logits, host_labels, n, classes, dlogits, ctx.threads);
+  check_labels(host_labels, n, classes);
+#if CONVLAB_HAS_CUDA
+  static_assert(sizeof(int) == sizeof(int32_t));
+  cuda::softmax_xent(n, classes, logits, device_labels, dlogits, loss_scratch, ctx.stream);
+  std::vector<double> per(static_cast<size_t>(n));
+  device_synchronize(ctx);
+  copy_to_host(ctx.device, per.data(), loss_scratch, per.size() * sizeof(double));
+  double loss = 0;
+  for (double v : per) loss += v;  // the CPU's order
+  return loss / n;
+#else
+  (void)logits, (void)device_labels, (void)dlogits, (void)loss_scratch;
+  fail("softmax_cross_entropy on CUDA: built without CUDA");
+#endif
+}
+
+double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits, int threads) {
+  ExecContext ctx;
+  ctx.threads = threads;
+  std::vector<double> per(size_t(n), 0.0);
+  check_labels(labels, n, classes);
 #pragma omp parallel for schedule(static) num_threads(ctx.resolved_threads())
   for (int i = 0; i < n; ++i) {
     const float* z = logits + int64_t(i) * classes;
@@ -437,7 +607,17 @@ double softmax_cross_entropy(const float* logits, const int* labels, int n, int 
   return loss / n;
 }
 
+void sgd_update(Param& p, const SgdOptions& opt, const ExecContext& ctx) {
+  if (p.device == DeviceKind::cpu) return sgd_update(p, opt, ctx.threads);
+#if CONVLAB_HAS_CUDA
+  cuda::sgd_update(p.value.size(), opt.lr, opt.momentum, p.decay ? opt.weight_decay : 0.f, p.w(), p.g(), p.m(), ctx.stream);
+#else
+  fail("sgd_update on CUDA: built without CUDA");
+#endif
+}
+
 void sgd_update(Param& p, const SgdOptions& opt, int threads) {
+  if (p.device != DeviceKind::cpu) fail("sgd_update: " + p.name + " lives on the device; pass its ExecContext");
   ExecContext ctx;
   ctx.threads = threads;
   const int64_t n = p.value.size();

@@ -2,10 +2,14 @@
 // parameters, the net owns activations, gradients and the shared workspace).
 //
 // Device-agnostic interface: a layer is set up for one ExecContext and receives
-// buffers of that context's device (on the CPU, host pointers). Today every
-// layer has a CPU implementation; a CUDA path adds kernels behind the same
-// calls (the convolution layer already runs any registered algorithm, CUDA
-// included, through the Algorithm interface).
+// buffers of that context's device (on the CPU host pointers, on CUDA device
+// pointers). Every layer has two implementations behind the same calls: the CPU
+// one in train/layers.cpp (OpenMP; OpenBLAS for fc) and the CUDA one (the
+// hand-written kernels of kernels/cuda/layers/, cuBLAS for fc). The convolution
+// layer runs any registered algorithm of its device through the Algorithm
+// interface; its bias uses the same kernels. On CUDA every launch goes to the
+// context's stream and a layer returns without synchronising: the net
+// synchronises where it reads a time.
 //
 // Tensors are NCHW fp32. Fully connected layers see (N, C*H*W).
 //
@@ -17,7 +21,7 @@
 //             (Krizhevsky et al. 2012 as written: alpha is NOT divided by size;
 //             Caffe and PyTorch divide it, so alpha 1e-4 here = their 5e-4)
 //   maxpool   size x size window, stride; output floor((H - size)/stride) + 1
-//   fc        y = x W^T + b, W (out, in); OpenBLAS cblas_sgemm
+//   fc        y = x W^T + b, W (out, in); OpenBLAS cblas_sgemm, cuBLAS on CUDA
 //   dropout   inverted dropout: y = x * mask / (1 - p), mask seeded by
 //             (seed, layer, iteration) so every policy sees the same masks
 //   softmax cross-entropy: loss = mean_n -log softmax(z_n)[label_n]
@@ -43,12 +47,26 @@ struct Shape4 {
 };
 
 // A learnable tensor: value, gradient (overwritten by every backward) and the
-// SGD momentum buffer. Host memory (the CPU path).
+// SGD momentum buffer. The host tensors are what the CPU path computes on; on
+// CUDA the three live on the device (d_*) and the host tensors are staging
+// copies: upload() after writing them (init_params does), download() to read
+// the device's values (tests, checkpoints).
 struct Param {
   std::string name;  // "conv1.wei"
   Tensor value, grad, momentum;
   bool decay = true;  // weight decay applies (weights yes, biases no)
+  DeviceKind device = DeviceKind::cpu;
+  DeviceBuffer d_value, d_grad, d_momentum;
   explicit Param(std::string n, std::vector<int64_t> shape, bool decay_ = true);
+
+  // Where the value, gradient and momentum the layers use live (device pointers on CUDA).
+  float* w() { return device == DeviceKind::cpu ? value.data() : d_value.f32(); }
+  float* g() { return device == DeviceKind::cpu ? grad.data() : d_grad.f32(); }
+  float* m() { return device == DeviceKind::cpu ? momentum.data() : d_momentum.f32(); }
+  // Allocates the device copies (no-op for the CPU).
+  void place(DeviceKind d);
+  void upload();    // host tensors -> device copies (no-op on the CPU)
+  void download();  // device copies -> host tensors (no-op on the CPU)
 };
 
 class Layer {
@@ -72,8 +90,10 @@ class Layer {
 
   const Shape4& in_shape() const { return in_; }
   const Shape4& out_shape() const { return out_; }
+  DeviceKind device() const { return ctx_.device; }
 
  protected:
+  bool on_gpu() const { return ctx_.device == DeviceKind::cuda; }
   std::string name_;
   Shape4 in_, out_;
   ExecContext ctx_;
@@ -147,7 +167,7 @@ class LrnLayer : public Layer {
  private:
   int size_;
   float alpha_, beta_, k_;
-  AlignedBuffer<float> scale_;  // k + alpha * sum x^2, kept from forward
+  DeviceBuffer scale_;  // k + alpha * sum x^2, kept from forward (on the layer's device)
 };
 
 class MaxPoolLayer : public Layer {
@@ -160,7 +180,7 @@ class MaxPoolLayer : public Layer {
 
  private:
   int size_, stride_;
-  AlignedBuffer<int32_t> argmax_;  // per output: index into the input plane
+  DeviceBuffer argmax_;  // int32 per output: index into the input plane (on the layer's device)
 };
 
 class FcLayer : public Layer {
@@ -193,14 +213,20 @@ class DropoutLayer : public Layer {
  private:
   float p_;
   uint64_t seed_;
-  AlignedBuffer<float> mask_;  // 0 or 1/(1-p), from the last training forward
+  DeviceBuffer mask_;  // 0 or 1/(1-p), from the last training forward (on the layer's device)
   bool last_training_ = false;
 };
 
 // Mean softmax cross-entropy of logits (n, classes) against integer labels;
 // dlogits = (softmax - onehot) / n. Returns the loss (accumulated in double).
+// Throws Error for a label outside [0, classes).
 double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits,
                              int threads = 0);
+// The same on ctx's device: logits, dlogits, device_labels (int32) and
+// loss_scratch (n doubles) are device pointers on CUDA; host_labels are
+// checked on the host first. Synchronises (it returns the loss).
+double softmax_cross_entropy(const ExecContext& ctx, const float* logits, const int* host_labels,
+                             const int* device_labels, int n, int classes, float* dlogits, double* loss_scratch);
 
 // SGD with momentum and weight decay (PyTorch semantics):
 //   g' = g + weight_decay * w (decay params only);  v = momentum * v + g';  w -= lr * v
@@ -210,5 +236,7 @@ struct SgdOptions {
   float weight_decay = 5e-4f;
 };
 void sgd_update(Param& p, const SgdOptions& opt, int threads = 0);
+// The same on ctx's device (the param's device copies on CUDA; asynchronous there).
+void sgd_update(Param& p, const SgdOptions& opt, const ExecContext& ctx);
 
 }  // namespace convlab::train

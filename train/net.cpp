@@ -11,6 +11,8 @@ namespace convlab::train {
 
 Net::Net(std::string name, Shape4 input, NetOptions opt) : name_(std::move(name)), input_(input), opt_(opt) {
   if (input.n < 1 || input.c < 1 || input.h < 1 || input.w < 1) fail("network input " + input.str() + " is empty");
+  if (opt_.ctx.device == DeviceKind::cuda && !cuda_info().available)
+    fail("cannot train '" + name_ + "' on cuda: no CUDA device (" + cuda_info().reason + ")");
   tail_ = input;
 }
 
@@ -24,11 +26,17 @@ Layer& Net::add(std::unique_ptr<Layer> layer) {
 void Net::finalize() {
   if (layers_.empty()) fail("network '" + name_ + "' has no layers");
   if (tail_.h != 1 || tail_.w != 1) fail("network '" + name_ + "' must end in a fully connected layer");
+  const DeviceKind dev = opt_.ctx.device;
   for (auto& l : layers_) {
-    acts_.emplace_back(size_t(l->out_shape().count()));
-    grads_.emplace_back(size_t(l->out_shape().count()));
+    acts_.emplace_back(dev, size_t(l->out_shape().count()) * sizeof(float));
+    grads_.emplace_back(dev, size_t(l->out_shape().count()) * sizeof(float));
   }
-  if (opt_.first_layer_grad) dinput_ = AlignedBuffer<float>(size_t(input_.count()));
+  if (opt_.first_layer_grad) dinput_ = DeviceBuffer(dev, size_t(input_.count()) * sizeof(float));
+  if (dev != DeviceKind::cpu) {
+    d_images_ = DeviceBuffer(dev, size_t(input_.count()) * sizeof(float));
+    d_labels_ = DeviceBuffer(dev, size_t(input_.n) * sizeof(int));
+    d_loss_ = DeviceBuffer(dev, size_t(input_.n) * sizeof(double));
+  }
   finalized_ = true;
 }
 
@@ -81,6 +89,32 @@ void Net::allocate_workspace() {
 
 void Net::init(uint64_t seed) {
   for (auto& l : layers_) l->init_params(seed);
+  sync();
+}
+
+const float* Net::stage_images(const float* images) {
+  if (opt_.ctx.device == DeviceKind::cpu) return images;
+  copy_to_device(opt_.ctx.device, d_images_.get(), images, d_images_.bytes());
+  return d_images_.f32();
+}
+
+const int* Net::stage_labels(const int* labels) {
+  if (opt_.ctx.device == DeviceKind::cpu) return labels;
+  copy_to_device(opt_.ctx.device, d_labels_.get(), labels, d_labels_.bytes());
+  return static_cast<const int*>(d_labels_.get());
+}
+
+std::vector<float> Net::output() const {
+  if (!finalized_) fail("Net::output before finalize()");
+  std::vector<float> out(acts_.back().bytes() / sizeof(float));
+  sync();
+  copy_to_host(opt_.ctx.device, out.data(), acts_.back().get(), acts_.back().bytes());
+  return out;
+}
+
+void Net::download_params() {
+  sync();
+  for (Param* p : params()) p->download();
 }
 
 double Net::forward_backward(const float* images, const int* labels, int64_t iteration, StepTimes* times,
@@ -88,21 +122,29 @@ double Net::forward_backward(const float* images, const int* labels, int64_t ite
   if (!finalized_) fail("Net::forward_backward before finalize()");
   const size_t L = layers_.size();
   if (times) times->layers.assign(L, LayerTime{});
+  // On CUDA a layer's time is read after synchronising the stream (only when
+  // asked for times: an untimed step runs without host round trips).
+  const bool gpu = opt_.ctx.device != DeviceKind::cpu;
+  const float* in = stage_images(images);
+  const int* dlabels = stage_labels(labels);
+  if (gpu && times) sync();
   for (size_t i = 0; i < L; ++i) {
-    const float* x = i == 0 ? images : acts_[i - 1].data();
+    const float* x = i == 0 ? in : acts_[i - 1].f32();
     const double t0 = now_seconds();
-    layers_[i]->forward(x, acts_[i].data(), training, iteration);
+    layers_[i]->forward(x, acts_[i].f32(), training, iteration);
+    if (gpu && times) sync();
     if (times) times->layers[i].fwd = now_seconds() - t0;
   }
   double t0 = now_seconds();
-  const double loss = softmax_cross_entropy(acts_.back().data(), labels, input_.n, classes(), grads_.back().data(),
-                                            opt_.ctx.threads);
+  const double loss = softmax_cross_entropy(opt_.ctx, acts_.back().f32(), labels, dlabels, input_.n, classes(),
+                                            grads_.back().f32(), static_cast<double*>(d_loss_.get()));
   if (times) times->loss = now_seconds() - t0;
   for (size_t i = L; i-- > 0;) {
-    const float* x = i == 0 ? images : acts_[i - 1].data();
-    float* dx = i == 0 ? (opt_.first_layer_grad ? dinput_.data() : nullptr) : grads_[i - 1].data();
+    const float* x = i == 0 ? in : acts_[i - 1].f32();
+    float* dx = i == 0 ? (opt_.first_layer_grad ? dinput_.f32() : nullptr) : grads_[i - 1].f32();
     t0 = now_seconds();
-    layers_[i]->backward(x, acts_[i].data(), grads_[i].data(), dx);
+    layers_[i]->backward(x, acts_[i].f32(), grads_[i].f32(), dx);
+    if (gpu && times) sync();
     if (times) {
       const double t = now_seconds() - t0;
       if (auto* c = dynamic_cast<ConvLayer*>(layers_[i].get())) {
@@ -121,7 +163,8 @@ double Net::train_step(const float* images, const int* labels, const SgdOptions&
   const double t0 = now_seconds();
   const double loss = forward_backward(images, labels, iteration, times, true);
   const double t1 = now_seconds();
-  for (Param* p : params()) sgd_update(*p, sgd, opt_.ctx.threads);
+  for (Param* p : params()) sgd_update(*p, sgd, opt_.ctx);
+  sync();
   if (times) {
     times->update = now_seconds() - t1;
     times->total = now_seconds() - t0;
@@ -130,21 +173,27 @@ double Net::train_step(const float* images, const int* labels, const SgdOptions&
 }
 
 double Net::eval_loss(const float* images, const int* labels) {
+  if (!finalized_) fail("Net::eval_loss before finalize()");
+  const float* in = stage_images(images);
+  const int* dlabels = stage_labels(labels);
   for (size_t i = 0; i < layers_.size(); ++i)
-    layers_[i]->forward(i == 0 ? images : acts_[i - 1].data(), acts_[i].data(), false, 0);
-  return softmax_cross_entropy(acts_.back().data(), labels, input_.n, classes(), nullptr, opt_.ctx.threads);
+    layers_[i]->forward(i == 0 ? in : acts_[i - 1].f32(), acts_[i].f32(), false, 0);
+  return softmax_cross_entropy(opt_.ctx, acts_.back().f32(), labels, dlabels, input_.n, classes(), nullptr,
+                               static_cast<double*>(d_loss_.get()));
 }
 
 double Net::time_first_layer_input_grad() {
   if (opt_.first_layer_grad || layers_.empty()) return 0;
   auto* c = dynamic_cast<ConvLayer*>(layers_.front().get());
   if (!c || !c->choice(Direction::bwd_data).algo) return 0;
-  AlignedBuffer<float> dx(size_t(input_.count()));
-  c->run_bwd_data(grads_.front().data(), dx.data());  // warm
+  DeviceBuffer dx(opt_.ctx.device, size_t(input_.count()) * sizeof(float));
+  c->run_bwd_data(grads_.front().f32(), dx.f32());  // warm
+  sync();
   std::vector<double> s;
   for (int r = 0; r < 3; ++r) {
     const double t0 = now_seconds();
-    c->run_bwd_data(grads_.front().data(), dx.data());
+    c->run_bwd_data(grads_.front().f32(), dx.f32());
+    sync();
     s.push_back(now_seconds() - t0);
   }
   std::sort(s.begin(), s.end());

@@ -24,7 +24,7 @@ struct NetOptions {
   float dropout = 0.5f;
   uint64_t seed = 1;               // dropout masks
   bool first_layer_grad = false;   // compute dL/d(input) of the first layer (nobody needs dL/dimage)
-  ExecContext ctx;                 // device and threads
+  ExecContext ctx;                 // device (cpu or cuda: every layer runs there), threads, stream
 };
 
 // Seconds per layer of one step. For conv layers: fwd, bwd_data, bwd_filter;
@@ -71,6 +71,8 @@ class Net {
   void init(uint64_t seed);
 
   // Forward, loss, backward, SGD update. `iteration` seeds the dropout masks.
+  // images and labels are host memory (on CUDA they are uploaded first, inside
+  // the step's total time but outside every layer's).
   double train_step(const float* images, const int* labels, const SgdOptions& sgd, int64_t iteration,
                     StepTimes* times = nullptr);
   // Forward only (training-mode dropout off); returns the mean loss.
@@ -79,7 +81,10 @@ class Net {
   double forward_backward(const float* images, const int* labels, int64_t iteration, StepTimes* times = nullptr,
                           bool training = true);
 
-  const float* output() const { return acts_.back().data(); }
+  // The last layer's output (the logits) of the last forward, copied to the host.
+  std::vector<float> output() const;
+  // Copies every parameter's device value, gradient and momentum to its host tensors (no-op on the CPU).
+  void download_params();
   // What the first layer's skipped input gradient would cost now (one run, seconds);
   // 0 when it is computed anyway or the first layer is not a convolution.
   double time_first_layer_input_grad();
@@ -89,9 +94,15 @@ class Net {
   Shape4 input_;
   NetOptions opt_;
   std::vector<std::unique_ptr<Layer>> layers_;
-  std::vector<AlignedBuffer<float>> acts_, grads_;  // output of / gradient at the output of layer i
-  AlignedBuffer<float> dinput_;                      // dL/d(input) when first_layer_grad
+  // On the context's device: output of / gradient at the output of layer i,
+  // dL/d(input) when first_layer_grad, and on CUDA the uploaded batch and the
+  // loss's per-sample scratch.
+  std::vector<DeviceBuffer> acts_, grads_;
+  DeviceBuffer dinput_, d_images_, d_labels_, d_loss_;
   DeviceBuffer ws_;
+  const float* stage_images(const float* images);  // host images -> where layer 0 reads them
+  const int* stage_labels(const int* labels);
+  void sync() const { device_synchronize(opt_.ctx); }
   Shape4 tail_;
   bool finalized_ = false;
 };

@@ -24,10 +24,13 @@ std::vector<std::string> default_policies(DeviceKind device) {
     if (families.insert(std::string(a->family())).second) out.push_back("fixed:" + std::string(a->name()));
   }
   // The baselines the targets are stated against, when registered.
-  for (const char* name : {"cpu.im2col_openblas", "cpu.onednn_auto"}) {
+  const auto baselines = device == DeviceKind::cpu
+                             ? std::vector<const char*>{"cpu.im2col_openblas", "cpu.onednn_auto"}
+                             : std::vector<const char*>{"cuda.im2col_cublas", "cudnn.implicit_precomp_gemm"};
+  for (const char* name : baselines) {
     const std::string p = std::string("fixed:") + name;
-    if (device == DeviceKind::cpu && find_algorithm(name) && std::find(out.begin(), out.end(), p) == out.end())
-      out.push_back(p);
+    const Algorithm* a = find_algorithm(name);
+    if (a && a->device() == device && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   }
   return out;
 }
@@ -66,7 +69,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   if (cfg.warmup < 0) fail("--warmup must be non-negative");
   TrainReport rep;
   rep.config = cfg;
-  if (rep.config.policies.empty()) rep.config.policies = default_policies();
+  if (rep.config.policies.empty()) rep.config.policies = default_policies(cfg.device);
   std::vector<Policy> policies;
   for (const auto& p : rep.config.policies) policies.push_back(Policy::parse(p));  // bad names: Error
 
@@ -76,8 +79,9 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   no.seed = cfg.seed;
   no.first_layer_grad = cfg.first_layer_grad;
   no.ctx.threads = cfg.threads;
-  Net net = build_network(cfg.net, no);
-  rep.device = device_fingerprint(DeviceKind::cpu, cfg.threads);
+  no.ctx.device = cfg.device;
+  Net net = build_network(cfg.net, no);  // no CUDA device: Error
+  rep.device = device_fingerprint(cfg.device, cfg.threads);
   rep.params = net.param_count();
 
   std::unique_ptr<DataSource> data =

@@ -17,7 +17,8 @@ struct TrainConfig {
   int batch = 8;
   int iters = 3;    // timed iterations
   int warmup = 1;   // untimed iterations before them (they still train)
-  int threads = 0;  // 0 = all
+  int threads = 0;  // 0 = all (CPU)
+  DeviceKind device = DeviceKind::cpu;  // where every layer runs; the policies choose among its algorithms
   int classes = 1000;
   std::vector<std::string> policies;  // empty = default_policies()
   bool first_layer_grad = false;
@@ -31,8 +32,10 @@ struct TrainConfig {
   double loss_rtol = 1e-3;
 };
 
-// default, get, find, and fixed:<first CPU algorithm of each family> plus the
-// issue's named baselines (cpu.im2col_openblas, cpu.onednn_auto) when registered.
+// default, get, find, and fixed:<first algorithm of each family on `device`>
+// plus the named baselines when registered: on the CPU cpu.im2col_openblas and
+// cpu.onednn_auto, on CUDA cuda.im2col_cublas and cuDNN's usual forward default
+// cudnn.implicit_precomp_gemm (directions it lacks fall back to default).
 std::vector<std::string> default_policies(DeviceKind device = DeviceKind::cpu);
 
 struct LayerResult {

@@ -1,6 +1,7 @@
 // `convlab train` / `convlab report` as a user runs them (tiny network, fast).
 #include <gtest/gtest.h>
 
+#include "core/device.hpp"
 #include "tests/support/cli_fixture.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +50,32 @@ TEST_F(TrainCli, TinyRunWritesJsonAndReport) {
   EXPECT_NE(j.find("\"policy\": \"default\""), std::string::npos);
   EXPECT_NE(j.find("\"losses\""), std::string::npos);
   EXPECT_EQ(slurp(path("t.md")), r.out);
+}
+
+TEST_F(TrainCli, CudaWithoutADeviceIsOneLine) {
+  if (convlab::cuda_info().available) GTEST_SKIP() << "a CUDA device exists: nothing to refuse";
+  expect_one_line_error("train tiny --device cuda", "no CUDA device");
+  expect_one_line_error("train tiny --device tpu", "tpu");
+  expect_one_line_error("report --net tiny --gpu on --out " + path("r"), "no CUDA device");
+  expect_one_line_error("report --net tiny --gpu sometimes --out " + path("r"), "--gpu");
+}
+
+TEST_F(TrainCli, ReportRunsTheCpuHalfAndSaysWhyTheGpuHalfWasSkipped) {
+  const Result r = run("report --net tiny --batch 2 --iters 1 --warmup 0 --classes 4 --threads 2 --policy default --out " +
+                       path("r"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(path("r/report.md"));
+  EXPECT_NE(md.find("| default |"), std::string::npos) << md;
+  EXPECT_TRUE(std::filesystem::exists(path("r/train.json")));
+  if (convlab::cuda_info().available) {
+    EXPECT_TRUE(std::filesystem::exists(path("r/train_cuda.json")));
+    EXPECT_EQ(md.find("GPU half\n\nSkipped"), std::string::npos) << md;
+  } else {
+    EXPECT_NE(md.find("# GPU half"), std::string::npos) << md;
+    EXPECT_NE(md.find("Skipped: no CUDA device"), std::string::npos) << md;
+    EXPECT_FALSE(std::filesystem::exists(path("r/train_cuda.json")));
+    EXPECT_NE(r.err.find("GPU half skipped"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace
