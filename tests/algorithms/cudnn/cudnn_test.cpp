@@ -14,6 +14,9 @@
 #include "autotune/find.hpp"
 #endif
 
+#include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <set>
 
 namespace convlab {
@@ -143,6 +146,9 @@ TEST(Cudnn, NoDevicePathIsClean) {
       const Support s = a.supports(p, d);
       EXPECT_FALSE(s.ok) << n;
       EXPECT_FALSE(s.reason.empty()) << n;
+      if (static_cast<const CudnnConv&>(a).id(d) >= 0) {
+        EXPECT_NE(s.reason.find("no CUDA device"), std::string::npos) << n << " " << to_string(d) << ": " << s.reason;
+      }
       EXPECT_EQ(a.workspace_bytes(p, d), 0u);
     }
     try {
