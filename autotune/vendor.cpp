@@ -35,11 +35,11 @@ double measured_time(const std::vector<AlgoPerf>& found, std::string_view algo) 
 
 namespace {
 
+#if CONVLAB_HAS_CUDA
 void add_issue(VendorReport& r, const std::string& why) {
   r.status = r.status == "ok" ? why : r.status + "; " + why;
 }
 
-#if CONVLAB_HAS_CUDA
 // The first successful entry of a cuDNN list within the constraints.
 void take_first(VendorReport& rep, const char* source, const std::vector<CudnnPerf>& list, const VendorOptions& opt,
                 const std::vector<AlgoPerf>& found) {
@@ -69,8 +69,10 @@ void take_first(VendorReport& rep, const char* source, const std::vector<CudnnPe
 
 }  // namespace
 
-VendorReport vendor_choices(const ConvProblem& p, Direction dir, const ExecContext& ctx,
-                            const std::vector<AlgoPerf>& found, const VendorOptions& opt) {
+// (p, dir, found, opt go unused in a build with neither oneDNN nor CUDA.)
+VendorReport vendor_choices([[maybe_unused]] const ConvProblem& p, [[maybe_unused]] Direction dir,
+                            const ExecContext& ctx, [[maybe_unused]] const std::vector<AlgoPerf>& found,
+                            [[maybe_unused]] const VendorOptions& opt) {
   VendorReport rep;
   if (ctx.device == DeviceKind::cpu) {
 #ifdef CONVLAB_HAS_ONEDNN
