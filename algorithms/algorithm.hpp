@@ -77,6 +77,13 @@ class Algorithm {
   virtual Tolerance tolerance(const ConvProblem& p, Direction dir) const { return summation_tolerance(p, dir); }
   // Same inputs, same thread count -> bit-identical output.
   virtual bool deterministic() const { return true; }
+  // The arithmetic the algorithm computes in: "fp32" (fp32 inputs, products and
+  // sums; the default) or a reduced-precision mode such as "tf32" (inputs
+  // rounded to a 10-bit mantissa on tensor cores). Anything but "fp32" is
+  // never chosen unless asked for: find/get candidates and the `default`
+  // policy leave it out without the `tf32` constraint (autotune/policy.hpp);
+  // fixed:<name> runs it.
+  virtual std::string_view math() const { return "fp32"; }
 };
 
 // The kernel-facing shape of a (valid) problem.

@@ -2,7 +2,7 @@
 // every test sweep, benchmark, CLI listing and autotune run picks it up.
 // Order: hand-written CPU algorithms (the first supporting one is the `default`
 // policy's choice), the CPU vendor peers, the hand-written CUDA algorithms,
-// cuDNN, and the fp64 reference last.
+// cuDNN (fp32, then its TF32 variants), and the fp64 reference last.
 #include "algorithms/registry.hpp"
 
 #include "algorithms/cpu/direct.hpp"
@@ -74,6 +74,8 @@ const std::vector<const Algorithm*>& registry() {
                        &cuda_winograd_f2x3, &cuda_winograd_f4x3, &cuda_fft, &cuda_fft_tiled});
     // ---- cuDNN -------------------------------------------------------------
     for (const Algorithm* a : cudnn_algorithms()) v.push_back(a);
+    // ---- cuDNN, TF32 variants (math() "tf32": never chosen unless asked) ----
+    for (const Algorithm* a : cudnn_tf32_algorithms()) v.push_back(a);
 #endif
     v.push_back(&cpu_reference);  // the oracle, last
     return v;

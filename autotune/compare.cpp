@@ -63,7 +63,26 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
           r.peak_fraction = peak > 0 && std::isfinite(r.gflops()) ? r.gflops() / peak : NAN;
           rows.push_back(r);
         }
+        const VendorReport vr = vendor_choices(lc.problem, dir, ctx, found);
+        VendorRow base;
+        base.layer = lc.label;
+        base.problem = lc.problem.canonical();
+        base.dir = std::string(to_string(dir));
+        base.threads = ctx.resolved_threads();
+        base.status = vr.status;
+        base.find_algo = fsel ? fsel->algo : "";
+        base.find_time = fsel ? fsel->time : NAN;
+        base.get_algo = gsel ? gsel->algo : "";
+        base.get_time = gsel ? measured_time(found, gsel->algo) : NAN;
+        std::vector<VendorRow> vrows;
+        if (vr.choices.empty()) vrows.push_back(base);
+        for (const VendorChoice& v : vr.choices) {
+          vrows.push_back(base);
+          vrows.back().choice = v;
+        }
         if (opt.on_case) opt.on_case(lc, dir, ctx.resolved_threads(), rows);
+        if (opt.on_vendor) opt.on_vendor(vrows);
+        out.vendor.insert(out.vendor.end(), vrows.begin(), vrows.end());
         out.rows.insert(out.rows.end(), rows.begin(), rows.end());
       }
     }
@@ -95,6 +114,18 @@ std::string comparison_json(const Comparison& c) {
          ", \"max_rel_error\": " + json::number(r.max_rel_error) + ", \"find_rank\": " + std::to_string(r.find_rank) +
          ", \"get_rank\": " + std::to_string(r.get_rank) + ", \"find_choice\": " + (r.find_choice ? "true" : "false") +
          ", \"get_choice\": " + (r.get_choice ? "true" : "false") + "}" + (i + 1 < c.rows.size() ? ",\n" : "\n");
+  }
+  o += "  ],\n  \"vendor\": [\n";
+  for (size_t i = 0; i < c.vendor.size(); ++i) {
+    const VendorRow& v = c.vendor[i];
+    o += "    {\"layer\": " + json::quote(v.layer) + ", \"problem\": " + json::quote(v.problem) +
+         ", \"direction\": " + json::quote(v.dir) + ", \"threads\": " + std::to_string(v.threads) +
+         ", \"status\": " + json::quote(v.status) + ", ";
+    if (v.choice.source.empty())
+      o += "\"source\": null, \"algorithm\": null}";
+    else
+      o += vendor_json(v.choice, v.find_algo, v.find_time, v.get_algo, v.get_time).substr(1);
+    o += i + 1 < c.vendor.size() ? ",\n" : "\n";
   }
   return o + "  ]\n}\n";
 }
@@ -155,10 +186,25 @@ std::string comparison_markdown(const Comparison& c) {
       if (r.status != "ok") v += " (" + r.status + ")";
       if (r.find_choice) v += " F";
       if (r.get_choice) v += " G";
+      for (const VendorRow& vr : c.vendor)
+        if (vr.threads == threads && vr.layer + " | " + vr.dir == k && vr.choice.algo == a)
+          v += vr.choice.source == "cudnnGet_v7" ? " Vh" : " V";
       o += " " + v + " |";
     }
     o += "\n";
   }
+  // Vendor picks the table cannot mark (find did not run them here).
+  std::string unmarked;
+  for (const VendorRow& vr : c.vendor) {
+    if (vr.threads != threads || vr.choice.source.empty()) continue;
+    bool marked = false;
+    if (auto row = cell.find(vr.layer + " | " + vr.dir); row != cell.end())
+      if (auto it = row->second.find(vr.choice.algo); it != row->second.end()) marked = it->second->ran();
+    if (marked) continue;
+    unmarked += "- " + vr.layer + " " + vr.dir + ": " + vr.choice.source + " picks " + vr.choice.algo +
+                " (not measured by find)\n";
+  }
+  if (!unmarked.empty()) o += "\nVendor picks without a measured cell:\n" + unmarked;
   return o;
 }
 

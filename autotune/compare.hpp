@@ -2,14 +2,34 @@
 // for each (layer, direction, thread count) every candidate algorithm is
 // checked against the fp64 reference and timed (find), ranked by the cost
 // model without running (get), and reported with effective GFLOP/s and the
-// fraction of the machine's measured FMA peak. One schema for JSON/CSV, read
-// by the notebooks.
+// fraction of the machine's measured FMA peak; beside them the vendor library's
+// own pick (autotune/vendor.hpp: oneDNN auto on the CPU, cuDNN Find and
+// Get_v7 on a GPU). One schema for JSON/CSV, read by the notebooks.
+//
+// comparison_json's document (keys are only ever added, never changed):
+//   {"tool", "version", "device", "fingerprint", "network", "batch",
+//    "peak": [{"threads", "gflops", "isa"}], "bandwidth_gbs",
+//    "rows": [ one per (layer, direction, threads, algorithm):
+//              {"layer", "problem", "direction", "threads", "algorithm", "family",
+//               "status", "note", "time_ms", "spread", "gflops", "peak_fraction",
+//               "flops", "bytes", "workspace_bytes", "max_rel_error", "find_rank",
+//               "get_rank", "find_choice", "get_choice"} ],
+//    "vendor": [ one per (layer, direction, threads, vendor source):
+//              {"layer", "problem", "direction", "threads",
+//               "status": "ok" or why there is no vendor choice (then "source"
+//                         and "algorithm" are null and nothing else follows),
+//               then vendor_json()'s keys (autotune/vendor.hpp): "source",
+//               "algorithm", "family", "implementation", "vendor_status", "math",
+//               "vendor_time_ms", "workspace_bytes", "deterministic", "time_ms",
+//               "find_choice", "find_time_ms", "same_as_find", "ratio_to_find",
+//               "get_choice", "get_time_ms", "ratio_to_get"} ]}
 #pragma once
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "autotune/get.hpp"
+#include "autotune/vendor.hpp"
 #include "core/peak.hpp"
 
 namespace convlab {
@@ -32,6 +52,16 @@ struct ComparisonRow {
   bool ran() const { return status == "ok" || status == "inaccurate"; }
 };
 
+// The vendor's pick for one (layer, direction, threads); `choice` is empty
+// (source "") when the vendor gave none, and `status` says why.
+struct VendorRow {
+  std::string layer, problem, dir, status;
+  int threads = 0;
+  VendorChoice choice;
+  std::string find_algo, get_algo;  // convlab's picks ("" when none)
+  double find_time = NAN, get_time = NAN;  // find's measured times of them
+};
+
 struct Comparison {
   DeviceKind device = DeviceKind::cpu;
   std::string fingerprint, network;
@@ -39,6 +69,7 @@ struct Comparison {
   std::vector<PeakResult> peaks;  // one per thread count (CPU)
   double bandwidth_gbs = 0;
   std::vector<ComparisonRow> rows;
+  std::vector<VendorRow> vendor;
 };
 
 struct CompareOptions {
@@ -49,6 +80,8 @@ struct CompareOptions {
   const Calibration* calibration = nullptr;
   // Called after each (layer, direction, threads) with its rows.
   std::function<void(const LayerCase&, Direction, int threads, const std::vector<ComparisonRow>&)> on_case;
+  // Called right after on_case with that case's vendor rows.
+  std::function<void(const std::vector<VendorRow>&)> on_vendor;
 };
 
 Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOptions& opt);
@@ -56,7 +89,9 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
 std::string comparison_json(const Comparison& c);
 std::string comparison_csv(const Comparison& c);
 // rows = (layer, direction), columns = algorithms, cells = median ms, fastest
-// in bold, find's pick marked F and get's G; the most threads measured.
+// in bold, find's pick marked F, get's G, the vendor's V (oneDNN auto on the
+// CPU, cuDNN Find on a GPU) and cuDNN Get_v7's Vh; the most threads measured.
+// A vendor pick with no cell (find did not run it) is listed under the table.
 std::string comparison_markdown(const Comparison& c);
 
 }  // namespace convlab

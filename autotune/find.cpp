@@ -13,10 +13,10 @@
 
 namespace convlab {
 
-std::vector<const Algorithm*> find_candidates(DeviceKind device) {
+std::vector<const Algorithm*> find_candidates(DeviceKind device, bool tf32) {
   std::vector<const Algorithm*> out;
   for (const Algorithm* a : registry())
-    if (a->device() == device && a->family() != "reference") out.push_back(a);
+    if (a->device() == device && a->family() != "reference" && (tf32 || a->math() == "fp32")) out.push_back(a);
   return out;
 }
 

@@ -38,8 +38,10 @@ struct FindOptions {
   std::function<void(int, int, const Algorithm&)> on_candidate;
 };
 
-// Candidates: every registered algorithm of ctx.device except the reference.
-std::vector<const Algorithm*> find_candidates(DeviceKind device);
+// Candidates: every registered algorithm of `device` except the reference and,
+// unless tf32 is set, except those with reduced-precision math
+// (Algorithm::math() != "fp32": the cuDNN _tf32 variants).
+std::vector<const Algorithm*> find_candidates(DeviceKind device, bool tf32 = false);
 
 std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt = {});
 // The same over an explicit candidate list (tests plant algorithms that are

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "algorithms/registry.hpp"
+
 namespace convlab {
 
 std::string_view to_string(PerfStatus s) {
@@ -73,6 +75,8 @@ const AlgoPerf* select(const std::vector<AlgoPerf>& ranked, const Constraints& c
     if (a.workspace > c.workspace_limit) continue;
     if (c.deterministic && !a.deterministic) continue;
     if (std::isfinite(a.max_rel_error) && a.max_rel_error > c.max_error) continue;
+    if (!c.tf32)
+      if (const Algorithm* reg = find_algorithm(a.algo); reg && reg->math() != "fp32") continue;
     return &a;
   }
   return nullptr;

@@ -46,6 +46,10 @@ struct Constraints {
   size_t workspace_limit = size_t(-1);
   double max_error = std::numeric_limits<double>::infinity();
   bool deterministic = false;
+  // Also accept algorithms with reduced-precision math (Algorithm::math() other
+  // than "fp32", e.g. the cuDNN _tf32 variants). Off: such entries are skipped
+  // even when a (cached) list holds them.
+  bool tf32 = false;
 };
 
 // Sorts in place into the order a tuner reports: status ok first, by time,
@@ -61,7 +65,9 @@ void rank(std::vector<AlgoPerf>& list);
 bool near_tie(const AlgoPerf& a, const AlgoPerf& b);
 
 // The first entry of a ranked list that is ok and meets the constraints; the
-// accuracy budget applies only to measured entries (a NaN error passes).
+// accuracy budget applies only to measured entries (a NaN error passes). An
+// entry's math is looked up in the registry by name (an unregistered name
+// counts as fp32).
 // nullptr when none does.
 const AlgoPerf* select(const std::vector<AlgoPerf>& ranked, const Constraints& c);
 

@@ -50,6 +50,7 @@ std::string Policy::name() const {
     n += buf;
   }
   if (deterministic) n += ",deterministic";
+  if (tf32) n += ",tf32";
   if (workspace_limit != size_t(-1)) n += ",workspace=" + std::to_string(workspace_limit);
   return n;
 }
@@ -59,6 +60,10 @@ namespace {
 bool apply_option(Policy& p, std::string_view opt) {
   if (opt == "deterministic") {
     p.deterministic = true;
+    return true;
+  }
+  if (opt == "tf32") {
+    p.tf32 = true;
     return true;
   }
   if (opt.rfind("max-error=", 0) == 0) {
@@ -108,21 +113,22 @@ Policy Policy::parse(std::string_view full) {
   }
   fail("unknown policy '" + std::string(full) +
        "' (expected default, fixed:<algorithm>, get[:<path>], find, cache[:<path>], then optional "
-       ",max-error=E ,deterministic ,workspace=BYTES)");
+       ",max-error=E ,deterministic ,workspace=BYTES ,tf32)");
 }
 
 namespace {
 
 bool usable(const Algorithm& a, const ConvProblem& p, Direction dir, const ExecContext& ctx, size_t ws_limit,
-            bool need_deterministic) {
+            bool need_deterministic, bool allow_tf32) {
   return a.device() == ctx.device && a.family() != "reference" && a.unavailable_reason().empty() &&
-         (!need_deterministic || a.deterministic()) && a.supports(p, dir).ok && a.workspace_bytes(p, dir) <= ws_limit;
+         (allow_tf32 || a.math() == "fp32") && (!need_deterministic || a.deterministic()) && a.supports(p, dir).ok &&
+         a.workspace_bytes(p, dir) <= ws_limit;
 }
 
 // Per-process state of the measuring policies: find results by key, open caches by path.
 struct TunerState {
   std::mutex mu;
-  std::map<std::string, std::vector<AlgoPerf>> found;  // CacheKey::str() + limit -> ranked list
+  std::map<std::string, std::vector<AlgoPerf>> found;  // CacheKey::str() + limit + tf32 -> ranked list
   std::map<std::string, std::unique_ptr<TuneCache>> caches;
   std::map<std::string, std::unique_ptr<Calibration>> calibrations;  // by cache path
 };
@@ -160,6 +166,7 @@ Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction di
   cons.workspace_limit = ws;
   cons.max_error = policy.max_error;
   cons.deterministic = policy.deterministic;
+  cons.tf32 = policy.tf32;
   const double t0 = now_seconds();
 
   if (policy.kind == Policy::Kind::get) {
@@ -175,7 +182,7 @@ Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction di
       }
       cal = std::make_unique<Calibration>(Calibration::fit(data, MachineModel::for_context(ctx)));
     }
-    Choice c = pick(get(p, dir, ctx, ws, cal.get()), cons, "cost model", p, dir);
+    Choice c = pick(get(p, dir, ctx, ws, cal.get(), find_candidates(ctx.device, policy.tf32)), cons, "cost model", p, dir);
     c.why += cal->samples() ? " (calibrated from " + std::to_string(cal->samples()) + " measurements)" : " (uncalibrated)";
     return c;
   }
@@ -184,11 +191,11 @@ Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction di
     TunerState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     const CacheKey key = make_cache_key(p, dir, ctx);
-    const auto candidates = find_candidates(ctx.device);
+    const auto candidates = find_candidates(ctx.device, policy.tf32);
     FindOptions fo;
     fo.workspace_limit = ws;
     if (policy.kind == Policy::Kind::find) {
-      auto& ranked = s.found[key.str() + '\x1f' + std::to_string(ws)];
+      auto& ranked = s.found[key.str() + '\x1f' + std::to_string(ws) + (policy.tf32 ? "\x1ftf32" : "")];
       if (ranked.empty()) ranked = find(p, dir, ctx, fo, candidates);
       Choice c = pick(ranked, cons, "find", p, dir);
       c.tuning_seconds = now_seconds() - t0;
@@ -211,10 +218,10 @@ Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction di
 
   if (policy.kind == Policy::Kind::fixed) {
     const Algorithm& a = get_algorithm(policy.fixed_algo);
-    if (usable(a, p, dir, ctx, ws, policy.deterministic)) return {&a, "fixed", 0};
+    if (usable(a, p, dir, ctx, ws, policy.deterministic, true)) return {&a, "fixed", 0};
   }
   for (const Algorithm* a : registry())
-    if (usable(*a, p, dir, ctx, ws, policy.deterministic))
+    if (usable(*a, p, dir, ctx, ws, policy.deterministic, policy.tf32))
       return {a, policy.kind == Policy::Kind::fixed ? "fixed algorithm unsupported here; first supporting in registry order"
                                                     : "first supporting in registry order",
               0};

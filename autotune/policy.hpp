@@ -13,6 +13,10 @@
 // Constraints may follow after commas (the global workspace limit,
 // accuracy budget and determinism requirement), e.g.
 //   find,max-error=1e-5,deterministic      cache:/tmp/t.jsonl,workspace=256M
+// and `tf32`, which admits reduced-precision math (Algorithm::math() != "fp32":
+// the cuDNN _tf32 variants) into find/get/cache candidates and the `default`
+// order; without it they are never chosen (fixed:<name> runs one regardless):
+//   find,tf32
 // The accuracy budget is checked against find's measured max relative error;
 // get (which measures nothing) applies the workspace and determinism limits
 // only. The reference is never chosen.
@@ -35,6 +39,7 @@ struct Policy {
   double max_error = std::numeric_limits<double>::infinity();
   bool deterministic = false;
   size_t workspace_limit = size_t(-1);  // min'd with choose_algorithm's argument
+  bool tf32 = false;                    // admit reduced-precision math (see above)
   std::string name() const;               // "default", "fixed:cpu.direct", "get", ...
   static Policy parse(std::string_view);  // throws Error with one line
 };

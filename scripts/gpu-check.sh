@@ -3,9 +3,11 @@
 # convlab with CUDA, runs the whole test suite (the registry sweep runs every
 # cuda.* algorithm for real once a device is present; the emulated kernel tests
 # run too), the CLI demo, every cuda.* and cudnn.* algorithm on AlexNet's layers
-# in every direction with --check, `convlab layers alexnet --device cuda`, AlexNet
-# training on the GPU under every policy, the report's GPU half, and the
-# benchmarks. Everything lands in results/gpu/ (or $OUT_DIR).
+# in every direction with --check, `convlab layers alexnet --device cuda`,
+# `convlab tune alexnet --device cuda` (cuDNN's Find and Get_v7 beside convlab's
+# find and get; also with --tf32), AlexNet training on the GPU under every
+# policy, the report's GPU half, and the benchmarks. Everything lands in
+# results/gpu/ (or $OUT_DIR).
 #
 #   scripts/gpu-check.sh            # full run
 #   BENCH_FILTER=cuda scripts/gpu-check.sh   # only benchmarks whose name matches
@@ -55,6 +57,23 @@ if ./build/convlab layers --help > /dev/null 2>&1; then
 else
   note "convlab layers: not in this build (skipped)"
 fi
+# ---- cuDNN's own Find / Get_v7 beside convlab's find and get -------------------
+# The second run reads find's results back from the cache (cuDNN's Find still
+# runs: it is the vendor's own measurement); the TF32 run adds the *_tf32 variants.
+tune_cache="$out/tune_cache.jsonl"
+rm -f "$tune_cache"
+if ./build/convlab tune alexnet --device cuda --batch 32 --list --quiet --cache "$tune_cache" \
+     > "$out/tune_alexnet_cuda.txt" 2>&1 &&
+   ./build/convlab tune alexnet --device cuda --batch 32 --json --quiet --cache "$tune_cache" \
+     > "$out/tune_alexnet_cuda.json" 2> "$out/tune_alexnet_cuda.err"; then
+  note "convlab tune alexnet --device cuda: ok ($(grep -c '^    vendor cudnnFind' "$out/tune_alexnet_cuda.txt") cudnnFind picks; $(grep '^vendor cudnnFind' "$out/tune_alexnet_cuda.txt" | sed 's/.*: //'))"
+else
+  status=1
+  note "convlab tune alexnet --device cuda: FAILED (see $out/tune_alexnet_cuda.txt / .err)"
+fi
+./build/convlab tune alexnet --device cuda --batch 32 --tf32 --json --quiet > "$out/tune_alexnet_cuda_tf32.json" \
+  2> "$out/tune_alexnet_cuda_tf32.err" || { status=1; note "convlab tune alexnet --device cuda --tf32: FAILED"; }
+
 algos=$(./build/convlab algos --json | grep -oE '"name": "(cuda|cudnn)\.[a-z0-9_]*"' | sed -E 's/.*"((cuda|cudnn)\.[a-z0-9_]*)"/\1/')
 checks="$out/cuda_checks.txt"
 : > "$checks"

@@ -7,8 +7,9 @@
 namespace convlab::cli {
 
 int cmd_algos(int argc, char** argv) {
-  Args args("algos", "[--json]", "Lists every registered algorithm in registry order, its device and family,\n"
-                                 "and whether it can run on this machine (with the reason when not).");
+  Args args("algos", "[--json]", "Lists every registered algorithm in registry order, its device, family and\n"
+                                 "math (fp32, or tf32 for the reduced-precision variants that are chosen only\n"
+                                 "when asked), and whether it can run on this machine (with the reason when not).");
   args.flag("json", "print a JSON array instead of a table");
   if (!args.parse(argc, argv)) return 0;
   if (args.has("json")) {
@@ -18,20 +19,22 @@ int cmd_algos(int argc, char** argv) {
       const Algorithm* a = reg[i];
       const std::string why = a->unavailable_reason();
       std::printf("  {\"name\": %s, \"device\": %s, \"family\": %s, \"available\": %s, \"reason\": %s, "
-                  "\"deterministic\": %s, \"description\": %s}%s\n",
+                  "\"deterministic\": %s, \"math\": %s, \"description\": %s}%s\n",
                   json::quote(a->name()).c_str(), json::quote(to_string(a->device())).c_str(),
                   json::quote(a->family()).c_str(), why.empty() ? "true" : "false", json::quote(why).c_str(),
-                  a->deterministic() ? "true" : "false", json::quote(a->description()).c_str(),
+                  a->deterministic() ? "true" : "false", json::quote(a->math()).c_str(),
+                  json::quote(a->description()).c_str(),
                   i + 1 < reg.size() ? "," : "");
     }
     std::printf("]\n");
     return 0;
   }
-  std::printf("%-30s %-5s %-14s %s\n", "algorithm", "dev", "family", "available here");
+  std::printf("%-34s %-5s %-14s %-5s %s\n", "algorithm", "dev", "family", "math", "available here");
   for (const Algorithm* a : registry()) {
     const std::string why = a->unavailable_reason();
-    std::printf("%-30s %-5s %-14s %s\n", std::string(a->name()).c_str(), std::string(to_string(a->device())).c_str(),
-                std::string(a->family()).c_str(), why.empty() ? "yes" : why.c_str());
+    std::printf("%-34s %-5s %-14s %-5s %s\n", std::string(a->name()).c_str(),
+                std::string(to_string(a->device())).c_str(), std::string(a->family()).c_str(),
+                std::string(a->math()).c_str(), why.empty() ? "yes" : why.c_str());
   }
   return 0;
 }

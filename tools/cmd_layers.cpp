@@ -35,6 +35,18 @@ void print_case(const LayerCase& lc, Direction dir, int threads, const std::vect
   std::fflush(stdout);
 }
 
+void print_vendor(const std::vector<VendorRow>& rows) {
+  for (const VendorRow& v : rows) {
+    if (v.choice.source.empty())
+      std::printf("  vendor none: %s\n", v.status.c_str());
+    else
+      std::printf("  vendor %s\n", vendor_text(v.choice, v.find_algo, v.find_time, v.get_algo, v.get_time).c_str());
+  }
+  if (!rows.empty() && !rows.front().choice.source.empty() && rows.front().status != "ok")
+    std::printf("  vendor %s\n", rows.front().status.c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int cmd_layers(int argc, char** argv) {
@@ -42,7 +54,9 @@ int cmd_layers(int argc, char** argv) {
             "The per-layer comparison run: for each layer and direction, every available algorithm's median\n"
             "time, effective GFLOP/s (direct-convolution FLOPs / time), fraction of the measured FMA peak,\n"
             "workspace, max relative error vs the fp64 reference (on a 1-image slice), and which algorithm\n"
-            "get (cost model, nothing runs) and find (fastest measured within tolerance) pick.\n"
+            "get (cost model, nothing runs) and find (fastest measured within tolerance) pick, and beside\n"
+            "them the vendor's own pick (oneDNN auto's implementation on the CPU; cuDNN Find and Get_v7\n"
+            "on a GPU) with our measured time for it.\n"
             "NET is alexnet, alexnet-owt, vgg16 or resnet50; PROBLEM a benchdnn string or a layer id.");
   args.positionals("NET|PROBLEM...", "networks, layer ids or benchdnn problem strings", 1, 1000);
   args.option("device", "DEV", "cpu or cuda", "cpu");
@@ -102,6 +116,7 @@ int cmd_layers(int argc, char** argv) {
   std::printf("convlab layers on %s%s\n", device_fingerprint(opt.device, 0).c_str(),
               network.empty() ? "" : (", batch " + std::to_string(batch)).c_str());
   opt.on_case = print_case;
+  opt.on_vendor = print_vendor;
   Comparison cmp = compare_layers(cases, opt);
   cmp.network = network;
   cmp.batch = network.empty() ? 0 : batch;

@@ -183,7 +183,7 @@ int cmd_report(int argc, char** argv) {
       cmp.network = cfg.net;
       cmp.batch = cfg.batch;
       md += "# Per-layer algorithm comparison on " + where + ": " + cfg.net + " at batch " + std::to_string(cfg.batch) +
-            " (ms, median; fastest measured in bold; F = find's pick, G = get's pick; - = unsupported)\n\n" +
+            " (ms, median; fastest measured in bold; F = find's pick, G = get's pick, V = the vendor's pick (oneDNN auto on the CPU, cuDNN Find on a GPU), Vh = cuDNN Get_v7's; - = unsupported)\n\n" +
             comparison_markdown(cmp) + "\n";
       write_file_atomic(dir + "/layers" + suffix + ".csv", comparison_csv(cmp));
       write_file_atomic(dir + "/layers" + suffix + ".json", comparison_json(cmp));

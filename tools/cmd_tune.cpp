@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,8 @@
 #include "autotune/find.hpp"
 #include "autotune/get.hpp"
 #include "autotune/policy.hpp"
+#include "autotune/vendor.hpp"
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/layers.hpp"
@@ -86,6 +89,7 @@ struct Pair {
   bool from_cache = false;
   double tune_seconds = 0;
   std::vector<AlgoPerf> got_uncal, got_in, got_loo;
+  VendorReport vendor;  // the vendor library's own pick(s) (autotune/vendor.hpp)
 };
 
 std::string ms(double s) {
@@ -148,7 +152,10 @@ int cmd_tune(int argc, char** argv) {
             "calibration from this run's find results, find's choice, both measured times and whether they\n"
             "agree, then a summary for get uncalibrated, calibrated in-sample and calibrated leave-one-\n"
             "layer-out. With --cache, find results are read from / written to the JSON-lines cache file and\n"
-            "its other entries for this device also calibrate get.");
+            "its other entries for this device also calibrate get. Under each pair, the vendor's own pick:\n"
+            "on the CPU cpu.onednn_auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
+            "algorithm itself) and Get_v7 (its heuristic), each with our find's measured time for it.\n"
+            "Reduced-precision algorithms (the cuDNN *_tf32 variants) are candidates only with --tf32.");
   args.positionals("NET|PROBLEM", "network (alexnet, vgg16, ...), layer id (alexnet.conv2) or benchdnn descriptor", 1, 64);
   args.option("mode", "MODE", "both, find or get", "both");
   args.option("dir", "DIRS", "all, or a comma list of fwd, bwd-data, bwd-filter", "all");
@@ -158,6 +165,7 @@ int cmd_tune(int argc, char** argv) {
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
   args.option("max-error", "E", "accuracy budget: largest measured relative error a choice may have");
   args.flag("deterministic", "only choose deterministic algorithms");
+  args.flag("tf32", "also consider reduced-precision (TF32 tensor-core) algorithms, and ask cuDNN with TF32 allowed");
   args.option("threads", "N", "CPU threads (0 = all)", "0");
   args.option("device", "DEV", "cpu or cuda", "cpu");
   args.option("check-batch", "N", "images in find's accuracy-check slice", "1");
@@ -185,6 +193,9 @@ int cmd_tune(int argc, char** argv) {
     if (*end != '\0' || !(cons.max_error > 0)) fail("convlab tune: --max-error expects a positive number, got '" + v + "'");
   }
   cons.deterministic = args.has("deterministic");
+  cons.tf32 = args.has("tf32");
+  if (ctx.device == DeviceKind::cuda && !cuda_info().available)
+    fail("convlab tune --device cuda: no CUDA device (" + cuda_info().reason + ")");
   FindOptions fo;
   fo.workspace_limit = cons.workspace_limit;
   fo.check_batch = int(args.get_int("check-batch", 1, 64));
@@ -195,7 +206,7 @@ int cmd_tune(int argc, char** argv) {
     if (*end != '\0' || !(fo.max_seconds > 0)) fail("convlab tune: --max-seconds expects a positive number");
   }
   const bool json_out = args.has("json");
-  const auto candidates = find_candidates(ctx.device);
+  const auto candidates = find_candidates(ctx.device, cons.tf32);
   const MachineModel model = MachineModel::for_context(ctx);
   const std::string fingerprint = make_cache_key(targets.at(0).problem, dirs.at(0), ctx).device;
 
@@ -208,7 +219,7 @@ int cmd_tune(int argc, char** argv) {
   // ---- find (or cache) for every pair ----
   std::vector<Pair> pairs;
   for (const auto& t : targets)
-    for (Direction d : dirs) pairs.push_back({&t, d, {}, false, 0, {}, {}, {}});
+    for (Direction d : dirs) pairs.push_back({&t, d, {}, false, 0, {}, {}, {}, {}});
   Progress progress(int(pairs.size()), args.has("quiet"));
   std::map<std::string, const Pair*> seen;  // repeated shapes are tuned once
   int hits = 0, tuned = 0;
@@ -267,6 +278,36 @@ int cmd_tune(int argc, char** argv) {
     }
   }
 
+  // ---- the vendor's own choice (cudnnFind runs only when find ran) ----
+  VendorOptions vo;
+  vo.measure = do_find;
+  vo.tf32 = cons.tf32;
+  vo.workspace_limit = cons.workspace_limit;
+  vo.deterministic = cons.deterministic;
+  std::vector<VendorTally> vendor_tallies;
+  for (Pair& pr : pairs) {
+    pr.vendor = vendor_choices(pr.target->problem, pr.dir, ctx, pr.found, vo);
+    if (const AlgoPerf* f = do_find ? select(pr.found, cons) : nullptr) tally(vendor_tallies, pr.vendor, f->algo, f->time);
+  }
+  // find's and get's picks and find's measured times for them ("" / NaN where none).
+  auto picks = [&](const Pair& pr, std::string& fa, double& ft, std::string& ga, double& gt) {
+    const AlgoPerf* f = do_find ? select(pr.found, cons) : nullptr;
+    const AlgoPerf* g = select(pr.got_in, cons);
+    fa = f ? f->algo : "";
+    ft = f ? f->time : std::numeric_limits<double>::quiet_NaN();
+    ga = g ? g->algo : "";
+    gt = g ? measured_time(pr.found, g->algo) : std::numeric_limits<double>::quiet_NaN();
+  };
+  auto vendor_lines = [&](const Pair& pr) {
+    std::string fa, ga;
+    double ft, gt;
+    picks(pr, fa, ft, ga, gt);
+    for (const VendorChoice& v : pr.vendor.choices)
+      std::printf("    vendor %s\n", vendor_text(v, fa, ft, ga, gt).c_str());
+    if (pr.vendor.status != "ok")
+      std::printf("    vendor %s%s\n", pr.vendor.choices.empty() ? "none: " : "", pr.vendor.status.c_str());
+  };
+
   // ---- agreement ----
   std::vector<Agreement> ag_uncal, ag_in, ag_loo;
   std::vector<const Pair*> compared;
@@ -298,9 +339,24 @@ int cmd_tune(int argc, char** argv) {
            json::quote(pr.target->problem.key()) + ",\"dir\":" + json::quote(to_string(pr.dir)) +
            ",\"get_choice\":" + (g ? json::quote(g->algo) : "null") + ",\"find_choice\":" + (f ? json::quote(f->algo) : "null") +
            ",\"from_cache\":" + (pr.from_cache ? "true" : "false") + ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
-           ",\"get\":" + list_json(pr.got_in) + (do_find ? ",\"find\":" + list_json(pr.found) : "") + "}";
+           ",\"get\":" + list_json(pr.got_in) + (do_find ? ",\"find\":" + list_json(pr.found) : "");
+      std::string fa, ga;
+      double ft, gt;
+      picks(pr, fa, ft, ga, gt);
+      o += ",\"vendor_status\":" + json::quote(pr.vendor.status) + ",\"vendor\":[";
+      for (size_t k = 0; k < pr.vendor.choices.size(); ++k)
+        o += (k ? "," : "") + vendor_json(pr.vendor.choices[k], fa, ft, ga, gt);
+      o += "]}";
     }
     o += "]";
+    o += ",\"vendor_summary\":{";
+    for (size_t k = 0; k < vendor_tallies.size(); ++k) {
+      const VendorTally& t = vendor_tallies[k];
+      o += (k ? "," : "") + json::quote(t.source) + ":{\"pairs\":" + std::to_string(t.pairs) +
+           ",\"same\":" + std::to_string(t.same) + ",\"within_10pct\":" + std::to_string(t.within_10pct) +
+           ",\"unmeasured\":" + std::to_string(t.unmeasured) + "}";
+    }
+    o += "}";
     if (do_find)
       o += ",\"summary\":{\"uncalibrated\":" + summary_json(summarize(ag_uncal)) + ",\"calibrated_in_sample\":" +
            summary_json(summarize(ag_in)) + ",\"calibrated_leave_one_layer_out\":" + summary_json(summarize(ag_loo)) + "}";
@@ -333,12 +389,17 @@ int cmd_tune(int argc, char** argv) {
                     a.find_algo.c_str(), ms(a.get_time).c_str(), ms(a.find_time).c_str(), ratio(a.slowdown()).c_str(),
                     a.same() ? "yes" : a.slowdown() <= 1.10 ? "within 10%" : "no");
       }
+      vendor_lines(pr);
       if (args.has("list")) print_list(pr.found, true);
     }
     std::printf("\nget vs find over %zu pairs:\n", ag_in.size());
     std::printf("  uncalibrated                          %s\n", summary_line(summarize(ag_uncal)).c_str());
     std::printf("  calibrated (in-sample)                %s\n", summary_line(summarize(ag_in)).c_str());
     std::printf("  calibrated (leave-one-layer-out)      %s\n", summary_line(summarize(ag_loo)).c_str());
+    for (const VendorTally& t : vendor_tallies)
+      std::printf("vendor %-12s vs find over %d pairs: %s\n", t.source.c_str(), t.pairs, tally_text(t).c_str());
+    if (vendor_tallies.empty())
+      std::printf("vendor vs find: no vendor choice (%s)\n", pairs.empty() ? "no pairs" : pairs.front().vendor.status.c_str());
     std::printf("find wall time: %.1f s (%d pairs tuned, %d from cache or repeated shapes)\n", find_seconds, tuned,
                 int(pairs.size()) - tuned);
   } else {
@@ -347,6 +408,7 @@ int cmd_tune(int argc, char** argv) {
       const AlgoPerf* g = select(pr.got_in, cons);
       std::printf("%-18s %-10s %-24s %10s  %s\n", pr.target->label.c_str(), std::string(to_string(pr.dir)).c_str(),
                   g ? g->algo.c_str() : "-", g ? ms(g->time).c_str() : "-", g ? g->note.c_str() : "no acceptable candidate");
+      vendor_lines(pr);
       if (args.has("list")) print_list(pr.got_in, false);
     }
   }

@@ -267,8 +267,8 @@ size_t CpuOnednn::workspace_bytes(const ConvProblem& p, Direction dir) const {
   return bytes;
 }
 
-std::string CpuOnednn::implementation(const ConvProblem& p, Direction dir) const {
-  PlanOrWhy plan = get_plan(kind_, p, dir, default_threads());
+std::string CpuOnednn::implementation(const ConvProblem& p, Direction dir, int threads) const {
+  PlanOrWhy plan = get_plan(kind_, p, dir, threads > 0 ? threads : default_threads());
   if (auto* why = std::get_if<std::string>(&plan)) fail(std::string(name()) + ": " + *why);
   return std::get<std::shared_ptr<const Plan>>(plan)->impl;
 }

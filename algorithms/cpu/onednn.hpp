@@ -35,9 +35,10 @@ class CpuOnednn final : public Algorithm {
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 
   // oneDNN's name for the implementation it picked (e.g. "jit:avx512_core",
-  // "jit_wino_4x3:avx512_core", "x64:gemm:jit"), for threads = all hardware
-  // threads; throws Error when unsupported. For tests and reports.
-  std::string implementation(const ConvProblem& p, Direction dir) const;
+  // "jit_wino_4x3:avx512_core", "x64:gemm:jit") for that many threads (0 = all
+  // hardware threads); throws Error when unsupported. For tests and reports
+  // (autotune/vendor.hpp shows cpu.onednn_auto's pick).
+  std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const;
 
  private:
   OnednnKind kind_;

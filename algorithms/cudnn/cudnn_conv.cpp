@@ -3,10 +3,12 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -30,7 +32,7 @@ cudnnHandle_t handle_locked() {
   return h;
 }
 
-// Descriptors of one problem (the same for every direction).
+// Descriptors of one problem and math type (the same for every direction).
 struct Descs {
   cudnnTensorDescriptor_t src = nullptr, dst = nullptr;
   cudnnFilterDescriptor_t wei = nullptr;
@@ -43,9 +45,11 @@ struct Descs {
   }
 };
 
-const Descs& descs_locked(const ConvProblem& p) {
+// tf32: CUDNN_TENSOR_OP_MATH (Tensor Cores permitted, TF32 for fp32 data on
+// Ampere and later); otherwise CUDNN_FMA_MATH (fp32 FMA kernels only).
+const Descs& descs_locked(const ConvProblem& p, bool tf32) {
   static std::map<std::string, std::unique_ptr<Descs>> cache;
-  auto& slot = cache[p.key()];
+  auto& slot = cache[p.key() + (tf32 ? "|tensor_op_math" : "|fma_math")];
   if (slot) return *slot;
   auto d = std::make_unique<Descs>();
   check(cudnnCreateTensorDescriptor(&d->src), "cudnnCreateTensorDescriptor");
@@ -59,7 +63,7 @@ const Descs& descs_locked(const ConvProblem& p) {
                                         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
         "convolution descriptor");
   check(cudnnSetConvolutionGroupCount(d->conv, p.groups), "group count");
-  check(cudnnSetConvolutionMathType(d->conv, CUDNN_FMA_MATH), "math type");
+  check(cudnnSetConvolutionMathType(d->conv, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math type");
   int n, k, h, w;
   check(cudnnGetConvolution2dForwardOutputDim(d->conv, d->src, d->wei, &n, &k, &h, &w), "output dims");
   if (n != p.n || k != p.k || h != p.p() || w != p.q())
@@ -99,7 +103,7 @@ Support CudnnConv::supports(const ConvProblem& p, Direction dir) const {
   if (!cuda_info().available) return Support::no(no_device_reason());
   std::lock_guard lock(g_mu);
   size_t bytes = 0;
-  const cudnnStatus_t s = query_workspace(descs_locked(p), dir, id(dir), &bytes);
+  const cudnnStatus_t s = query_workspace(descs_locked(p, tf32_), dir, id(dir), &bytes);
   if (s != CUDNN_STATUS_SUCCESS) return Support::no(std::string("cuDNN: ") + cudnnGetErrorString(s));
   return Support::yes();
 }
@@ -108,7 +112,7 @@ size_t CudnnConv::workspace_bytes(const ConvProblem& p, Direction dir) const {
   if (id(dir) < 0 || !cuda_info().available) return 0;
   std::lock_guard lock(g_mu);
   size_t bytes = 0;
-  check(query_workspace(descs_locked(p), dir, id(dir), &bytes), std::string("workspace query for ") + name_);
+  check(query_workspace(descs_locked(p, tf32_), dir, id(dir), &bytes), std::string("workspace query for ") + name_);
   return bytes;
 }
 
@@ -117,7 +121,7 @@ void CudnnConv::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
   if (!cuda_info().available) fail(no_device_reason());
   std::lock_guard lock(g_mu);
   cudnnHandle_t h = handle_locked();
-  const Descs& d = descs_locked(p);
+  const Descs& d = descs_locked(p, tf32_);
   size_t ws = 0;
   check(query_workspace(d, dir, id(dir), &ws), std::string("workspace query for ") + name_);
   check(cudnnSetStream(h, static_cast<cudaStream_t>(ctx.stream)), "cudnnSetStream");
@@ -150,9 +154,35 @@ void CudnnConv::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
 // largest magnitude; Winograd ~ the transform-matrix norms times the
 // summation bound. scripts/gpu-check.sh prints the measured worst ratios so
 // that the first GPU session can replace these with measured numbers.
+//
+// TF32 variants (derived, not measured): Tensor Cores read each fp32 input
+// with a 10-bit mantissa. Round-to-nearest gives a relative error <= 2^-11 per
+// input (the TF32 unit roundoff); hardware that simply drops the low 13 bits
+// gives < 2^-10, and cuDNN does not document which its kernels do, so the bound
+// uses u = 2^-10, which covers both. The product of two TF32 values is exact in
+// fp32 (11 x 11 significant bits <= 24), so each term a*b is computed as
+// a(1+d1) b(1+d2) with |d1|, |d2| <= u: off by at most (2u + u^2)|a b|.
+// Summing the K perturbed terms in fp32 adds the usual K*eps bound on their
+// magnitudes, each at most (1 + 2u + u^2)|a b|. Per output element, with
+// mag = sum |a b| over its terms:
+//     |y - ref| <= [ (2u + u^2) + K*eps*(1 + 2u + u^2) ] * mag
+// For winograd_nonfused_tf32 the rounding hits the transformed tiles, so the
+// same x64 a-priori transform growth as the fp32 Winograd entries multiplies
+// the whole bracket (unmeasured on a GPU, like theirs).
 Tolerance CudnnConv::tolerance(const ConvProblem& p, Direction dir) const {
   Tolerance t = summation_tolerance(p, dir);
   const std::string fam = family_;
+  if (tf32_) {
+    const double u = std::ldexp(1.0, -10), rounding = 2 * u + u * u;
+    t.elem = rounding + t.elem * (1 + rounding);
+    t.basis = "TF32 inputs (u=2^-10): (2u+u^2) + K*eps*(1+2u+u^2), K=" +
+              std::to_string(std::max<int64_t>(p.reduction_length(dir), 1));
+    if (fam == "winograd") {
+      t.elem *= 64;
+      t.basis += " x64 a-priori Winograd transform growth (unmeasured on GPU)";
+    }
+    return t;
+  }
   if (fam == "fft") {
     const double l = std::log2(double(std::max(p.h + 2 * p.pad_h, p.w + 2 * p.pad_w)) + 1.0);
     t.global = 16.0 * l * double(FLT_EPSILON);
@@ -190,9 +220,36 @@ const std::vector<const Algorithm*>& cudnn_algorithms() {
   return ptrs;
 }
 
+const std::vector<const Algorithm*>& cudnn_tf32_algorithms() {
+  using I = CudnnConv::Ids;
+  static const CudnnConv list[] = {
+      {"cudnn.implicit_precomp_gemm_tf32", "implicit_gemm",
+       "cuDNN IMPLICIT_PRECOMP_GEMM with CUDNN_TENSOR_OP_MATH: TF32 Tensor Cores permitted (forward)", I{1, -1, -1},
+       true, true},
+      {"cudnn.winograd_nonfused_tf32", "winograd",
+       "cuDNN WINOGRAD_NONFUSED with CUDNN_TENSOR_OP_MATH: TF32 Tensor Cores permitted (fwd, bwd-data, bwd-filter)",
+       I{7, 5, 5}, true, true},
+      {"cudnn.bwd_data_algo_1_tf32", "gemm",
+       "cuDNN BWD_DATA_ALGO_1 with CUDNN_TENSOR_OP_MATH: TF32 Tensor Cores permitted", I{-1, 1, -1}, true, true},
+      {"cudnn.bwd_filter_algo_1_tf32", "gemm",
+       "cuDNN BWD_FILTER_ALGO_1 with CUDNN_TENSOR_OP_MATH: TF32 Tensor Cores permitted", I{-1, -1, 1}, true, true},
+  };
+  static const std::vector<const Algorithm*> ptrs = [] {
+    std::vector<const Algorithm*> v;
+    for (const auto& a : list) v.push_back(&a);
+    return v;
+  }();
+  return ptrs;
+}
+
 namespace {
 
-std::string name_for(Direction dir, int id) {
+// The convlab name of cuDNN algorithm `id`: the _tf32 variant when cuDNN says
+// it ran (would run) it with tensor-op math and convlab has that variant.
+std::string name_for(Direction dir, int id, bool tensor_op) {
+  if (tensor_op)
+    for (const Algorithm* a : cudnn_tf32_algorithms())
+      if (static_cast<const CudnnConv*>(a)->id(dir) == id) return std::string(a->name());
   for (const Algorithm* a : cudnn_algorithms()) {
     const auto* c = static_cast<const CudnnConv*>(a);
     if (c->id(dir) == id) return std::string(c->name());
@@ -200,10 +257,22 @@ std::string name_for(Direction dir, int id) {
   return "cudnn.unknown_" + std::to_string(id);
 }
 
+const char* math_word(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_DEFAULT_MATH: return "default";
+    case CUDNN_TENSOR_OP_MATH: return "tensor_op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "tensor_op_allow_conversion";
+    case CUDNN_FMA_MATH: return "fma";
+  }
+  return "unknown";
+}
+
 template <typename Perf>
 CudnnPerf to_perf(const Perf& r, Direction dir, bool measured) {
   CudnnPerf o;
-  o.algo = name_for(dir, int(r.algo));
+  const bool tensor_op = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+  o.algo = name_for(dir, int(r.algo), tensor_op);
+  o.math = math_word(r.mathType);
   o.status = cudnnGetErrorString(r.status);
   o.time_ms = measured && r.status == CUDNN_STATUS_SUCCESS ? double(r.time) : -1;
   o.workspace = r.memory;
@@ -211,50 +280,53 @@ CudnnPerf to_perf(const Perf& r, Direction dir, bool measured) {
   return o;
 }
 
-std::vector<CudnnPerf> select(const ConvProblem& p, Direction dir, bool find) {
+// Arrays sized by cuDNN's own *AlgorithmMaxCount (it may list an algorithm once
+// per math type it tries), never by the enum's ALGO_COUNT.
+std::vector<CudnnPerf> select(const ConvProblem& p, Direction dir, bool find, bool tf32) {
   if (!cuda_info().available) fail(no_device_reason());
   if (auto e = p.validate(); !e.empty()) fail(e);
   std::lock_guard lock(g_mu);
   cudnnHandle_t h = handle_locked();
-  const Descs& d = descs_locked(p);
+  const Descs& d = descs_locked(p, tf32);
   std::vector<CudnnPerf> out;
-  int n = 0;
+  int max = 0, n = 0;
   switch (dir) {
     case Direction::fwd: {
-      cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), "cudnnGetConvolutionForwardAlgorithmMaxCount");
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> r(size_t(std::max(max, int(CUDNN_CONVOLUTION_FWD_ALGO_COUNT))));
       if (find)
-        check(cudnnFindConvolutionForwardAlgorithm(h, d.src, d.wei, d.conv, d.dst, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
+        check(cudnnFindConvolutionForwardAlgorithm(h, d.src, d.wei, d.conv, d.dst, int(r.size()), &n, r.data()),
               "cudnnFindConvolutionForwardAlgorithm");
       else
-        check(cudnnGetConvolutionForwardAlgorithm_v7(h, d.src, d.wei, d.conv, d.dst, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
+        check(cudnnGetConvolutionForwardAlgorithm_v7(h, d.src, d.wei, d.conv, d.dst, int(r.size()), &n, r.data()),
               "cudnnGetConvolutionForwardAlgorithm_v7");
-      for (int i = 0; i < n; ++i) out.push_back(to_perf(r[i], dir, find));
+      for (int i = 0; i < n && i < int(r.size()); ++i) out.push_back(to_perf(r[size_t(i)], dir, find));
       break;
     }
     case Direction::bwd_data: {
-      cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> r(size_t(std::max(max, int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT))));
       if (find)
-        check(cudnnFindConvolutionBackwardDataAlgorithm(h, d.wei, d.dst, d.conv, d.src,
-                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, r),
+        check(cudnnFindConvolutionBackwardDataAlgorithm(h, d.wei, d.dst, d.conv, d.src, int(r.size()), &n, r.data()),
               "cudnnFindConvolutionBackwardDataAlgorithm");
       else
-        check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.wei, d.dst, d.conv, d.src,
-                                                          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, r),
+        check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.wei, d.dst, d.conv, d.src, int(r.size()), &n, r.data()),
               "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      for (int i = 0; i < n; ++i) out.push_back(to_perf(r[i], dir, find));
+      for (int i = 0; i < n && i < int(r.size()); ++i) out.push_back(to_perf(r[size_t(i)], dir, find));
       break;
     }
     case Direction::bwd_filter: {
-      cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
+            "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> r(
+          size_t(std::max(max, int(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT))));
       if (find)
-        check(cudnnFindConvolutionBackwardFilterAlgorithm(h, d.src, d.dst, d.conv, d.wei,
-                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r),
+        check(cudnnFindConvolutionBackwardFilterAlgorithm(h, d.src, d.dst, d.conv, d.wei, int(r.size()), &n, r.data()),
               "cudnnFindConvolutionBackwardFilterAlgorithm");
       else
-        check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.src, d.dst, d.conv, d.wei,
-                                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r),
+        check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.src, d.dst, d.conv, d.wei, int(r.size()), &n, r.data()),
               "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      for (int i = 0; i < n; ++i) out.push_back(to_perf(r[i], dir, find));
+      for (int i = 0; i < n && i < int(r.size()); ++i) out.push_back(to_perf(r[size_t(i)], dir, find));
       break;
     }
   }
@@ -263,7 +335,7 @@ std::vector<CudnnPerf> select(const ConvProblem& p, Direction dir, bool find) {
 
 }  // namespace
 
-std::vector<CudnnPerf> cudnn_find(const ConvProblem& p, Direction dir) { return select(p, dir, true); }
-std::vector<CudnnPerf> cudnn_get(const ConvProblem& p, Direction dir) { return select(p, dir, false); }
+std::vector<CudnnPerf> cudnn_find(const ConvProblem& p, Direction dir, bool tf32) { return select(p, dir, true, tf32); }
+std::vector<CudnnPerf> cudnn_get(const ConvProblem& p, Direction dir, bool tf32) { return select(p, dir, false, tf32); }
 
 }  // namespace convlab

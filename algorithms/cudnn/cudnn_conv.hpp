@@ -9,8 +9,27 @@
 // supports() asks cuDNN (the workspace-size query's status), it does not guess;
 // workspace_bytes() is cuDNN's own answer. Groups go through the group count,
 // math is pinned to CUDNN_FMA_MATH (fp32 FMA, no TF32). Descriptors are cached
-// per (problem, direction). Without a GPU every entry reports "no CUDA device"
+// per (problem, math type). Without a GPU every entry reports "no CUDA device"
 // and nothing touches the driver beyond the device count.
+//
+// TF32 variants, "<name>_tf32", one per algorithm for which cuDNN documents
+// Tensor Core kernels (cuDNN 9 developer guide, Legacy API, "Convolution
+// Functions / Supported Algorithms": forward IMPLICIT_PRECOMP_GEMM and
+// WINOGRAD_NONFUSED, backward-data ALGO_1 and WINOGRAD_NONFUSED,
+// backward-filter ALGO_1 and WINOGRAD_NONFUSED):
+//
+//   cudnn.implicit_precomp_gemm_tf32  cudnn.winograd_nonfused_tf32
+//   cudnn.bwd_data_algo_1_tf32        cudnn.bwd_filter_algo_1_tf32
+//
+// Their convolution descriptor carries CUDNN_TENSOR_OP_MATH: the same guide
+// says Tensor Core operations are triggered only when the math type is
+// CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, and the
+// cudnnMathType_t reference says that on Ampere and later every Tensor Core
+// math type permits TF32 for fp32 data while CUDNN_FMA_MATH does not
+// (NVIDIA_TF32_OVERRIDE=0 in the environment disables it again). Permission is
+// not obligation: for a shape with no tensor-core kernel cuDNN may still run
+// an FMA kernel (cudnn_find() reports the math type it used). math() is
+// "tf32", so they are only chosen when asked (see Algorithm::math).
 #pragma once
 #include <string>
 #include <vector>
@@ -25,8 +44,10 @@ class CudnnConv final : public Algorithm {
   struct Ids {
     int fwd = -1, bwd_data = -1, bwd_filter = -1;
   };
-  CudnnConv(const char* name, const char* family, const char* description, Ids ids, bool deterministic)
-      : name_(name), family_(family), description_(description), ids_(ids), deterministic_(deterministic) {}
+  CudnnConv(const char* name, const char* family, const char* description, Ids ids, bool deterministic,
+            bool tf32 = false)
+      : name_(name), family_(family), description_(description), ids_(ids), deterministic_(deterministic),
+        tf32_(tf32) {}
 
   std::string_view name() const override { return name_; }
   DeviceKind device() const override { return DeviceKind::cuda; }
@@ -38,8 +59,10 @@ class CudnnConv final : public Algorithm {
            const ExecContext& ctx) const override;
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
   bool deterministic() const override { return deterministic_; }
+  std::string_view math() const override { return tf32_ ? "tf32" : "fp32"; }
 
   int id(Direction dir) const;
+  bool tf32() const { return tf32_; }
 
  private:
   const char* name_;
@@ -47,22 +70,28 @@ class CudnnConv final : public Algorithm {
   const char* description_;
   Ids ids_;
   bool deterministic_;
+  bool tf32_;
 };
 
-// The thirteen entries above, in registry order.
+// The thirteen fp32 entries above, in registry order.
 const std::vector<const Algorithm*>& cudnn_algorithms();
+// The four TF32 variants, in registry order (after the fp32 entries).
+const std::vector<const Algorithm*>& cudnn_tf32_algorithms();
 
 // cuDNN's own selection, for comparison with convlab's find and get.
 struct CudnnPerf {
-  std::string algo;    // convlab name of the cuDNN algorithm
+  std::string algo;    // convlab name of the cuDNN algorithm (the _tf32 variant when it used tensor-op math)
   std::string status;  // cuDNN's status string for this entry
   double time_ms = -1; // cudnnFind: measured by cuDNN; cudnnGet: -1 (not run)
   size_t workspace = 0;
   bool deterministic = true;
+  std::string math;    // the math type cuDNN reports for this entry: "fma", "default", "tensor_op", ...
 };
-// cudnnFindConvolution*Algorithm (times every algorithm itself; allocates its own buffers).
-std::vector<CudnnPerf> cudnn_find(const ConvProblem& p, Direction dir);
+// cudnnFindConvolution*Algorithm (times every algorithm itself; allocates its
+// own buffers). tf32: ask with the CUDNN_TENSOR_OP_MATH descriptor (the _tf32
+// variants' one) instead of the CUDNN_FMA_MATH one. Throws Error without a device.
+std::vector<CudnnPerf> cudnn_find(const ConvProblem& p, Direction dir, bool tf32 = false);
 // cudnnGetConvolution*Algorithm_v7 (heuristic ranking; nothing runs).
-std::vector<CudnnPerf> cudnn_get(const ConvProblem& p, Direction dir);
+std::vector<CudnnPerf> cudnn_get(const ConvProblem& p, Direction dir, bool tf32 = false);
 
 }  // namespace convlab

@@ -11,6 +11,7 @@
 
 #include "autotune/cache.hpp"
 #include "autotune/json_value.hpp"
+#include "core/device.hpp"
 #include "core/problem.hpp"
 
 namespace convlab {
@@ -45,6 +46,60 @@ TEST_F(TuneCli, JsonOutputParsesAndCacheIsWritten) {
   ASSERT_TRUE(v2);
   EXPECT_EQ(v2->get("cache_hits")->num, 2);
   EXPECT_EQ(v2->get("tuned")->num, 0);
+}
+
+// issue 9 item 5: the vendor's own pick beside find and get, in text and JSON.
+TEST_F(TuneCli, VendorPickBesideFindAndGet) {
+  const std::string prob = "mb1ic8ih8oc8oh8kh3ph1 --dir fwd --quiet --max-seconds 0.02";
+  const Result r = run("tune " + prob + " --json");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
+  std::string err;
+  const auto v = json::parse(r.out, &err);
+  ASSERT_TRUE(v) << err << "\n" << r.out;
+  const json::Value& pair = v->get("pairs")->arr.at(0);
+  const json::Value* vendor = pair.get("vendor");
+  ASSERT_TRUE(vendor && vendor->type == json::Value::Type::array) << r.out;
+  ASSERT_TRUE(pair.get("vendor_status"));
+  ASSERT_TRUE(v->get("vendor_summary") && v->get("vendor_summary")->is_object());
+#ifdef CONVLAB_HAS_ONEDNN
+  EXPECT_EQ(pair.get("vendor_status")->str, "ok");
+  ASSERT_EQ(vendor->arr.size(), 1u) << r.out;
+  const json::Value& c = vendor->arr[0];
+  EXPECT_EQ(c.get("source")->str, "onednn_auto");
+  EXPECT_EQ(c.get("algorithm")->str, "cpu.onednn_auto");
+  EXPECT_FALSE(c.get("implementation")->str.empty());
+  ASSERT_EQ(c.get("time_ms")->type, json::Value::Type::number) << r.out;  // our find measured it
+  EXPECT_GT(c.get("time_ms")->num, 0);
+  EXPECT_EQ(c.get("find_choice")->str, pair.get("find_choice")->str);
+  EXPECT_EQ(v->get("vendor_summary")->get("onednn_auto")->get("pairs")->num, 1);
+  const Result t = run("tune " + prob);
+  EXPECT_NE(t.out.find("\n    vendor onednn_auto -> " + c.get("implementation")->str), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("vendor onednn_auto  vs find over 1 pairs: same pick "), std::string::npos) << t.out;
+#else
+  EXPECT_TRUE(vendor->arr.empty());
+  EXPECT_NE(pair.get("vendor_status")->str.find("oneDNN not built"), std::string::npos) << r.out;
+#endif
+}
+
+TEST_F(TuneCli, CudaWithoutDeviceFailsWithOneLine) {
+  if (cuda_info().available) GTEST_SKIP() << "a CUDA device is present; the no-device path cannot be exercised";
+  expect_one_line_error("tune alexnet.conv2 --batch 4 --device cuda", "no CUDA device (");
+  expect_one_line_error("tune alexnet.conv2 --batch 4 --device cuda --json --tf32", "no CUDA device (");
+  expect_one_line_error("layers alexnet.conv2 --batch 4 --device cuda", "no CUDA device (");
+}
+
+TEST_F(TuneCli, CudaTuneShowsCudnnFindAndGet) {
+  if (!cuda_info().available) GTEST_SKIP() << "no CUDA device: " << cuda_info().reason;
+  const Result r = run("tune alexnet.conv2 --batch 4 --device cuda --json --quiet --max-seconds 0.05");
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::string err;
+  const auto v = json::parse(r.out, &err);
+  ASSERT_TRUE(v) << err;
+  for (const json::Value& pair : v->get("pairs")->arr) {
+    std::vector<std::string> sources;
+    for (const json::Value& c : pair.get("vendor")->arr) sources.push_back(c.get("source")->str);
+    EXPECT_EQ(sources, (std::vector<std::string>{"cudnnFind", "cudnnGet_v7"})) << pair.get("vendor_status")->str;
+  }
 }
 
 TEST_F(TuneCli, CorruptCacheWarnsOnceAndStillTunes) {

@@ -40,6 +40,22 @@ TEST(Policy, ParsesKindsAndConstraints) {
   EXPECT_EQ(plain.name(), "find");
 }
 
+TEST(Policy, Tf32Constraint) {
+  const Policy plain = Policy::parse("find");
+  EXPECT_FALSE(plain.tf32);
+  const Policy t = Policy::parse("find,tf32");
+  EXPECT_EQ(t.kind, Policy::Kind::find);
+  EXPECT_TRUE(t.tf32);
+  EXPECT_EQ(t.name(), "find,tf32");
+  EXPECT_TRUE(Policy::parse(t.name()).tf32);
+  const Policy c = Policy::parse("cache:/tmp/x.jsonl,tf32,deterministic");
+  EXPECT_EQ(c.cache_path, "/tmp/x.jsonl");
+  EXPECT_TRUE(c.tf32);
+  EXPECT_TRUE(c.deterministic);
+  EXPECT_TRUE(Policy::parse("default,tf32").tf32);
+  EXPECT_THROW(Policy::parse("find,tf16"), Error);
+}
+
 TEST(Policy, RejectsBadText) {
   for (const char* bad : {"", "fastest", "cache:", "get:", "find,max-error=abc", "find,max-error=-1", "find,workspace=12Q",
                           "fixed:cpu.no_such_algorithm", "fixed:cpu.reference"})

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "algorithms/execute.hpp"
+#include "autotune/json_value.hpp"
 #include "core/npy.hpp"
 #include "core/problem.hpp"
 
@@ -37,6 +38,44 @@ TEST_F(Cli, AlgosListsReference) {
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("\"name\": \"cpu.reference\""), std::string::npos);
   EXPECT_EQ(r.out.front(), '[');
+}
+
+TEST_F(Cli, AlgosShowsMath) {
+  const Result r = run("algos");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find(" math "), std::string::npos) << r.out;
+  const Result j = run("algos --json");
+  EXPECT_NE(j.out.find("\"math\": \"fp32\""), std::string::npos);
+#if CONVLAB_HAS_CUDA
+  EXPECT_NE(r.out.find("cudnn.implicit_precomp_gemm_tf32"), std::string::npos) << r.out;
+  EXPECT_NE(j.out.find("\"math\": \"tf32\""), std::string::npos);
+#endif
+}
+
+// `convlab layers` JSON: the vendor array beside the rows (issue 9 item 5).
+TEST_F(Cli, LayersJsonHasVendorArray) {
+  const Result r = run("layers mb1ic8ih8oc8kh3ph1 --dir fwd --threads 1 --max-seconds 0.02 --json " + path("l.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  vendor "), std::string::npos) << r.out;
+  std::string err;
+  const auto v = json::parse(slurp(path("l.json")), &err);
+  ASSERT_TRUE(v) << err;
+  ASSERT_TRUE(v->get("rows") && !v->get("rows")->arr.empty());
+  const json::Value* vendor = v->get("vendor");
+  ASSERT_TRUE(vendor && vendor->arr.size() == 1u);
+  const json::Value& e = vendor->arr[0];
+  EXPECT_EQ(e.get("layer")->str, v->get("rows")->arr[0].get("layer")->str);
+  EXPECT_EQ(e.get("direction")->str, "fwd");
+  EXPECT_EQ(e.get("threads")->num, 1);
+#ifdef CONVLAB_HAS_ONEDNN
+  EXPECT_EQ(e.get("status")->str, "ok");
+  EXPECT_EQ(e.get("source")->str, "onednn_auto");
+  EXPECT_FALSE(e.get("implementation")->str.empty());
+  EXPECT_EQ(e.get("time_ms")->type, json::Value::Type::number);
+#else
+  EXPECT_EQ(e.get("source")->type, json::Value::Type::null);
+  EXPECT_NE(e.get("status")->str.find("oneDNN not built"), std::string::npos);
+#endif
 }
 
 TEST_F(Cli, ProblemPrintsCanonical) {
