@@ -209,8 +209,15 @@ int cmd_report(int argc, char** argv) {
     md += "\n# GPU half\n\nSkipped: no CUDA device (" + cuda_info().reason + ").\n";
     std::fprintf(stderr, "convlab report: GPU half skipped: no CUDA device (%s)\n", cuda_info().reason.c_str());
   } else {
+    // A failure on the GPU must not lose the CPU half's report: it is written, and the exit status says so.
     md += "\n";
-    half(DeviceKind::cuda, "_cuda");
+    try {
+      half(DeviceKind::cuda, "_cuda");
+    } catch (const Error& e) {
+      md += "\n# GPU half\n\nFailed: " + std::string(e.what()) + "\n";
+      std::fprintf(stderr, "error: convlab report: GPU half failed: %s\n", e.what());
+      all_ran = false;
+    }
   }
   write_file_atomic(dir + "/report.md", md);
   std::fputs(md.c_str(), stdout);

@@ -39,8 +39,10 @@
     }                        \
   } while (0)
 #else
-#define CONVLAB_ON_GPU(call) \
-  do {                       \
+// Net refuses a CUDA context in a build without CUDA; a layer used on its own is refused here.
+#define CONVLAB_ON_GPU(call)                                          \
+  do {                                                                \
+    if (on_gpu()) fail(name_ + ": CUDA layers: built without CUDA"); \
   } while (0)
 #endif
 
@@ -103,8 +105,9 @@ void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) fail(std::string("cuBLAS ") + what + ": " + cublas_status(s));
 }
 // One cuBLAS handle per host thread (handles are not thread-safe), created on
-// first use, FP32 math (no TF32: the fully connected layers must not change
-// precision behind the convolution policies' back).
+// first use. CUBLAS_DEFAULT_MATH: FP32 SGEMM without TF32 (TF32 needs
+// CUBLAS_TF32_TENSOR_OP_MATH): the fully connected layers must not change
+// precision behind the convolution policies' back.
 cublasHandle_t cublas(void* stream) {
   struct Handle {
     cublasHandle_t h = nullptr;
@@ -115,7 +118,7 @@ cublasHandle_t cublas(void* stream) {
   thread_local Handle t;
   if (!t.h) {
     check(cublasCreate(&t.h), "cublasCreate");
-    check(cublasSetMathMode(t.h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    check(cublasSetMathMode(t.h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
   check(cublasSetStream(t.h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
   return t.h;
@@ -205,6 +208,9 @@ void ConvLayer::choose(const Policy& policy, size_t workspace_limit, bool need_i
 }
 
 void ConvLayer::inject(Direction dir, const Algorithm& algo, std::string why) {
+  if (algo.device() != ctx_.device)
+    fail(std::string(algo.name()) + " runs on " + std::string(to_string(algo.device())) + " but " + name_ + " is on " +
+         std::string(to_string(ctx_.device)));
   if (auto u = algo.unavailable_reason(); !u.empty()) fail(std::string(algo.name()) + ": " + u);
   if (auto s = algo.supports(p_, dir); !s)
     fail(std::string(algo.name()) + " cannot run " + name_ + " " + std::string(to_string(dir)) + ": " + s.reason);

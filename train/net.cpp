@@ -123,7 +123,7 @@ double Net::forward_backward(const float* images, const int* labels, int64_t ite
   const size_t L = layers_.size();
   if (times) times->layers.assign(L, LayerTime{});
   // On CUDA a layer's time is read after synchronising the stream (only when
-  // asked for times: an untimed step runs without host round trips).
+  // asked for times; conv layers' backward synchronises anyway to time its two halves).
   const bool gpu = opt_.ctx.device != DeviceKind::cpu;
   const float* in = stage_images(images);
   const int* dlabels = stage_labels(labels);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "algorithms/registry.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "train/data.hpp"
@@ -43,6 +44,31 @@ TEST(NetCuda, WithoutADeviceOneClearError) {
   cfg.device = DeviceKind::cuda;
   cfg.iters = 1;
   EXPECT_THROW(run_training(cfg), Error);
+}
+
+TEST(NetCuda, ACpuNetRefusesCudaAlgorithms) {
+  NetOptions o;
+  o.batch = 2;
+  o.classes = 4;
+  Net cpu = build_network("tiny", o);
+  int tried = 0;
+  for (const Algorithm* a : registry())
+    if (a->device() == DeviceKind::cuda) {
+      ++tried;
+      try {
+        cpu.inject_all(*a);
+        ADD_FAILURE() << a->name() << " was injected into a CPU network";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("runs on cuda"), std::string::npos) << e.what();
+      }
+    }
+  if (!tried) GTEST_SKIP() << "built without CUDA: no CUDA algorithm to refuse";
+}
+
+TEST(NetCuda, ACudaNetRefusesCpuAlgorithms) {
+  SKIP_WITHOUT_GPU();
+  Net gpu = tiny_on(DeviceKind::cuda, 0.f);
+  EXPECT_THROW(gpu.inject_all(get_algorithm("cpu.reference")), Error);
 }
 
 TEST(NetCuda, DefaultPoliciesChooseAmongTheDevicesAlgorithms) {
@@ -102,7 +128,13 @@ TEST(NetCuda, TinyGradientsAndLossesMatchTheCpu) {
     const double g = gpu.train_step(b.images.data(), b.labels.data(), sgd, it, &t);
     EXPECT_NEAR(g, a, 1e-3 * std::fabs(a)) << "iteration " << it;
     EXPECT_GT(t.total, 0);
-    for (const LayerTime& lt : t.layers) EXPECT_GE(lt.fwd, 0);
+    ASSERT_EQ(t.layers.size(), gpu.layers().size());
+    for (size_t li = 0; li < t.layers.size(); ++li) {
+      EXPECT_GT(t.layers[li].fwd, 0) << gpu.layers()[li]->name();
+      if (li > 0) {
+        EXPECT_GT(t.layers[li].bwd_data, 0) << gpu.layers()[li]->name();
+      }
+    }
   }
   gpu.download_params();
   for (size_t i = 0; i < pc.size(); ++i)
@@ -138,8 +170,11 @@ TEST(NetCuda, TrainerRunsEveryDefaultPolicy) {
   const TrainReport rep = run_training(cfg);
   ASSERT_GE(rep.baseline(), 0);
   EXPECT_NE(rep.device.find(cuda_info().name), std::string::npos) << rep.device;
+  const PolicyResult& base = rep.policies[size_t(rep.baseline())];
   for (const auto& p : rep.policies) {
+    EXPECT_TRUE(p.ran) << p.policy << ": " << p.skipped;
     if (!p.ran) continue;
+    EXPECT_NEAR(p.losses.back(), base.losses.back(), cfg.loss_rtol * std::fabs(base.losses.back())) << p.policy;
     for (const auto& l : p.layers)
       for (const auto& a : l.algo) {
         if (!a.empty()) {
