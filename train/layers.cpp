@@ -26,9 +26,7 @@
 #include "kernels/counter_rng.hpp"
 
 #if CONVLAB_HAS_CUDA
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-
+#include "algorithms/cuda/cublas.hpp"
 #include "kernels/cuda/layers/layers.hpp"
 // On a CUDA context, run `call` (asynchronously, on the context's stream) and return.
 #define CONVLAB_ON_GPU(call) \
@@ -89,41 +87,6 @@ uint64_t name_hash(const std::string& s) {
   return h;
 }
 
-#if CONVLAB_HAS_CUDA
-const char* cublas_status(cublasStatus_t s) {
-  switch (s) {
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "not initialized (no CUDA device?)";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "allocation failed";
-    case CUBLAS_STATUS_INVALID_VALUE: return "invalid value";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "architecture mismatch";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "execution failed";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "not supported";
-    default: return "error";
-  }
-}
-void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) fail(std::string("cuBLAS ") + what + ": " + cublas_status(s));
-}
-// One cuBLAS handle per host thread (handles are not thread-safe), created on
-// first use. CUBLAS_DEFAULT_MATH: FP32 SGEMM without TF32 (TF32 needs
-// CUBLAS_TF32_TENSOR_OP_MATH): the fully connected layers must not change
-// precision behind the convolution policies' back.
-cublasHandle_t cublas(void* stream) {
-  struct Handle {
-    cublasHandle_t h = nullptr;
-    ~Handle() {
-      if (h) cublasDestroy(h);
-    }
-  };
-  thread_local Handle t;
-  if (!t.h) {
-    check(cublasCreate(&t.h), "cublasCreate");
-    check(cublasSetMathMode(t.h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  }
-  check(cublasSetStream(t.h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
-  return t.h;
-}
-#endif
 
 }  // namespace
 
@@ -471,9 +434,9 @@ void FcLayer::forward(const float* x, float* y, bool, int64_t) {
     // cuBLAS is column-major: row-major Y (n, out) is column-major Y^T (out, n) = W X^T,
     // with W row-major (out, in) = column-major (in, out), hence op(A) = T.
     const float one = 1.f, zero_f = 0.f;
-    check(cublasSgemm(cublas(ctx_.stream), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, wei_->w(), in, x, in, &zero_f, y,
-                      out),
-          "fc forward");
+    cublas::check(cublasSgemm(cublas::handle(ctx_.stream), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, wei_->w(), in, x,
+                              in, &zero_f, y, out),
+                  "fc forward");
     cuda::bias_add(n, out, 1, bias_->w(), y, ctx_.stream);
     return;
   }
@@ -490,15 +453,15 @@ void FcLayer::backward(const float* x, const float*, const float* dy, float* dx)
 #if CONVLAB_HAS_CUDA
   if (on_gpu()) {
     const float one = 1.f, zero_f = 0.f;
-    cublasHandle_t h = cublas(ctx_.stream);
+    cublasHandle_t h = cublas::handle(ctx_.stream);
     // dW (out, in) row-major = column-major (in, out) = X^T (in, n) * dY (n, out); dY^T is column-major (out, n).
-    check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &zero_f, wei_->g(), in),
-          "fc weight gradient");
+    cublas::check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &zero_f, wei_->g(), in),
+                  "fc weight gradient");
     cuda::bias_grad(n, out, 1, dy, bias_->g(), ctx_.stream);
     // dX (n, in) row-major = column-major (in, n) = W^T (in, out) * dY^T (out, n).
     if (dx)
-      check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, wei_->w(), in, dy, out, &zero_f, dx, in),
-            "fc input gradient");
+      cublas::check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, wei_->w(), in, dy, out, &zero_f, dx, in),
+                    "fc input gradient");
     return;
   }
 #endif

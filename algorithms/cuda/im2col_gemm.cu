@@ -1,10 +1,9 @@
 #include "algorithms/cuda/im2col_gemm.hpp"
 
-#include <cublas_v2.h>
-
 #include <climits>
 #include <string>
 
+#include "algorithms/cuda/cublas.hpp"
 #include "core/error.hpp"
 #include "kernels/cuda/im2col/im2col.hpp"
 
@@ -23,42 +22,6 @@ void run_with(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void*
       cuda::im2col_conv_bwd_filter(sh, buf.src, buf.dst, buf.wei, ws, ctx.stream, gemm);
       break;
   }
-}
-
-const char* cublas_status(cublasStatus_t s) {
-  switch (s) {
-    case CUBLAS_STATUS_SUCCESS: return "success";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED (no usable CUDA device?)";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    default: return "cuBLAS error";
-  }
-}
-
-void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) fail(std::string("cuBLAS: ") + what + ": " + cublas_status(s));
-}
-
-// One handle per host thread, created on first use (cublasCreate fails cleanly
-// without a device, which is the error path the tests exercise here).
-cublasHandle_t cublas_handle() {
-  struct Handle {
-    cublasHandle_t h = nullptr;
-    ~Handle() {
-      if (h) cublasDestroy(h);
-    }
-  };
-  thread_local Handle handle;
-  if (!handle.h) {
-    cublasHandle_t h = nullptr;
-    check(cublasCreate(&h), "cublasCreate");
-    handle.h = h;
-  }
-  return handle.h;
 }
 
 }  // namespace
@@ -80,15 +43,14 @@ void CudaIm2colGemm::run(const ConvProblem& p, Direction dir, const ConvBuffers&
 
 void CudaIm2colCublas::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                            const ExecContext& ctx) const {
-  cublasHandle_t h = cublas_handle();
-  check(cublasSetStream(h, static_cast<cudaStream_t>(ctx.stream)), "cublasSetStream");
+  cublasHandle_t h = cublas::handle(ctx.stream);
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
   const cuda::GemmFn gemm = [h](const cuda::SgemmArgs& g, void*) {
     const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
-    check(cublasSgemmStridedBatched(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                    g.n, g.m, g.k, &one, g.b, g.ldb, g.stride_b, g.a, g.lda, g.stride_a, &beta, g.c,
-                                    g.ldc, g.stride_c, g.batch),
-          "cublasSgemmStridedBatched");
+    cublas::check(cublasSgemmStridedBatched(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                            g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.n, g.m, g.k, &one, g.b, g.ldb,
+                                            g.stride_b, g.a, g.lda, g.stride_a, &beta, g.c, g.ldc, g.stride_c, g.batch),
+                  "cublasSgemmStridedBatched");
   };
   run_with(p, dir, buf, workspace, ctx, gemm);
 }

@@ -1,0 +1,49 @@
+#include "algorithms/cuda/cublas.hpp"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace convlab::cublas {
+
+namespace {
+const char* status_name(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "success";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED (no usable CUDA device?)";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    default: return "cuBLAS error";
+  }
+}
+}  // namespace
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) fail(std::string("cuBLAS ") + what + ": " + status_name(s));
+}
+
+cublasHandle_t handle(void* stream) {
+  struct Handle {
+    cublasHandle_t h = nullptr;
+    ~Handle() {
+      if (h) cublasDestroy(h);
+    }
+  };
+  thread_local Handle t;
+  if (!t.h) {
+    cublasHandle_t h = nullptr;
+    check(cublasCreate(&h), "cublasCreate");
+    t.h = h;
+    check(cublasSetMathMode(t.h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
+  check(cublasSetStream(t.h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  return t.h;
+}
+
+}  // namespace convlab::cublas
