@@ -4,6 +4,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace convlab {
 
@@ -13,5 +14,11 @@ class Error : public std::runtime_error {
 };
 
 [[noreturn]] inline void fail(const std::string& message) { throw Error(message); }
+
+// `text` safe to print on one line: C0/C1 control characters, DEL and bytes
+// that are not valid UTF-8 are written as \xHH; printable ASCII and valid UTF-8
+// print unchanged. Use it for every piece of user-supplied text (names, paths,
+// option values) echoed in a message.
+std::string printable(std::string_view text);
 
 }  // namespace convlab

@@ -9,6 +9,7 @@ packages=(
   build-essential cmake git pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libdnnl-dev libfftw3-dev
+  ocl-icd-opencl-dev  # libdnnl-dev's dnnl-config.cmake calls find_package(OpenCL); only a Recommends there
 )
 # Notebook execution in the test suite (issue: per-layer runs and notebooks).
 if [ "${CONVLAB_WITH_NOTEBOOKS:-1}" = 1 ]; then
