@@ -93,7 +93,7 @@ const Algorithm& get_algorithm(std::string_view name) {
   if (const Algorithm* a = find_algorithm(name)) return *a;
   std::string known;
   for (const Algorithm* a : registry()) known += std::string(known.empty() ? "" : ", ") + std::string(a->name());
-  fail("unknown algorithm '" + std::string(name) + "' (known: " + known + ")");
+  fail("unknown algorithm '" + printable(name) + "' (known: " + known + ")");
 }
 
 }  // namespace convlab

@@ -31,7 +31,7 @@ size_t parse_bytes(std::string_view text) {
   }
   if (mult != 1) t.pop_back();
   if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 15)
-    fail("bad byte count '" + std::string(text) + "' (expected e.g. 4096, 64K, 256M, 2G)");
+    fail("bad byte count '" + printable(text) + "' (expected e.g. 4096, 64K, 256M, 2G)");
   return size_t(std::stoull(t)) * mult;
 }
 
@@ -70,7 +70,8 @@ bool apply_option(Policy& p, std::string_view opt) {
     const std::string v(opt.substr(10));
     char* end = nullptr;
     const double e = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !(e > 0)) fail("policy option 'max-error=" + v + "': expected a positive number");
+    if (v.empty() || *end != '\0' || !(e > 0))
+      fail("policy option 'max-error=" + printable(v) + "': expected a positive number");
     p.max_error = e;
     return true;
   }
@@ -100,7 +101,7 @@ Policy Policy::parse(std::string_view full) {
     if (text.rfind(pre, 0) == 0) {
       p.kind = kind;
       p.cache_path = std::string(text.substr(pre.size()));
-      if (p.cache_path.empty()) fail("policy '" + std::string(pre) + "' needs a file path");
+      if (p.cache_path.empty()) fail("policy '" + printable(full) + "' needs a file path after '" + std::string(pre) + "'");
       return p;
     }
   }
@@ -108,12 +109,89 @@ Policy Policy::parse(std::string_view full) {
     p.kind = Kind::fixed;
     p.fixed_algo = std::string(text.substr(6));
     const Algorithm& a = get_algorithm(p.fixed_algo);  // throws for unknown names
-    if (a.family() == "reference") fail("policy 'fixed:" + p.fixed_algo + "': the reference is not a policy choice");
+    if (a.family() == "reference") fail("policy 'fixed:" + printable(p.fixed_algo) + "': the reference is not a policy choice");
     return p;
   }
-  fail("unknown policy '" + std::string(full) +
+  fail("unknown policy '" + printable(full) +
        "' (expected default, fixed:<algorithm>, get[:<path>], find, cache[:<path>], then optional "
        ",max-error=E ,deterministic ,workspace=BYTES ,tf32)");
+}
+
+namespace {
+
+bool is_constraint(std::string_view t) {
+  return t == "deterministic" || t == "tf32" || t.rfind("max-error=", 0) == 0 || t.rfind("workspace=", 0) == 0;
+}
+
+std::vector<std::string_view> split_on(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (size_t at = 0;;) {
+    const size_t next = s.find(sep, at);
+    out.push_back(s.substr(at, next == std::string_view::npos ? std::string_view::npos : next - at));
+    if (next == std::string_view::npos) return out;
+    at = next + 1;
+  }
+}
+
+// "" when `text` is one valid policy, else Policy::parse's message.
+std::string parse_error(std::string_view text) {
+  try {
+    Policy::parse(text);
+    return {};
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> split_policy_list(std::string_view text) {
+  std::vector<std::string> out;
+  if (text.find(';') != std::string_view::npos) {
+    // The explicit form: every ';'-piece is exactly one policy (its commas are constraints or path characters).
+    for (std::string_view piece : split_on(text, ';')) {
+      if (piece.empty()) continue;
+      Policy::parse(piece);  // throws with the reason
+      out.emplace_back(piece);
+    }
+    if (out.empty()) fail("empty policy list '" + printable(text) + "'");
+    return out;
+  }
+  if (text.empty()) fail("empty policy list");
+  const std::string whole_err = parse_error(text);
+  if (text.find(',') == std::string_view::npos) {
+    if (!whole_err.empty()) fail(whole_err);
+    return {std::string(text)};
+  }
+  // The plain comma list: every token a policy without constraints.
+  const auto tokens = split_on(text, ',');
+  bool list = true, constraint = false;
+  std::string token_err;
+  for (std::string_view t : tokens) {
+    constraint = constraint || is_constraint(t);
+    if (!list) continue;
+    const std::string e = t.empty() ? "empty policy in '" + printable(text) + "'" : parse_error(t);
+    if (!e.empty()) {
+      list = false;
+      token_err = e;
+    }
+  }
+  if (whole_err.empty() && list) {
+    std::string as_list;
+    for (std::string_view t : tokens) as_list += (as_list.empty() ? "" : ";") + std::string(t);
+    fail("policy list '" + printable(text) + "' is ambiguous: write '" + printable(as_list) + "' for " +
+         std::to_string(tokens.size()) + " policies, or end it with ';' for one policy whose path contains ','");
+  }
+  if (whole_err.empty()) return {std::string(text)};
+  if (list) {
+    for (std::string_view t : tokens) out.emplace_back(t);
+    return out;
+  }
+  // Neither reading works: say what is wrong with the reading the user most likely meant.
+  if (!constraint) fail(token_err);
+  if (whole_err.rfind("unknown policy", 0) == 0)
+    fail(whole_err + "; separate policies with ';' (e.g. 'find,deterministic;default')");
+  fail(whole_err);
 }
 
 namespace {
@@ -158,6 +236,16 @@ Choice pick(const std::vector<AlgoPerf>& ranked, const Constraints& c, const std
 }
 
 }  // namespace
+
+std::string policy_unavailable_reason(const Policy& policy, DeviceKind device) {
+  if (policy.kind != Policy::Kind::fixed) return {};
+  const Algorithm& a = get_algorithm(policy.fixed_algo);
+  if (a.device() != device)
+    return std::string(a.name()) + " runs on " + std::string(to_string(a.device())) + ", this run is on " +
+           std::string(to_string(device));
+  if (std::string why = a.unavailable_reason(); !why.empty()) return std::string(a.name()) + " cannot run here: " + why;
+  return {};
+}
 
 Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                         size_t workspace_limit) {
@@ -217,6 +305,9 @@ Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction di
   }
 
   if (policy.kind == Policy::Kind::fixed) {
+    // An algorithm that cannot run on this device at all is never replaced by another under its name: the
+    // policy fails (the trainer skips it with this reason). Only a problem it does not support falls back.
+    if (std::string why = policy_unavailable_reason(policy, ctx.device); !why.empty()) fail(why);
     const Algorithm& a = get_algorithm(policy.fixed_algo);
     if (usable(a, p, dir, ctx, ws, policy.deterministic, true)) return {&a, "fixed", 0};
   }

@@ -20,11 +20,17 @@
 // The accuracy budget is checked against find's measured max relative error;
 // get (which measures nothing) applies the workspace and determinism limits
 // only. The reference is never chosen.
+//
+// Lists of policies (the CLI's `--policy`, see split_policy_list): policies are
+// separated by ';' (or given as separate strings), constraints follow a policy
+// after ','. A plain comma list of policies without constraints
+// ("default,get,find") is still read as a list where that is unambiguous.
 #pragma once
 #include <cstddef>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "algorithms/algorithm.hpp"
 
@@ -50,11 +56,26 @@ struct Choice {
   double tuning_seconds = 0;    // wall time spent choosing (find / cache miss)
 };
 
+// One policy string per policy in `text`, each accepted by Policy::parse:
+//   "find,deterministic;fixed:cpu.direct"     ';' separates policies; a trailing ';' is allowed
+//   "cache:/tmp/a,b.jsonl,workspace=64M"      one policy (a path may contain ',')
+//   "default,get,find"                        the plain comma list: every ','-token a policy
+// Without ';', text that reads both as one policy and as a comma list of
+// policies ("cache:a.jsonl,find") is refused as ambiguous rather than guessed;
+// a bad policy or constraint throws Error with one line.
+std::vector<std::string> split_policy_list(std::string_view text);
+
 // "4096", "64K", "256M", "2G" (binary units) -> bytes; throws Error with one line.
 size_t parse_bytes(std::string_view text);
 
+// Why `policy` cannot run on `device` at all ("" when it can): fixed:<name>
+// whose algorithm runs on the other device or is unavailable here (no CUDA
+// device, a library or CPU feature missing). Such a policy is skipped with this
+// reason, never replaced by another algorithm under its name.
+std::string policy_unavailable_reason(const Policy& policy, DeviceKind device);
+
 // Throws Error when no algorithm on ctx.device supports the problem (within the
-// constraints). get / find / cache results are memoised per process; cache
+// constraints), and when policy_unavailable_reason() is not empty. get / find / cache results are memoised per process; cache
 // additionally reads and writes its file (autotune/cache.hpp).
 Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                         size_t workspace_limit = size_t(-1));

@@ -17,7 +17,7 @@ std::string_view to_string(DeviceKind d) { return d == DeviceKind::cpu ? "cpu" :
 DeviceKind parse_device(std::string_view text) {
   if (text == "cpu") return DeviceKind::cpu;
   if (text == "cuda" || text == "gpu") return DeviceKind::cuda;
-  fail("unknown device '" + std::string(text) + "' (expected cpu or cuda)");
+  fail("unknown device '" + printable(text) + "' (expected cpu or cuda)");
 }
 
 std::string CpuInfo::isa() const {

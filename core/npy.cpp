@@ -1,6 +1,7 @@
 #include "core/npy.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,7 +18,7 @@ namespace convlab {
 namespace {
 
 [[noreturn]] void npy_fail(const std::string& path, const std::string& what) {
-  fail("npy file '" + path + "': " + what);
+  fail("npy file '" + printable(path) + "': " + what);
 }
 
 // Returns the text of the value after 'key': in a Python dict literal.
@@ -51,6 +52,12 @@ std::string dict_value(const std::string& header, const std::string& key, const 
 }  // namespace
 
 Tensor read_npy(const std::string& path) {
+  // Only a regular file has a size to check the header against; a folder, a FIFO or /dev/zero would
+  // read as "truncated" or never end. stat() first: opening a FIFO would already block.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) npy_fail(path, std::string("cannot open: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) npy_fail(path, "is a folder, not a .npy file");
+  if (!S_ISREG(st.st_mode)) npy_fail(path, "is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) npy_fail(path, std::string("cannot open: ") + std::strerror(errno));
   in.seekg(0, std::ios::end);
@@ -81,10 +88,10 @@ Tensor read_npy(const std::string& path) {
 
   const std::string descr = dict_value(header, "descr", path);
   if (descr != "<f4" && descr != "=f4")
-    npy_fail(path, "dtype '" + descr + "' is not supported (convlab reads float32, '<f4')");
+    npy_fail(path, "dtype '" + printable(descr) + "' is not supported (convlab reads float32, '<f4')");
   const std::string fortran = dict_value(header, "fortran_order", path);
   if (fortran == "True") npy_fail(path, "Fortran-ordered arrays are not supported (save with C order)");
-  if (fortran != "False") npy_fail(path, "bad fortran_order value '" + fortran + "'");
+  if (fortran != "False") npy_fail(path, "bad fortran_order value '" + printable(fortran) + "'");
   const std::string shape_text = dict_value(header, "shape", path);
   std::vector<int64_t> shape;
   {
@@ -97,7 +104,7 @@ Tensor read_npy(const std::string& path) {
       if (b == std::string::npos) continue;  // trailing comma
       item = item.substr(b, e - b + 1);
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 12)
-        npy_fail(path, "bad shape entry '" + item + "'");
+        npy_fail(path, "bad shape entry '" + printable(item) + "'");
       shape.push_back(std::stoll(item));
     }
   }

@@ -23,6 +23,12 @@ Args& Args::option(const std::string& name, const std::string& metavar, const st
   return *this;
 }
 
+Args& Args::repeatable(const std::string& name, const std::string& metavar, const std::string& help) {
+  order_.push_back(name);
+  opts_[name] = {metavar, help, "", false, true};
+  return *this;
+}
+
 Args& Args::positionals(const std::string& metavar, const std::string& help, int min, int max) {
   pos_metavar_ = metavar;
   pos_help_ = help;
@@ -40,6 +46,7 @@ std::string Args::help_text() const {
     const Opt& op = opts_.at(name);
     std::string left = "--" + name + (op.is_flag ? "" : " " + op.metavar);
     o << "  " << left << "\n      " << op.help;
+    if (op.repeatable) o << " (may be given more than once)";
     if (!op.def.empty()) o << " (default: " << op.def << ")";
     o << "\n";
   }
@@ -48,6 +55,7 @@ std::string Args::help_text() const {
 }
 
 bool Args::parse(int argc, char** argv) {
+  const std::string cmd = "convlab " + command_;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -63,18 +71,20 @@ bool Args::parse(int argc, char** argv) {
         inline_value = true;
       }
       auto it = opts_.find(name);
-      if (it == opts_.end()) fail("convlab " + command_ + ": unknown option '--" + name + "' (see --help)");
-      if (values_.count(name)) fail("convlab " + command_ + ": option '--" + name + "' given twice");
+      const std::string shown = "'--" + printable(name) + "'";
+      if (it == opts_.end()) fail(cmd + ": unknown option " + shown + " (see --help)");
+      if (values_.count(name) && !it->second.repeatable) fail(cmd + ": option " + shown + " given twice");
       if (it->second.is_flag) {
-        if (inline_value) fail("convlab " + command_ + ": '--" + name + "' takes no value");
+        if (inline_value) fail(cmd + ": " + shown + " takes no value");
         values_[name] = "1";
       } else {
         if (!inline_value) {
-          if (i + 1 >= argc) fail("convlab " + command_ + ": '--" + name + "' needs a value (" + it->second.metavar + ")");
+          if (i + 1 >= argc) fail(cmd + ": " + shown + " needs a value (" + it->second.metavar + ")");
           value = argv[++i];
         }
-        if (value.empty()) fail("convlab " + command_ + ": '--" + name + "' needs a non-empty value");
+        if (value.empty()) fail(cmd + ": " + shown + " needs a non-empty value");
         values_[name] = value;
+        all_values_[name].push_back(value);
       }
       continue;
     }
@@ -83,11 +93,16 @@ bool Args::parse(int argc, char** argv) {
   if (int(pos_.size()) < pos_min_)
     fail("convlab " + command_ + ": missing " + pos_metavar_ + " (usage: convlab " + command_ + " " + usage_ + ")");
   if (int(pos_.size()) > pos_max_)
-    fail("convlab " + command_ + ": unexpected argument '" + pos_[size_t(pos_max_)] + "' (see --help)");
+    fail(cmd + ": unexpected argument '" + printable(pos_[size_t(pos_max_)]) + "' (see --help)");
   return true;
 }
 
 bool Args::has(const std::string& name) const { return values_.count(name) > 0; }
+
+std::vector<std::string> Args::get_all(const std::string& name) const {
+  if (auto it = all_values_.find(name); it != all_values_.end()) return it->second;
+  return {};
+}
 
 std::string Args::get(const std::string& name) const {
   if (auto it = values_.find(name); it != values_.end()) return it->second;
@@ -100,10 +115,10 @@ long parse_long(const std::string& cmd, const std::string& name, const std::stri
   errno = 0;
   const long v = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE)
-    fail("convlab " + cmd + ": --" + name + " expects an integer, got '" + text + "'");
+    fail("convlab " + cmd + ": --" + name + " expects an integer, got '" + printable(text) + "'");
   if (v < min || v > max)
     fail("convlab " + cmd + ": --" + name + " must be in [" + std::to_string(min) + ", " + std::to_string(max) +
-         "], got " + text);
+         "], got " + printable(text));
   return v;
 }
 }  // namespace

@@ -14,12 +14,15 @@ class Args {
   Args& flag(const std::string& name, const std::string& help);
   Args& option(const std::string& name, const std::string& metavar, const std::string& help,
                const std::string& default_value = "");
+  // An option that may be given several times; get_all() returns every value in order.
+  Args& repeatable(const std::string& name, const std::string& metavar, const std::string& help);
   Args& positionals(const std::string& metavar, const std::string& help, int min, int max);
   // false when --help was printed (the command should return 0).
   bool parse(int argc, char** argv);
 
   bool has(const std::string& name) const;
-  std::string get(const std::string& name) const;
+  std::string get(const std::string& name) const;  // a repeatable option: its last value
+  std::vector<std::string> get_all(const std::string& name) const;
   long get_int(const std::string& name, long min, long max) const;
   std::vector<long> get_int_list(const std::string& name, long min, long max) const;
   const std::vector<std::string>& pos() const { return pos_; }
@@ -29,11 +32,13 @@ class Args {
   struct Opt {
     std::string metavar, help, def;
     bool is_flag;
+    bool repeatable = false;
   };
   std::string command_, usage_, summary_;
   std::vector<std::string> order_;
   std::map<std::string, Opt> opts_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> all_values_;
   std::string pos_metavar_, pos_help_;
   int pos_min_ = 0, pos_max_ = 0;
   std::vector<std::string> pos_;

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/layers.hpp"
 #include "core/npy.hpp"
+#include "core/paths.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {
@@ -19,7 +20,7 @@ void load_input(const Args& args, const char* opt, Tensor& into, const char* rol
          " (fwd reads --x --w, bwd-data --dy --w, bwd-filter --x --dy)");
   Tensor t = read_npy(args.get(opt));
   if (t.shape != into.shape)
-    fail(std::string("--") + opt + " '" + args.get(opt) + "' has shape " + t.shape_string() + " but the problem's " +
+    fail(std::string("--") + opt + " '" + printable(args.get(opt)) + "' has shape " + t.shape_string() + " but the problem's " +
          role + " is " + into.shape_string());
   into = std::move(t);
 }
@@ -52,6 +53,7 @@ int cmd_conv(int argc, char** argv) {
   const ConvProblem p = problem_from_text(args.pos()[0], batch);
   const Direction dir = parse_direction(args.get("dir"));
   const Algorithm& algo = get_algorithm(args.get("algo"));
+  if (args.has("out")) require_output_path(args.get("out"), "convlab conv: --out");
   const int reps = int(args.get_int("reps", 1, 100000));
   const int threads = int(args.get_int("threads", 0, 4096));
   const uint64_t seed = uint64_t(args.get_int("seed", 0, 1L << 62));
@@ -66,7 +68,8 @@ int cmd_conv(int argc, char** argv) {
     return 2;
   }
   if (auto s = algo.supports(p, dir); !s) {
-    std::fprintf(stderr, "unsupported: %s\n", s.reason.c_str());
+    std::fprintf(stderr, "error: %s does not support %s %s: %s\n", std::string(algo.name()).c_str(),
+                 p.canonical().c_str(), std::string(to_string(dir)).c_str(), s.reason.c_str());
     return 2;
   }
   ExecContext ctx;
@@ -109,7 +112,7 @@ int cmd_conv(int argc, char** argv) {
   }
   if (args.has("out")) {
     write_npy(args.get("out"), data.output(dir));
-    std::printf("wrote      %s %s\n", args.get("out").c_str(), data.output(dir).shape_string().c_str());
+    std::printf("wrote      %s %s\n", printable(args.get("out")).c_str(), data.output(dir).shape_string().c_str());
   }
   return rc;
 }

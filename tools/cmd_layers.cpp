@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/layers.hpp"
 #include "core/npy.hpp"
+#include "core/paths.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {
@@ -85,9 +86,11 @@ int cmd_layers(int argc, char** argv) {
     opt.max_seconds = std::stod(args.get("max-seconds"), &used);
     if (used != args.get("max-seconds").size()) throw 0;
   } catch (...) {
-    fail("convlab layers: --max-seconds expects a number, got '" + args.get("max-seconds") + "'");
+    fail("convlab layers: --max-seconds expects a number, got '" + printable(args.get("max-seconds")) + "'");
   }
   if (!(opt.max_seconds > 0)) fail("convlab layers: --max-seconds must be positive");
+  for (const char* out : {"json", "csv"})
+    if (args.has(out)) require_output_path(args.get(out), std::string("convlab layers: --") + out);
 
   std::vector<LayerCase> cases;
   std::string network;
@@ -145,11 +148,11 @@ int cmd_layers(int argc, char** argv) {
   }
   if (args.has("json")) {
     write_file_atomic(args.get("json"), comparison_json(cmp));
-    std::printf("wrote %s\n", args.get("json").c_str());
+    std::printf("wrote %s\n", printable(args.get("json")).c_str());
   }
   if (args.has("csv")) {
     write_file_atomic(args.get("csv"), comparison_csv(cmp));
-    std::printf("wrote %s\n", args.get("csv").c_str());
+    std::printf("wrote %s\n", printable(args.get("csv")).c_str());
   }
   return 0;
 }

@@ -4,27 +4,22 @@
 #include <sstream>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/npy.hpp"
-#include "tools/cli.hpp"
-#include "autotune/compare.hpp"
-#include "core/layers.hpp"
-#include "train/trainer.hpp"
+#include <sys/stat.h>
 
-#include <filesystem>
+#include <cerrno>
+#include <cstring>
+
+#include "autotune/compare.hpp"
+#include "core/error.hpp"
+#include "core/layers.hpp"
+#include "core/npy.hpp"
+#include "core/paths.hpp"
+#include "tools/cli.hpp"
+#include "train/trainer.hpp"
 
 namespace convlab::cli {
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 float get_float(const Args& args, const std::string& name, float lo, float hi) {
   const std::string t = args.get(name);
@@ -32,7 +27,7 @@ float get_float(const Args& args, const std::string& name, float lo, float hi) {
   const double v = std::strtod(t.c_str(), &end);
   if (t.empty() || *end || !(v >= lo && v <= hi))
     fail("convlab train: --" + name + " expects a number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-         "], got '" + t + "'");
+         "], got '" + printable(t) + "'");
   return float(v);
 }
 
@@ -40,9 +35,13 @@ void add_train_options(Args& args, const char* batch, const char* iters) {
   args.option("batch", "N", "minibatch", batch);
   args.option("iters", "N", "timed training iterations per policy", iters);
   args.option("warmup", "N", "untimed iterations before them (they still train)", "1");
-  args.option("policy", "P[,P...]",
-              "policies to compare, comma-separated: default, get, find, cache[:FILE], fixed:<algorithm> "
-              "(default: default,get,find and fixed:<first algorithm of each family>)");
+  args.repeatable("policy", "P[;P...]",
+                  "policies to compare: default, get[:FILE], find, cache[:FILE] or fixed:<algorithm>, each optionally "
+                  "followed by constraints ,max-error=E ,deterministic ,workspace=BYTES ,tf32 (e.g. "
+                  "'find,deterministic;fixed:cpu.direct'); separate policies with ';' or repeat --policy; a plain "
+                  "comma list without constraints (default,get,find) is read as a list. A fixed:<algorithm> that "
+                  "cannot run on the device is skipped with the reason, never replaced (default: default;get;find "
+                  "and fixed:<first algorithm of each family>)");
   args.option("threads", "N", "CPU threads (0 = all)", "0");
   args.option("classes", "N", "classifier outputs (labels are 0..N-1)", "1000");
   args.option("data", "KIND", "pattern (learnable synthetic task), random (noise), or npy (--images/--labels)",
@@ -59,7 +58,18 @@ void add_train_options(Args& args, const char* batch, const char* iters) {
   args.flag("first-layer-grad", "also compute dL/d(input image) (skipped by default; its cost is reported)");
 }
 
-train::TrainConfig config_from(const Args& args, const std::string& net) {
+// The network first: a typo in it must not wait behind anything else.
+void require_trainable(const std::string& cmd, const std::string& net) {
+  const auto nets = train::trainable_networks();
+  if (std::find(nets.begin(), nets.end(), net) != nets.end()) return;
+  std::string known;
+  for (const auto& n : nets) known += (known.empty() ? "" : ", ") + n;
+  if (is_network(net)) fail(cmd + ": '" + net + "' has no training model (trainable networks: " + known + ")");
+  fail(cmd + ": unknown network '" + printable(net) + "' (trainable networks: " + known + ")");
+}
+
+train::TrainConfig config_from(const Args& args, const std::string& cmd, const std::string& net) {
+  require_trainable(cmd, net);
   train::TrainConfig cfg;
   cfg.net = net;
   cfg.batch = int(args.get_int("batch", 1, 4096));
@@ -70,26 +80,21 @@ train::TrainConfig config_from(const Args& args, const std::string& net) {
   cfg.seed = uint64_t(args.get_int("seed", 0, 1L << 62));
   cfg.data = args.get("data");
   if (cfg.data != "pattern" && cfg.data != "random" && cfg.data != "npy")
-    fail("convlab train: --data must be pattern, random or npy, got '" + cfg.data + "'");
+    fail(cmd + ": --data must be pattern, random or npy, got '" + printable(cfg.data) + "'");
   if (cfg.data == "npy") {
-    if (!args.has("images") || !args.has("labels")) fail("convlab train: --data npy needs --images F.npy and --labels F.npy");
+    if (!args.has("images") || !args.has("labels")) fail(cmd + ": --data npy needs --images F.npy and --labels F.npy");
     cfg.images_npy = args.get("images");
     cfg.labels_npy = args.get("labels");
   } else if (args.has("images") || args.has("labels")) {
-    fail("convlab train: --images/--labels need --data npy");
+    fail(cmd + ": --images/--labels need --data npy");
   }
   cfg.sgd.lr = get_float(args, "lr", 0, 10);
   cfg.sgd.momentum = get_float(args, "momentum", 0, 1);
   cfg.sgd.weight_decay = get_float(args, "weight-decay", 0, 1);
   cfg.first_layer_grad = args.has("first-layer-grad");
-  if (args.has("policy")) {
-    cfg.policies = split_list(args.get("policy"));
-    if (cfg.policies.empty()) fail("convlab train: --policy needs at least one policy");
-    for (const auto& p : cfg.policies) Policy::parse(p);  // unknown names fail now, before any work
-  }
-  const auto nets = train::trainable_networks();
-  if (std::find(nets.begin(), nets.end(), net) == nets.end())
-    fail("convlab train: cannot train '" + net + "' (trainable networks: alexnet, alexnet-owt, tiny)");
+  // Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
+  for (const auto& value : args.get_all("policy"))
+    for (auto& p : split_policy_list(value)) cfg.policies.push_back(std::move(p));
   return cfg;
 }
 
@@ -101,7 +106,7 @@ void progress(const std::string& line) {
 }  // namespace
 
 int cmd_train(int argc, char** argv) {
-  Args args("train", "NET [--batch N] [--iters N] [--policy P,...] [options]",
+  Args args("train", "NET [--batch N] [--iters N] [--policy P[;P...]]... [options]",
             "Trains NET (alexnet, alexnet-owt or tiny) with the same initial weights and the same batches\n"
             "under each algorithm-selection policy and reports: the median iteration time and speedup\n"
             "over `default`; the loss after every iteration (it must agree across policies: the proof\n"
@@ -119,10 +124,13 @@ int cmd_train(int argc, char** argv) {
   args.option("md", "F", "also write the Markdown report to F");
   args.option("csv", "F", "also write per-(policy, layer) times as CSV");
   if (!args.parse(argc, argv)) return 0;
-  train::TrainConfig cfg = config_from(args, args.pos()[0]);
+  train::TrainConfig cfg = config_from(args, "convlab train", args.pos()[0]);
   cfg.device = parse_device(args.get("device"));
   if (cfg.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab train --device cuda: no CUDA device (" + cuda_info().reason + ")");
+  for (const char* out : {"json", "md", "csv"})
+    if (args.has(out)) require_output_path(args.get(out), std::string("convlab train: --") + out);
+  if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab train: " + why);
   const train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
   const std::string md = train::report_markdown(rep);
   std::fputs(md.c_str(), stdout);
@@ -135,6 +143,34 @@ int cmd_train(int argc, char** argv) {
   }
   return 0;
 }
+
+namespace {
+
+// report's --out DIR: an existing writable folder (every file the run will write there is checked
+// now), or a new folder whose parent exists: created here, one level only; parent folders are
+// never created (a missing parent is an error, like every output path). Returns DIR.
+std::string output_folder(std::string dir, bool gpu_half) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) fail("convlab report: --out '" + printable(dir) + "' is not a folder");
+    for (const char* suffix : {"", "_cuda"}) {
+      if (*suffix && !gpu_half) continue;
+      for (const char* f : {"train", "layers"})
+        for (const char* ext : {".json", ".csv"})
+          require_output_path(dir + "/" + f + suffix + ext, "convlab report: --out");
+    }
+    require_output_path(dir + "/report.md", "convlab report: --out");
+    return dir;
+  }
+  // Not there: the folder itself is checked as an output path (its parent must exist and be writable).
+  if (std::string why = check_output_path(dir); !why.empty()) fail("convlab report: --out: " + why);
+  if (::mkdir(dir.c_str(), 0777) != 0)
+    fail("convlab report: --out: cannot create '" + printable(dir) + "': " + std::strerror(errno));
+  return dir;
+}
+
+}  // namespace
 
 int cmd_report(int argc, char** argv) {
   Args args("report", "[--net NET] [--batch N] [--iters N] [--out DIR] [options]",
@@ -150,15 +186,26 @@ int cmd_report(int argc, char** argv) {
   args.flag("no-compare", "skip the per-layer algorithm comparison");
   args.option("gpu", "WHEN", "auto (run the GPU half when a CUDA device exists), on (fail without one), off", "auto");
   if (!args.parse(argc, argv)) return 0;
-  const train::TrainConfig cfg = config_from(args, args.get("net"));
+  const train::TrainConfig cfg = config_from(args, "convlab report", args.get("net"));
   const std::string gpu = args.get("gpu");
-  if (gpu != "auto" && gpu != "on" && gpu != "off") fail("convlab report: --gpu must be auto, on or off, got '" + gpu + "'");
+  if (gpu != "auto" && gpu != "on" && gpu != "off")
+    fail("convlab report: --gpu must be auto, on or off, got '" + printable(gpu) + "'");
   if (gpu == "on" && !cuda_info().available)
     fail("convlab report --gpu on: no CUDA device (" + cuda_info().reason + ")");
-  const std::string dir = args.get("out");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) fail("convlab report: cannot create '" + dir + "': " + ec.message());
+  // Everything that can be refused is refused now, before the long work: the policies of each half and --out.
+  if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab report: " + why);
+  std::string gpu_skip;  // why the GPU half does not run ("" = it runs)
+  if (gpu == "off") {
+    gpu_skip = "--gpu off";
+  } else if (!cuda_info().available) {
+    gpu_skip = "no CUDA device (" + cuda_info().reason + ")";
+  } else {
+    train::TrainConfig c = cfg;
+    c.device = DeviceKind::cuda;
+    gpu_skip = train::why_no_policy_can_run(c);
+    if (!gpu_skip.empty() && gpu == "on") fail("convlab report --gpu on: " + gpu_skip);
+  }
+  const std::string dir = output_folder(args.get("out"), gpu_skip.empty());
 
   std::string md;
   std::vector<std::string> written;
@@ -203,11 +250,9 @@ int cmd_report(int argc, char** argv) {
     if (rep.baseline() < 0) all_ran = false;
   };
   half(DeviceKind::cpu, "");
-  if (gpu == "off") {
-    md += "\n# GPU half\n\nSkipped: --gpu off.\n";
-  } else if (!cuda_info().available) {
-    md += "\n# GPU half\n\nSkipped: no CUDA device (" + cuda_info().reason + ").\n";
-    std::fprintf(stderr, "convlab report: GPU half skipped: no CUDA device (%s)\n", cuda_info().reason.c_str());
+  if (!gpu_skip.empty()) {
+    md += "\n# GPU half\n\nSkipped: " + gpu_skip + ".\n";
+    if (gpu != "off") std::fprintf(stderr, "convlab report: GPU half skipped: %s\n", gpu_skip.c_str());
   } else {
     // A failure on the GPU must not lose the CPU half's report: it is written, and the exit status says so.
     md += "\n";

@@ -1,5 +1,17 @@
-// convlab: the command-line front end. One line per subcommand in commands();
-// errors are one line on stderr and a non-zero exit (2: bad input, 1: failed check).
+// convlab: the command-line front end. One line per subcommand in commands().
+//
+// Exit codes (README.md's CLI block says the same; tests/tools/readme_test.cpp keeps them together):
+//   0  the command did what was asked (also --help)
+//   1  the work ran and a check it reports failed:
+//        conv     --check found an error over the algorithm's bound, or a guard zone was overwritten
+//        demo     an algorithm exceeded its declared error bound
+//        tune     some (layer, direction) has no algorithm within the constraints
+//        cache    check found warnings
+//        train    no policy could run (each was skipped, with its reason, while choosing)
+//        report   no policy could run in a half, or the GPU half failed (the CPU half is still written)
+//   2  bad input, refused before any long work: arguments, problem strings, .npy files, cache files,
+//      output paths, a policy or algorithm that cannot run here, no CUDA device for --device cuda;
+//      one line on stderr ("error: ...") with every user-supplied text escaped (printable()).
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -53,16 +65,17 @@ int main(int argc, char** argv) {
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const convlab::Error& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
+      // printable() again: whatever text a message carries, it stays one line on a terminal.
+      std::fprintf(stderr, "error: %s\n", convlab::printable(e.what()).c_str());
       return 2;
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "error: out of memory\n");
       return 2;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
+      std::fprintf(stderr, "error: %s\n", convlab::printable(e.what()).c_str());
       return 2;
     }
   }
-  std::fprintf(stderr, "error: unknown command '%s' (run 'convlab --help')\n", argv[1]);
+  std::fprintf(stderr, "error: unknown command '%s' (run 'convlab --help')\n", convlab::printable(argv[1]).c_str());
   return 2;
 }

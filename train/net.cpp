@@ -272,7 +272,7 @@ Net build_network(const std::string& net, const NetOptions& opt) {
   }
   std::string known;
   for (auto& s : trainable_networks()) known += (known.empty() ? "" : ", ") + s;
-  fail("cannot train '" + net + "' (trainable networks: " + known + ")");
+  fail("cannot train '" + printable(net) + "' (trainable networks: " + known + ")");
 }
 
 }  // namespace convlab::train

@@ -60,6 +60,18 @@ long peak_rss_kb() {
 
 }  // namespace
 
+std::string why_no_policy_can_run(const TrainConfig& cfg) {
+  const std::vector<std::string> names = cfg.policies.empty() ? default_policies(cfg.device) : cfg.policies;
+  std::string why;
+  for (const auto& text : names) {
+    const Policy p = Policy::parse(text);
+    const std::string r = policy_unavailable_reason(p, cfg.device);
+    if (r.empty()) return {};
+    why += (why.empty() ? "" : "; ") + p.name() + ": " + r;
+  }
+  return "no requested policy can run on " + std::string(to_string(cfg.device)) + " (" + why + ")";
+}
+
 TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log) {
   auto say = [&](const std::string& s) {
     if (log) log(s);
@@ -72,6 +84,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   if (rep.config.policies.empty()) rep.config.policies = default_policies(cfg.device);
   std::vector<Policy> policies;
   for (const auto& p : rep.config.policies) policies.push_back(Policy::parse(p));  // bad names: Error
+  if (std::string why = why_no_policy_can_run(rep.config); !why.empty()) fail(why);  // before any work
 
   NetOptions no;
   no.batch = cfg.batch;
@@ -95,6 +108,12 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   for (size_t pi = 0; pi < policies.size(); ++pi) {
     PolicyResult pr;
     pr.policy = policies[pi].name();
+    if (std::string why = policy_unavailable_reason(policies[pi], cfg.device); !why.empty()) {
+      pr.skipped = why;  // never substituted: a fixed algorithm that cannot run here is not run under its name
+      say("policy " + pr.policy + ": skipped (" + pr.skipped + ")");
+      rep.policies.push_back(std::move(pr));
+      continue;
+    }
     try {
       say("policy " + pr.policy + ": choosing algorithms ...");
       pr.choose_seconds = net.choose(policies[pi]);

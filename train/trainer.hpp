@@ -72,6 +72,14 @@ struct TrainReport {
   int baseline() const;
 };
 
+// Checks cfg's policies (default_policies() when empty) before any work: bad
+// policy text throws Error; returns "" when at least one policy can run on
+// cfg.device, else one line naming each policy and why it cannot
+// (policy_unavailable_reason). run_training throws that line as an Error.
+std::string why_no_policy_can_run(const TrainConfig& cfg);
+
+// Policies that cannot run (policy_unavailable_reason, or no algorithm within
+// their constraints for some layer) are skipped and recorded with the reason.
 TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log = {});
 
 // Iterations after which find's choosing cost is repaid by its faster iterations
