@@ -7,9 +7,11 @@
 
 #include <filesystem>
 
+#include "algorithms/registry.hpp"
 #include "autotune/cache.hpp"
 #include "autotune/policy.hpp"
 #include "core/error.hpp"
+#include "core/problem.hpp"
 
 namespace convlab {
 namespace {
@@ -60,6 +62,81 @@ TEST(Policy, RejectsBadText) {
   for (const char* bad : {"", "fastest", "cache:", "get:", "find,max-error=abc", "find,max-error=-1", "find,workspace=12Q",
                           "fixed:cpu.no_such_algorithm", "fixed:cpu.reference"})
     EXPECT_THROW(Policy::parse(bad), Error) << bad;
+}
+
+// Every documented constraint, alone and together, and paths with commas (issue 16 item 7).
+TEST(Policy, ParsesEveryDocumentedConstraint) {
+  EXPECT_EQ(Policy::parse("find,max-error=1e-5").max_error, 1e-5);
+  EXPECT_TRUE(Policy::parse("find,deterministic").deterministic);
+  EXPECT_EQ(Policy::parse("find,workspace=256M").workspace_limit, size_t(256) << 20);
+  EXPECT_TRUE(Policy::parse("find,tf32").tf32);
+  const Policy all = Policy::parse("get:/x,y/cal.jsonl,tf32,workspace=4096,deterministic,max-error=0.5");
+  EXPECT_EQ(all.kind, Policy::Kind::get);
+  EXPECT_EQ(all.cache_path, "/x,y/cal.jsonl");
+  EXPECT_TRUE(all.tf32 && all.deterministic);
+  EXPECT_EQ(all.workspace_limit, 4096u);
+  EXPECT_EQ(all.max_error, 0.5);
+  EXPECT_EQ(Policy::parse(all.name()).name(), all.name());
+  const Policy f = Policy::parse("fixed:cpu.direct,deterministic");
+  EXPECT_EQ(f.kind, Policy::Kind::fixed);
+  EXPECT_EQ(f.fixed_algo, "cpu.direct");
+  EXPECT_TRUE(f.deterministic);
+}
+
+using List = std::vector<std::string>;
+
+TEST(PolicyList, SemicolonsSeparatePoliciesCommasAddConstraints) {
+  EXPECT_EQ(split_policy_list("find"), List{"find"});
+  EXPECT_EQ(split_policy_list("find,deterministic"), List{"find,deterministic"});
+  EXPECT_EQ(split_policy_list("find,max-error=1e-5,workspace=64M,tf32"), List{"find,max-error=1e-5,workspace=64M,tf32"});
+  EXPECT_EQ(split_policy_list("find,deterministic;default"), (List{"find,deterministic", "default"}));
+  EXPECT_EQ(split_policy_list("default;get;"), (List{"default", "get"}));
+  EXPECT_EQ(split_policy_list("cache:/tmp/a,b.jsonl"), List{"cache:/tmp/a,b.jsonl"});
+  EXPECT_EQ(split_policy_list("cache:/tmp/a,b.jsonl,workspace=1M;get:/tmp/a,b.jsonl"),
+            (List{"cache:/tmp/a,b.jsonl,workspace=1M", "get:/tmp/a,b.jsonl"}));
+  // The old plain comma list of simple policies.
+  EXPECT_EQ(split_policy_list("default,get,find"), (List{"default", "get", "find"}));
+  EXPECT_EQ(split_policy_list("default,fixed:cpu.direct"), (List{"default", "fixed:cpu.direct"}));
+  // A trailing ';' says "one policy" where a comma list would also read.
+  EXPECT_EQ(split_policy_list("cache:a.jsonl,find;"), List{"cache:a.jsonl,find"});
+}
+
+TEST(PolicyList, RefusesWhatItCannotReadUnambiguously) {
+  auto message = [](const std::string& text) {
+    try {
+      split_policy_list(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message("cache:a.jsonl,find").find("ambiguous"), std::string::npos);
+  EXPECT_NE(message("get:a,get:b").find("'get:a;get:b'"), std::string::npos);
+  EXPECT_NE(message("default,find,deterministic").find("separate policies with ';'"), std::string::npos);
+  EXPECT_NE(message("default,bogus").find("unknown policy 'bogus'"), std::string::npos);
+  EXPECT_NE(message("find,max-error=0").find("max-error=0"), std::string::npos);
+  EXPECT_NE(message("find;bogus,deterministic").find("unknown policy"), std::string::npos);
+  for (const char* bad : {"", ";", ";;", "default,,get", ",find", "find,"})
+    EXPECT_NE(message(bad), "(accepted)") << bad;
+  EXPECT_NE(message("fixed:\x1b[2J").find("\\x1b[2J"), std::string::npos) << message("fixed:\x1b[2J");
+}
+
+// Issue 16 item 4: a fixed algorithm that cannot run on the device is refused, never substituted.
+TEST(Policy, FixedAlgorithmThatCannotRunIsRefusedNotSubstituted) {
+  const ConvProblem p = parse_problem("mb1ic4ih8oc4kh3ph1");
+  int checked = 0;
+  for (const Algorithm* a : registry()) {
+    if (a->family() == "reference") continue;
+    const Policy pol = Policy::parse("fixed:" + std::string(a->name()));
+    const bool runs_here = a->device() == DeviceKind::cpu && a->unavailable_reason().empty();
+    const std::string why = policy_unavailable_reason(pol, DeviceKind::cpu);
+    EXPECT_EQ(why.empty(), runs_here) << a->name() << ": " << why;
+    if (runs_here) continue;
+    ++checked;
+    EXPECT_NE(why.find(std::string(a->name())), std::string::npos) << why;
+    EXPECT_THROW(choose_algorithm(pol, p, Direction::fwd, ExecContext{}), Error) << a->name();
+  }
+  if (checked == 0) GTEST_SKIP() << "every registered algorithm runs on this CPU";
 }
 
 TEST(Policy, ParseBytes) {
