@@ -33,7 +33,8 @@ int cmd_conv(int argc, char** argv) {
             "PROBLEM is a benchdnn descriptor or a layer id (alexnet.conv2). Inputs are random (fixed\n"
             "seed) unless given as .npy files: fwd reads --x (src) and --w (wei); bwd-data reads --dy\n"
             "(diff_dst) and --w; bwd-filter reads --x and --dy. --out receives dst (fwd), diff_src\n"
-            "(bwd-data) or diff_wei (bwd-filter), NCHW / KCRS float32. Exit 1 when --check fails.");
+            "(bwd-data) or diff_wei (bwd-filter), NCHW / KCRS float32. Exit 1 when --check fails or a guard\n"
+            "zone after a buffer was overwritten; 2 when the algorithm cannot run this problem here.");
   args.positionals("PROBLEM", "benchdnn descriptor or layer id", 1, 1);
   args.option("algo", "NAME", "algorithm name (see convlab algos)");
   args.option("dir", "DIR", "fwd, bwd-data or bwd-filter", "fwd");

@@ -114,8 +114,9 @@ int cmd_train(int argc, char** argv) {
             "direction; per-layer times (forward, backward-data, backward-filter, other layers); which\n"
             "layer's choice bought how much; find's tuning cost and its break-even point against get\n"
             "and default; peak RSS. Algorithms are chosen once per (layer, direction) at setup.\n"
-            "A policy whose algorithms cannot run here is skipped with the reason. Progress goes to\n"
-            "stderr, the report (Markdown) to stdout.");
+            "A policy whose algorithms cannot run here is skipped with the reason (exit 2 when no\n"
+            "requested policy can run on the device; exit 1 when every policy was skipped while\n"
+            "choosing). Progress goes to stderr, the report (Markdown) to stdout.");
   args.positionals("NET", "alexnet, alexnet-owt or tiny", 1, 1);
   add_train_options(args, "8", "3");
   args.option("device", "DEV", "cpu, or cuda: every layer on the GPU (hand-written kernels, cuBLAS for fc), "
@@ -179,7 +180,9 @@ int cmd_report(int argc, char** argv) {
             "and writes DIR/report.md (the tables), DIR/train.json + DIR/train.csv (training results),\n"
             "DIR/layers.json + DIR/layers.csv (the per-layer comparison) for the notebooks. Then the GPU\n"
             "half, the same two steps on the CUDA device (DIR/layers_cuda.*, DIR/train_cuda.*), when one\n"
-            "exists; without one report.md says the GPU half was skipped and why.");
+            "exists; without one report.md says the GPU half was skipped and why. --out DIR is created\n"
+            "when missing (one level: its parent must exist); every output is checked before the work.\n"
+            "Exit 1 when no policy could run in a half or the GPU half failed (the CPU half is written).");
   args.option("net", "NET", "alexnet, alexnet-owt or tiny", "alexnet");
   add_train_options(args, "8", "3");
   args.option("out", "DIR", "where the results files go", "results");
