@@ -105,6 +105,21 @@ TEST_F(PolicyCli, FixedAlgorithmThatCannotRunIsSkippedNotSubstituted) {
                           "cpu.direct runs on cpu");
 }
 
+// Every policy skipped while choosing (nothing meets its constraints): the run is reported, exit 1, one error line.
+TEST_F(PolicyCli, EveryPolicySkippedWhileChoosingExitsOne) {
+  const Result r = run(std::string(kTiny) + "--policy 'find,max-error=1e-30' --json " + path("t.json"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("No policy could run"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("\nerror: no policy could run"), std::string::npos) << r.err;
+  size_t error_lines = 0;
+  for (size_t at = r.err.find("error:"); at != std::string::npos; at = r.err.find("error:", at + 1)) ++error_lines;
+  EXPECT_EQ(error_lines, 1u) << r.err;
+  const auto ps = policies(path("t.json"));
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_FALSE(ps[0].get("ran")->b);
+  EXPECT_NE(ps[0].get("skipped")->str.find("no algorithm meets the constraints"), std::string::npos);
+}
+
 // Item 4: where fixed:NAME does not support a layer it falls back to default there, and the
 // report names the algorithm that ran in each layer and direction, never NAME.
 TEST_F(PolicyCli, FixedFallbackNamesTheAlgorithmThatRan) {
