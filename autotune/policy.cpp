@@ -101,7 +101,8 @@ Policy Policy::parse(std::string_view full) {
     if (text.rfind(pre, 0) == 0) {
       p.kind = kind;
       p.cache_path = std::string(text.substr(pre.size()));
-      if (p.cache_path.empty()) fail("policy '" + printable(full) + "' needs a file path after '" + std::string(pre) + "'");
+      if (p.cache_path.empty())
+        fail("policy '" + printable(full) + "' needs a file path after '" + std::string(pre) + "'");
       return p;
     }
   }
@@ -109,7 +110,8 @@ Policy Policy::parse(std::string_view full) {
     p.kind = Kind::fixed;
     p.fixed_algo = std::string(text.substr(6));
     const Algorithm& a = get_algorithm(p.fixed_algo);  // throws for unknown names
-    if (a.family() == "reference") fail("policy 'fixed:" + printable(p.fixed_algo) + "': the reference is not a policy choice");
+    if (a.family() == "reference")
+      fail("policy 'fixed:" + printable(p.fixed_algo) + "': the reference is not a policy choice");
     return p;
   }
   fail("unknown policy '" + printable(full) +

@@ -75,8 +75,9 @@ size_t parse_bytes(std::string_view text);
 std::string policy_unavailable_reason(const Policy& policy, DeviceKind device);
 
 // Throws Error when no algorithm on ctx.device supports the problem (within the
-// constraints), and when policy_unavailable_reason() is not empty. get / find / cache results are memoised per process; cache
-// additionally reads and writes its file (autotune/cache.hpp).
+// constraints), and when policy_unavailable_reason() is not empty. get / find /
+// cache results are memoised per process; cache additionally reads and writes
+// its file (autotune/cache.hpp).
 Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                         size_t workspace_limit = size_t(-1));
 

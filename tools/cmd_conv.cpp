@@ -20,8 +20,8 @@ void load_input(const Args& args, const char* opt, Tensor& into, const char* rol
          " (fwd reads --x --w, bwd-data --dy --w, bwd-filter --x --dy)");
   Tensor t = read_npy(args.get(opt));
   if (t.shape != into.shape)
-    fail(std::string("--") + opt + " '" + printable(args.get(opt)) + "' has shape " + t.shape_string() + " but the problem's " +
-         role + " is " + into.shape_string());
+    fail(std::string("--") + opt + " '" + printable(args.get(opt)) + "' has shape " + t.shape_string() +
+         " but the problem's " + role + " is " + into.shape_string());
   into = std::move(t);
 }
 

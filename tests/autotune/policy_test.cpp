@@ -88,7 +88,8 @@ using List = std::vector<std::string>;
 TEST(PolicyList, SemicolonsSeparatePoliciesCommasAddConstraints) {
   EXPECT_EQ(split_policy_list("find"), List{"find"});
   EXPECT_EQ(split_policy_list("find,deterministic"), List{"find,deterministic"});
-  EXPECT_EQ(split_policy_list("find,max-error=1e-5,workspace=64M,tf32"), List{"find,max-error=1e-5,workspace=64M,tf32"});
+  EXPECT_EQ(split_policy_list("find,max-error=1e-5,workspace=64M,tf32"),
+            List{"find,max-error=1e-5,workspace=64M,tf32"});
   EXPECT_EQ(split_policy_list("find,deterministic;default"), (List{"find,deterministic", "default"}));
   EXPECT_EQ(split_policy_list("default;get;"), (List{"default", "get"}));
   EXPECT_EQ(split_policy_list("cache:/tmp/a,b.jsonl"), List{"cache:/tmp/a,b.jsonl"});

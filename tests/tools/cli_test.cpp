@@ -151,7 +151,8 @@ TEST_F(Cli, BadNpyFiles) {
 }
 
 TEST_F(Cli, OutputToMissingDirectoryFailsCleanly) {
-  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --out " + path("nodir/y.npy"), "does not exist");  // checked before the work
+  // Checked before the work (issue 16 item 12).
+  expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --out " + path("nodir/y.npy"), "does not exist");
   EXPECT_FALSE(std::filesystem::exists(path("nodir")));
 }
 

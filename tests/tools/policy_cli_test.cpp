@@ -101,8 +101,9 @@ TEST_F(PolicyCli, FixedAlgorithmThatCannotRunIsSkippedNotSubstituted) {
 
   // --device cuda with a CPU algorithm: same rule the other way round (needs a GPU to get that far).
   if (cuda_info().available)
-    expect_one_line_error("train tiny --device cuda --batch 1 --iters 1 --warmup 0 --classes 4 --policy fixed:cpu.direct",
-                          "cpu.direct runs on cpu");
+    expect_one_line_error(
+        "train tiny --device cuda --batch 1 --iters 1 --warmup 0 --classes 4 --policy fixed:cpu.direct",
+        "cpu.direct runs on cpu");
 }
 
 // Every policy skipped while choosing (nothing meets its constraints): the run is reported, exit 1, one error line.

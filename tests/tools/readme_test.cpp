@@ -98,7 +98,8 @@ TEST_F(Readme, CliBlockListsEveryCommandAndEveryOption) {
                                       << ", which `convlab " << cmd << " --help` does not list";
   }
   for (const auto& [cmd, text] : block.commands)
-    EXPECT_TRUE(commands.count(cmd)) << "README describes `convlab " << cmd << "`, which `convlab --help` does not list";
+    EXPECT_TRUE(commands.count(cmd)) << "README describes `convlab " << cmd
+                                     << "`, which `convlab --help` does not list";
 }
 
 TEST(ReadmeExitCodes, MatchTheCodesMainDocuments) {
