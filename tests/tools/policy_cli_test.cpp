@@ -99,6 +99,10 @@ TEST_F(PolicyCli, FixedAlgorithmThatCannotRunIsSkippedNotSubstituted) {
   EXPECT_EQ(slurp(path("t.csv")).find("fixed:cuda.direct"), std::string::npos);
   EXPECT_NE(r.err.find("policy fixed:cuda.direct: skipped (cuda.direct runs on cuda"), std::string::npos) << r.err;
 
+  // report refuses it for the CPU half before any work, and creates no results folder.
+  expect_one_line_error("report --net tiny --policy fixed:cuda.direct --out " + path("r"), "cuda.direct runs on cuda");
+  EXPECT_FALSE(std::filesystem::exists(path("r")));
+
   // --device cuda with a CPU algorithm: same rule the other way round (needs a GPU to get that far).
   if (cuda_info().available)
     expect_one_line_error(
