@@ -104,7 +104,20 @@ TEST_F(Cache, LineRoundTrip) {
 }
 
 TEST_F(Cache, FileRoundTripAndAtomicReplace) {
-  const std::string f = path("sub/dir/tune.jsonl");  // parent folders are created
+  const std::string f = path("sub/dir/tune.jsonl");
+  {
+    // A folder named by the user is never created: refused with one line.
+    TuneCache missing(f, false);
+    missing.put(sample());
+    try {
+      missing.save();
+      ADD_FAILURE() << "saved into a missing folder";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(path("sub")));
+  }
+  fs::create_directories(path("sub/dir"));
   {
     TuneCache c(f, false);
     c.load();
@@ -257,6 +270,7 @@ TEST_F(Cache, TwoConcurrentWriterProcessesLoseNothing) {
 
 TEST_F(Cache, MergeTakesTheUnionAndTheNewerEntry) {
   const std::string a = path("a.jsonl"), b = path("b.jsonl"), out = path("merged/c.jsonl");
+  fs::create_directories(path("merged"));
   CacheEntry old = sample(), newer = sample();
   old.tuned_at = 10;
   old.results.resize(1);
