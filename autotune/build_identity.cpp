@@ -23,7 +23,7 @@ std::string compute(DeviceKind d) {
 #ifdef CONVLAB_HAS_ONEDNN
   if (const dnnl_version_t* v = dnnl_version())
     s += " | oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         (v->hash && *v->hash ? std::string(" (") + v->hash + ")" : std::string());
+         (v->hash && *v->hash && std::string_view(v->hash) != "N/A" ? std::string(" (") + v->hash + ")" : std::string());
 #endif
   if (const char* cfg = openblas_get_config(); cfg && *cfg) {
     std::string c = cfg;

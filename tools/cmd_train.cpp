@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/npy.hpp"
+#include "core/paths.hpp"
 #include "tools/cli.hpp"
 #include "autotune/compare.hpp"
 #include "core/layers.hpp"
@@ -85,7 +86,15 @@ train::TrainConfig config_from(const Args& args, const std::string& net) {
   if (args.has("policy")) {
     cfg.policies = split_list(args.get("policy"));
     if (cfg.policies.empty()) fail("convlab train: --policy needs at least one policy");
-    for (const auto& p : cfg.policies) Policy::parse(p);  // unknown names fail now, before any work
+    for (const auto& p : cfg.policies) {
+      const Policy pol = Policy::parse(p);  // unknown names fail now, before any work
+      // So do cache files that cannot be used: one cache:F writes must be writable (its folder is never
+      // created), one get:F only reads must exist. (The default cache's own folder is created on save.)
+      if (pol.kind == Policy::Kind::cache && !pol.cache_path.empty())
+        require_output_path(pol.cache_path, "convlab --policy cache");
+      if (pol.kind == Policy::Kind::get && !pol.cache_path.empty() && !std::filesystem::exists(pol.cache_path))
+        fail("convlab --policy get: autotune cache '" + printable(pol.cache_path) + "' does not exist");
+    }
   }
   const auto nets = train::trainable_networks();
   if (std::find(nets.begin(), nets.end(), net) == nets.end())
