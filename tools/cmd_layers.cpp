@@ -67,7 +67,7 @@ int cmd_layers(int argc, char** argv) {
   args.option("threads", "LIST", "comma-separated CPU thread counts, e.g. 1,2 (0 = all)", "0");
   args.option("json", "F", "write the results as JSON (atomically)");
   args.option("csv", "F", "write the results as CSV (atomically)");
-  args.option("cache", "F", "calibrate get's cost model from this autotune cache");
+  args.option("cache", "F", "calibrate get's cost model from this autotune cache (read only: its entries of this device, build and --threads)");
   args.option("max-seconds", "S", "timed work per candidate before the median is taken as is", "0.3");
   if (!args.parse(argc, argv)) return 0;
 

@@ -162,7 +162,7 @@ int cmd_tune(int argc, char** argv) {
   args.option("mode", "MODE", "both, find or get", "both");
   args.option("dir", "DIRS", "all, or a comma list of fwd, bwd-data, bwd-filter", "all");
   args.option("batch", "N", "minibatch (networks and layer ids default to 32)");
-  args.option("cache", "FILE", "autotune cache (JSON lines) to read and update");
+  args.option("cache", "FILE", "autotune cache (JSON lines) to read and update; checked before tuning (created if missing; its folder must exist)");
   args.flag("retune", "ignore cache hits (re-run find and overwrite the entries)");
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
   args.option("max-error", "E", "accuracy budget: largest measured relative error a choice may have");
