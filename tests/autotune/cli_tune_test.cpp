@@ -18,7 +18,18 @@ namespace convlab {
 namespace {
 
 using Result = testing::CliResult;
-class TuneCli : public testing::CliTest {};
+class TuneCli : public testing::CliTest {
+ protected:
+  // A key as the convlab binary makes it: its build identity is asked of it (`convlab --version`,
+  // line 2), so the test does not depend on this test binary having been linked in the same build.
+  CacheKey binary_key(const std::string& problem, const ExecContext& ctx) const {
+    CacheKey k = make_cache_key(parse_problem(problem), Direction::fwd, ctx);
+    const Result v = run("--version");
+    const size_t nl = v.out.find('\n');
+    if (v.code == 0 && nl != std::string::npos) k.build = v.out.substr(nl + 1, v.out.find('\n', nl + 1) - nl - 1);
+    return k;
+  }
+};
 
 TEST_F(TuneCli, Help) {
   for (const char* c : {"tune", "cache"}) {
@@ -117,7 +128,7 @@ TEST_F(TuneCli, CorruptCacheWarnsOnceAndStillTunes) {
 TEST_F(TuneCli, CacheMergeAndShow) {
   const std::string a = path("a.jsonl"), b = path("b.jsonl"), c = path("c.jsonl");
   CacheEntry e;
-  e.key = make_cache_key(parse_problem("mb1ic1ih4oc1oh4kh1"), Direction::fwd, ExecContext{});
+  e.key = binary_key("mb1ic1ih4oc1oh4kh1", ExecContext{});
   e.tuned_at = 5;
   AlgoPerf r;
   r.algo = "cpu.something";
@@ -140,9 +151,8 @@ TEST_F(TuneCli, CacheMergeAndShow) {
 
 // issue 16 item 6: check names every unusable line and exits 1; show/check refuse what is not a cache file.
 TEST_F(TuneCli, CacheCheckWarnsPerLineAndRefusesNonFiles) {
-  const ExecContext ctx;
   CacheEntry e;
-  e.key = make_cache_key(parse_problem("mb1ic1ih4oc1oh4kh1"), Direction::fwd, ctx);
+  e.key = binary_key("mb1ic1ih4oc1oh4kh1", ExecContext{});
   e.tuned_at = 5;
   AlgoPerf r;
   r.algo = "cpu.direct";
@@ -207,7 +217,7 @@ TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   ExecContext one;
   one.threads = 1;
   CacheEntry e;
-  e.key = make_cache_key(parse_problem("mb1ic4ih8oc4oh8kh3ph1"), Direction::fwd, one);
+  e.key = binary_key("mb1ic4ih8oc4oh8kh3ph1", one);
   e.tuned_at = 5;
   for (const char* a : {"cpu.direct", "cpu.im2col_gemm"}) {
     AlgoPerf r;
@@ -224,9 +234,10 @@ TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   // Entries of another thread count only: said, not silently ignored.
   ExecContext three;
   three.threads = 3;
-  e.key = make_cache_key(parse_problem("mb1ic4ih8oc4oh8kh3ph1"), Direction::fwd, three);
+  e.key = binary_key("mb1ic4ih8oc4oh8kh3ph1", three);
   const std::string other = path("three.jsonl");
   std::ofstream(other) << serialize(e) << "\n";
+  EXPECT_FALSE(e.key.build.empty());
   const Result r2 = run("layers mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.01 --threads 1 --cache " + other);
   EXPECT_EQ(r2.code, 0) << r2.err;
   EXPECT_NE(r2.out.find("get uncalibrated: no usable entries in " + other), std::string::npos) << r2.out;
