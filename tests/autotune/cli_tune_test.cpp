@@ -182,14 +182,14 @@ TEST_F(TuneCli, CacheCheckWarnsPerLineAndRefusesNonFiles) {
   const std::string big = path("big.jsonl");
   std::ofstream(big) << serialize(e) << "\n";
   std::filesystem::resize_file(big, kCacheMaxFileBytes + 1);
-  for (const char* action : {"show", "check"}) {
-    const std::string a = std::string("cache ") + action + " ";
-    expect_one_line_error(a + path("missing.jsonl"), "does not exist");
-    expect_one_line_error(a + path("no/such/folder/c.jsonl"), "does not exist");
-    expect_one_line_error(a + dir_.string(), "is a folder");
-    expect_one_line_error(a + "/dev/zero", "not a regular file");  // used to hang and grow to GBs
-    expect_one_line_error(a + big, "over the 256 MiB limit");
-  }
+  expect_one_line_error("cache show " + path("missing.jsonl"), "does not exist");
+  expect_one_line_error("cache check " + path("missing.jsonl"), "does not exist");
+  expect_one_line_error("cache check " + path("no/such/folder/c.jsonl"), "does not exist");
+  expect_one_line_error("cache show " + dir_.string(), "is a folder");
+  expect_one_line_error("cache check " + dir_.string(), "is a folder");
+  expect_one_line_error("cache show /dev/zero", "not a regular file");  // used to hang and grow to GBs
+  expect_one_line_error("cache check /dev/zero", "not a regular file");
+  expect_one_line_error("cache check " + big, "over the 256 MiB limit");
 }
 
 // issue 16 items 11 and 12: --cache is checked before any tuning; a read-only cache is never replaced.
@@ -204,6 +204,7 @@ TEST_F(TuneCli, CacheFileCheckedUpFront) {
   expect_one_line_error(prob + dir_.string(), "is a folder");
   expect_one_line_error(prob + "/dev/zero", "not a regular file");
   EXPECT_FALSE(std::filesystem::exists(path("no")));  // never created
+  expect_one_line_error("cache merge " + ro + " -o " + ro, "is read-only");
   EXPECT_EQ(slurp(ro), "");
   // train / report: the cache:F a policy writes and the get:F it reads.
   expect_one_line_error("train tiny --iters 1 --policy cache:" + path("no/c.jsonl"), "does not exist");
