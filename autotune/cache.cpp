@@ -1,7 +1,10 @@
 #include "autotune/cache.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,20 +19,22 @@
 #include <set>
 #include <sstream>
 
+#include "algorithms/registry.hpp"
+#include "autotune/build_identity.hpp"
 #include "autotune/json_value.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/npy.hpp"
+#include "core/paths.hpp"
 
 namespace convlab {
 
 namespace {
 constexpr int kFormat = 1;
-constexpr size_t kMaxLine = size_t(1) << 20;  // longer lines are not ours
 }  // namespace
 
 std::string CacheKey::str() const {
-  return problem + '\x1f' + dir + '\x1f' + dtype + '\x1f' + device + '\x1f' + version;
+  return problem + '\x1f' + dir + '\x1f' + dtype + '\x1f' + device + '\x1f' + build + '\x1f' + version;
 }
 
 CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& ctx) {
@@ -37,8 +42,16 @@ CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& 
   k.problem = p.key();
   k.dir = std::string(to_string(dir));
   k.device = device_fingerprint(ctx.device, ctx.device == DeviceKind::cpu ? ctx.resolved_threads() : 0);
+  k.build = build_identity(ctx.device);
   k.version = CONVLAB_VERSION;
   return k;
+}
+
+bool is_current_build(const CacheKey& k) {
+  if (k.version != CONVLAB_VERSION) return false;
+  if (k.build == build_identity(DeviceKind::cpu)) return true;
+  // Asked of CUDA only for a key that names a CUDA runtime (a CPU run never initializes CUDA).
+  return k.build.find("| CUDA runtime") != std::string::npos && k.build == build_identity(DeviceKind::cuda);
 }
 
 // ---- one line ------------------------------------------------------------
@@ -59,7 +72,7 @@ std::string serialize(const CacheEntry& e) {
   auto size_or_null = [](size_t v) { return v == size_t(-1) ? std::string("null") : std::to_string(v); };
   std::string o = "{\"format\":" + std::to_string(kFormat) + ",\"problem\":" + quote(e.key.problem) +
                   ",\"dir\":" + quote(e.key.dir) + ",\"dtype\":" + quote(e.key.dtype) + ",\"device\":" +
-                  quote(e.key.device) + ",\"version\":" + quote(e.key.version) + ",\"tuned_at\":" + number(e.tuned_at) +
+                  quote(e.key.device) + ",\"build\":" + quote(e.key.build) + ",\"version\":" + quote(e.key.version) + ",\"tuned_at\":" + number(e.tuned_at) +
                   ",\"workspace_limit\":" + size_or_null(e.workspace_limit) + ",\"results\":[";
   for (size_t i = 0; i < e.results.size(); ++i) o += (i ? "," : "") + to_json(e.results[i]);
   return o + "]}";
@@ -123,6 +136,8 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
       !get_string(v, "version", e.key.version, err) || !get_number(v, "tuned_at", e.tuned_at, err, false) ||
       !get_count(v, "workspace_limit", e.workspace_limit, err, true))
     return std::nullopt;
+  // "build" came later: a line without it is an entry of an unknown (so stale) build.
+  if (const Value* b = v.get("build"); b && !get_string(v, "build", e.key.build, err)) return std::nullopt;
   const Value* rs = v.get("results");
   if (!rs || rs->type != Value::Type::array) {
     if (err) *err = "field 'results' missing or not an array";
@@ -217,59 +232,129 @@ void TuneCache::warn(const std::string& w) {
   if (echo_) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
 
+namespace {
+
+std::string qpath(const std::string& path) { return "'" + printable(path) + "'"; }
+
+// Reads a cache file line by line, bounded: `on_line(line_no, text, too_long)`
+// for every line (text cut at kCacheMaxLineBytes when too_long; a trailing
+// '\r' dropped). Returns false when the file does not exist (nor its folder).
+// Throws Error, one line, for a folder, anything that is not a regular file
+// (/dev/zero, a FIFO: never opened, so never read or waited on), a file over
+// kCacheMaxFileBytes (also one that grows past it while read), a read error.
+template <class OnLine>
+bool read_cache_lines(const std::string& path, const OnLine& on_line) {
+  const std::string what = "autotune cache " + qpath(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    fail(what + ": cannot read (" + std::strerror(errno) + ")");
+  }
+  auto check = [&](const struct stat& s) {
+    if (S_ISDIR(s.st_mode)) fail(what + " is a folder, not a cache file");
+    if (!S_ISREG(s.st_mode)) fail(what + " is not a regular file");
+    if (uint64_t(s.st_size) > kCacheMaxFileBytes)
+      fail(what + " is " + std::to_string(uint64_t(s.st_size) >> 20) + " MiB, over the " +
+           std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file");
+  };
+  check(st);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) fail(what + ": cannot read (" + std::strerror(errno) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0) fail(what + ": cannot read (" + std::strerror(errno) + ")");
+  check(st);  // the path may have been replaced between stat and open
+  std::string buf(size_t(1) << 16, '\0'), line;
+  size_t total = 0;
+  int line_no = 0;
+  bool too_long = false;
+  auto emit = [&] {
+    ++line_no;
+    if (!too_long && !line.empty() && line.back() == '\r') line.pop_back();
+    on_line(line_no, std::string_view(line), too_long);
+    line.clear();
+    too_long = false;
+  };
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(what + ": read error (" + std::strerror(errno) + ")");
+    }
+    if (n == 0) break;
+    total += size_t(n);
+    if (total > kCacheMaxFileBytes)
+      fail(what + " grew past the " + std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file while read");
+    for (size_t at = 0; at < size_t(n);) {
+      const char* nl = static_cast<const char*>(std::memchr(buf.data() + at, '\n', size_t(n) - at));
+      const size_t end = nl ? size_t(nl - buf.data()) : size_t(n);
+      if (!too_long) {
+        line.append(buf.data() + at, end - at);
+        if (line.size() > kCacheMaxLineBytes) {
+          too_long = true;
+          line.resize(64);  // enough to say what it started with; the rest is skipped
+        }
+      }
+      if (!nl) break;
+      emit();
+      at = end + 1;
+    }
+  }
+  if (!line.empty() || too_long) emit();
+  return true;
+}
+
+bool blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
+
+}  // namespace
+
 TuneCache::FileContents TuneCache::read_file(bool do_warn) {
   FileContents fc;
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) {
-    if (errno != ENOENT && std::filesystem::exists(path_) && do_warn)
-      warn("autotune cache '" + path_ + "': cannot read (" + std::strerror(errno) + "); starting empty");
-    return fc;
-  }
-  std::string line, first_bad;
-  int line_no = 0, foreign_version = 0;
-  std::set<std::string> versions;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+  std::string first_bad;
+  int line_no = 0, stale = 0;
+  std::string first_stale_text;
+  read_cache_lines(path_, [&](int n, std::string_view line, bool too_long) {
+    line_no = n;
+    if (blank(line)) return;
     std::string why;
     std::optional<CacheEntry> e;
-    if (line.size() > kMaxLine) {
-      why = "line longer than 1 MiB";
+    if (too_long) {
+      why = "line longer than " + std::to_string(kCacheMaxLineBytes >> 20) + " MiB";
     } else if (auto v = json::parse(line, &why)) {
       const int f = line_format(*v);
       if (f > 0 && f != kFormat) {
-        fc.foreign_lines.push_back(line);
-        continue;
+        fc.foreign_lines.emplace_back(line);
+        return;
       }
       if (f < 0) why = "no integer 'format' field";
       else e = from_value(*v, &why);
     }
     if (!e) {
-      if (fc.bad_lines++ == 0) first_bad = "line " + std::to_string(line_no) + ": " + why;
-      continue;
+      if (fc.bad_lines++ == 0) first_bad = "line " + std::to_string(n) + ": " + why;
+      return;
     }
-    if (e->key.version != CONVLAB_VERSION) {
-      ++foreign_version;
-      versions.insert(e->key.version);
-    }
+    if (!is_current_build(e->key) && stale++ == 0)
+      first_stale_text = "convlab " + printable(e->key.version) +
+                         (e->key.build.empty() ? std::string(", no build recorded") : ", build '" + printable(e->key.build) + "'");
     const std::string k = e->key.str();
     auto it = fc.entries.find(k);
-    if (it == fc.entries.end() || e->tuned_at >= it->second.tuned_at) fc.entries[k] = std::move(*e);
-  }
+    if (it == fc.entries.end()) fc.entries.emplace(k, std::move(*e));
+    else if (e->tuned_at >= it->second.tuned_at) it->second = std::move(*e);
+  });
   if (!do_warn) return fc;
   if (fc.bad_lines)
-    warn("autotune cache '" + path_ + "': " + std::to_string(fc.bad_lines) + " of " + std::to_string(line_no) +
-         " lines unreadable and ignored (first: " + first_bad + "); a copy is kept as '" + path_ + ".bad' on the next write");
+    warn("autotune cache " + qpath(path_) + ": " + std::to_string(fc.bad_lines) + " of " + std::to_string(line_no) +
+         " lines unreadable and ignored (first: " + first_bad + "); a copy is kept as " + qpath(path_ + ".bad") +
+         " on the next write");
   if (!fc.foreign_lines.empty())
-    warn("autotune cache '" + path_ + "': " + std::to_string(fc.foreign_lines.size()) +
+    warn("autotune cache " + qpath(path_) + ": " + std::to_string(fc.foreign_lines.size()) +
          " lines of another cache format ignored (kept in the file)");
-  if (foreign_version) {
-    std::string vs;
-    for (const auto& v : versions) vs += (vs.empty() ? "" : ", ") + v;
-    warn("autotune cache '" + path_ + "': " + std::to_string(foreign_version) + " entries from convlab " + vs +
-         " ignored (this is " + CONVLAB_VERSION + "); those problems will be re-tuned");
-  }
+  if (stale)
+    warn("autotune cache " + qpath(path_) + ": " + std::to_string(stale) +
+         " entries tuned by another convlab build or library version ignored (first: " + first_stale_text +
+         "; this is '" + build_identity(DeviceKind::cpu) + "'); those problems will be re-tuned");
   return fc;
 }
 
@@ -281,7 +366,7 @@ void TuneCache::load() {
 }
 
 const CacheEntry* TuneCache::lookup(const CacheKey& k) const {
-  if (k.version != CONVLAB_VERSION) return nullptr;
+  if (!is_current_build(k)) return nullptr;
   auto it = entries_.find(k.str());
   return it == entries_.end() ? nullptr : &it->second;
 }
@@ -300,12 +385,12 @@ class FileLock {
   explicit FileLock(const std::string& path) {
     const std::string lp = path + ".lock";
     fd_ = ::open(lp.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("autotune cache: cannot open lock file '" + lp + "': " + std::strerror(errno));
+    if (fd_ < 0) fail("autotune cache: cannot open lock file " + qpath(lp) + ": " + std::strerror(errno));
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
       const std::string e = std::strerror(errno);
       ::close(fd_);
-      fail("autotune cache: cannot lock '" + lp + "': " + e);
+      fail("autotune cache: cannot lock " + qpath(lp) + ": " + e);
     }
   }
   ~FileLock() {
@@ -326,12 +411,41 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-void make_parent_dir(const std::string& path) {
+// Only the default cache's own folder is created (~/.cache/convlab on a fresh
+// machine); a folder named by the user must exist.
+void make_default_dir(const std::string& path) {
+  if (path != TuneCache::default_path()) return;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (parent.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(parent, ec);
-  if (ec) fail("autotune cache: cannot create '" + parent.string() + "': " + ec.message());
+  if (ec) fail("autotune cache: cannot create " + qpath(parent.string()) + ": " + ec.message());
+}
+
+// Called under the lock of `path`: removes "<path>.tmp.<pid>.*" and
+// "<path>.bad.tmp.<pid>.*" left by writers that died mid-write (killed, out of
+// power). A live writer's temp is never touched: every writer holds the lock
+// while its temp exists, and a pid that still exists is left alone anyway.
+void remove_dead_writers_temps(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
+  const std::string base = p.filename().string();
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (const dirent* de = ::readdir(d)) {
+    const std::string name = de->d_name;
+    for (const std::string& prefix : {base + ".tmp.", base + ".bad.tmp."}) {
+      if (name.compare(0, prefix.size(), prefix) != 0) continue;
+      const char* digits = name.c_str() + prefix.size();
+      char* end = nullptr;
+      errno = 0;
+      const long pid = std::strtol(digits, &end, 10);
+      if (end == digits || *end != '.' || errno != 0 || pid <= 0 || pid > (long(1) << 30)) continue;
+      if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+      ::unlink((dir + "/" + name).c_str());
+    }
+  }
+  ::closedir(d);
 }
 
 std::string render(const std::map<std::string, CacheEntry>& entries, const std::vector<std::string>& foreign) {
@@ -343,8 +457,10 @@ std::string render(const std::map<std::string, CacheEntry>& entries, const std::
 }  // namespace
 
 void TuneCache::save() {
-  make_parent_dir(path_);
+  make_default_dir(path_);
+  require_output_path(path_, "autotune cache");
   FileLock lock(path_);
+  remove_dead_writers_temps(path_);
   FileContents disk = read_file(false);
   if (disk.bad_lines) write_file_atomic(path_ + ".bad", slurp(path_));
   for (auto& [k, e] : pending_) {
@@ -359,14 +475,15 @@ void TuneCache::save() {
 
 std::vector<CacheEntry> TuneCache::entries() const {
   std::vector<CacheEntry> out;
+  out.reserve(entries_.size());
   for (const auto& [k, e] : entries_) out.push_back(e);
   return out;
 }
 
-std::vector<Measured> TuneCache::measurements(const std::string& device, const std::string& version) const {
+std::vector<Measured> TuneCache::measurements(const std::vector<std::string>& devices) const {
   std::vector<Measured> out;
   for (const auto& [k, e] : entries_) {
-    if (e.key.device != device || e.key.version != version) continue;
+    if (std::find(devices.begin(), devices.end(), e.key.device) == devices.end() || !is_current_build(e.key)) continue;
     try {
       out.push_back({parse_problem(e.key.problem), parse_direction(e.key.dir), e.results});
     } catch (const Error&) {
@@ -378,10 +495,11 @@ std::vector<Measured> TuneCache::measurements(const std::string& device, const s
 
 int merge_cache_files(const std::vector<std::string>& inputs, const std::string& output, bool echo_warnings) {
   if (inputs.empty()) fail("cache merge: no input files");
+  require_output_path(output, "cache merge: output");
   std::map<std::string, CacheEntry> all;
   std::vector<std::string> foreign;
   for (const auto& in : inputs) {
-    if (!std::filesystem::is_regular_file(in)) fail("cache merge: '" + in + "' is not a file");
+    if (!std::filesystem::is_regular_file(in)) fail("cache merge: " + qpath(in) + " is not a file");
     TuneCache c(in, echo_warnings);
     c.load();
     for (CacheEntry& e : c.entries()) {
@@ -392,10 +510,105 @@ int merge_cache_files(const std::vector<std::string>& inputs, const std::string&
     for (const auto& l : c.foreign_lines())
       if (std::find(foreign.begin(), foreign.end(), l) == foreign.end()) foreign.push_back(l);
   }
-  make_parent_dir(output);
   FileLock lock(output);
+  remove_dead_writers_temps(output);
   write_file_atomic(output, render(all, foreign));
   return int(all.size());
+}
+
+// ---- cache check -----------------------------------------------------------
+
+namespace {
+
+// Whether a fingerprint is this machine's: a CPU one at any thread count
+// ("... | 8 threads"), or this GPU's.
+bool is_this_machine(const std::string& device) {
+  const size_t at = device.rfind(" threads");
+  if (at != std::string::npos) {
+    size_t b = at;
+    while (b > 0 && std::isdigit(static_cast<unsigned char>(device[b - 1]))) --b;
+    if (b < at && at - b <= 6) {
+      const int t = std::atoi(device.c_str() + b);
+      if (t > 0 && device == device_fingerprint(DeviceKind::cpu, t)) return true;
+    }
+    return false;
+  }
+  return device == device_fingerprint(DeviceKind::cuda, 0);
+}
+
+}  // namespace
+
+CacheCheck check_cache_file(const std::string& path) {
+  CacheCheck out;
+  std::map<std::string, int> seen;  // key -> line of its newest entry so far
+  const bool exists = read_cache_lines(path, [&](int n, std::string_view line, bool too_long) {
+    if (blank(line)) return;
+    ++out.lines;
+    std::vector<std::string> why;
+    auto report = [&] {
+      std::string w = "line " + std::to_string(n) + ": ";
+      for (size_t i = 0; i < why.size(); ++i) w += (i ? "; " : "") + why[i];
+      out.warnings.push_back(std::move(w));
+    };
+    if (too_long) {
+      why.push_back("longer than " + std::to_string(kCacheMaxLineBytes >> 20) + " MiB");
+      return report();
+    }
+    std::string err;
+    auto v = json::parse(line, &err);
+    if (!v) {
+      why.push_back("unreadable: " + err);
+      return report();
+    }
+    const int f = line_format(*v);
+    if (f > 0 && f != kFormat) {
+      why.push_back("cache format " + std::to_string(f) + ", this build reads " + std::to_string(kFormat) + " (kept, never used)");
+      return report();
+    }
+    std::optional<CacheEntry> e;
+    if (f < 0) err = "no integer 'format' field";
+    else e = from_value(*v, &err);
+    if (!e) {
+      why.push_back("unreadable: " + err);
+      return report();
+    }
+    ++out.entries;
+    const CacheKey& k = e->key;
+    if (!is_this_machine(k.device))
+      why.push_back("another device '" + printable(k.device) + "' (this machine is '" +
+                    device_fingerprint(DeviceKind::cpu, 0) + "' at any thread count)");
+    if (!is_current_build(k)) {
+      std::string s = "stale: tuned by convlab " + printable(k.version);
+      s += k.build.empty() ? std::string(" before builds were recorded") : ", build '" + printable(k.build) + "'";
+      why.push_back(s + " (this is '" + build_identity(DeviceKind::cpu) + "')");
+    }
+    try {
+      const ConvProblem p = parse_problem(k.problem);
+      if (p.key() != k.problem)
+        why.push_back("problem '" + printable(k.problem) + "' is not canonical (this build writes '" + p.key() +
+                      "'): no lookup can reach it");
+    } catch (const Error& x) {
+      why.push_back("impossible problem '" + printable(k.problem) + "': " + x.what());
+    }
+    if (e->results.empty()) {
+      why.push_back("no results");
+    } else {
+      const AlgoPerf* best = select(e->results, Constraints{});
+      std::vector<std::string> unknown;
+      for (const AlgoPerf& r : e->results)
+        if (!find_algorithm(r.algo)) unknown.push_back(r.algo);
+      if (best && !find_algorithm(best->algo)) why.push_back("winner '" + printable(best->algo) + "' is not a registered algorithm");
+      for (const std::string& u : unknown)
+        if (!best || u != best->algo) why.push_back("result for unregistered algorithm '" + printable(u) + "'");
+    }
+    if (auto it = seen.find(k.str()); it != seen.end())
+      why.push_back("same key as line " + std::to_string(it->second) + " (the newer tuned_at is used)");
+    seen[k.str()] = n;
+    if (why.empty()) ++out.usable;
+    else report();
+  });
+  if (!exists) fail("autotune cache " + qpath(path) + " does not exist");
+  return out;
 }
 
 }  // namespace convlab

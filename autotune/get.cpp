@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "autotune/find.hpp"
 #include "algorithms/registry.hpp"
@@ -90,9 +91,14 @@ MachineModel MachineModel::for_context(const ExecContext& ctx) {
 }
 
 CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir, const MachineModel& m) {
+  return model_cost(a, p, dir, m, a.workspace_bytes(p, dir));
+}
+
+CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir, const MachineModel& m,
+                        size_t workspace_bytes) {
   CostEstimate e;
   const FamilyEff eff = family_eff(a.family());
-  const double ws = double(a.workspace_bytes(p, dir));
+  const double ws = double(workspace_bytes);
   const double N = p.n, C = p.c, K = p.k, Cg = p.c_per_group(), R = p.r, S = p.s;
   e.traffic_bytes = p.bytes() + 2 * ws;
   const std::string_view name = a.name();
@@ -156,32 +162,67 @@ CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir,
 
 Calibration Calibration::fit(const std::vector<Measured>& data, const MachineModel& m, const std::string& exclude_key,
                              const std::vector<const Algorithm*>* algos) {
-  auto lookup = [&](const std::string& name) -> const Algorithm* {
-    if (!algos) return find_algorithm(name);
-    for (const Algorithm* a : *algos)
-      if (a->name() == name) return a;
-    return nullptr;
-  };
-  std::map<std::string, std::pair<double, int>> acc;  // key -> (sum of log ratio, count)
-  Calibration cal;
+  return CalibrationData(data, m, algos).fit(exclude_key);
+}
+
+void CalibrationData::add(const std::vector<Measured>& data, const MachineModel& m,
+                          const std::vector<const Algorithm*>* algos) {
+  // Names resolved once through a hash map (a cache names the same few algorithms over and over).
+  std::unordered_map<std::string, const Algorithm*> by_name;
+  for (const Algorithm* a : algos ? *algos : registry()) by_name.emplace(std::string(a->name()), a);
   for (const Measured& d : data) {
-    if (!exclude_key.empty() && d.problem.key() == exclude_key) continue;
+    const std::string dir(to_string(d.dir));
+    Sums* mine = nullptr;
+    int* mine_samples = nullptr;
     for (const AlgoPerf& r : d.results) {
+      // An ok result is a measurement of an algorithm that supported the problem
+      // on this device and build (the cache key says so); nothing is re-asked.
       if (r.status != PerfStatus::ok || !(r.time > 0)) continue;
-      const Algorithm* a = lookup(r.algo);
-      if (!a || !a->supports(d.problem, d.dir)) continue;
-      const double pred = model_cost(*a, d.problem, d.dir, m).seconds;
-      if (!(pred > 0)) continue;
+      auto it = by_name.find(r.algo);
+      if (it == by_name.end()) continue;
+      const Algorithm& a = *it->second;
+      const double pred = model_cost(a, d.problem, d.dir, m, r.workspace).seconds;
+      if (!(pred > 0) || !std::isfinite(pred)) continue;
       const double lr = std::log(r.time / pred);
-      const std::string dir(to_string(d.dir));
-      for (const std::string& k : {r.algo + "|" + dir, r.algo, std::string(a->family()) + "|" + dir}) {
-        acc[k].first += lr;
-        acc[k].second += 1;
+      if (!std::isfinite(lr)) continue;
+      if (!mine) {
+        auto& slot = by_problem_[d.problem.key()];
+        mine = &slot.first;
+        mine_samples = &slot.second;
       }
-      ++cal.samples_;
+      for (const std::string& k : {r.algo + "|" + dir, r.algo, std::string(a.family()) + "|" + dir}) {
+        auto& t = total_[k];
+        t.first += lr;
+        t.second += 1;
+        auto& o = (*mine)[k];
+        o.first += lr;
+        o.second += 1;
+      }
+      ++*mine_samples;
+      ++samples_;
     }
   }
-  for (const auto& [k, v] : acc) cal.factor_[k] = std::exp(v.first / v.second);
+}
+
+Calibration CalibrationData::fit(const std::string& exclude_key) const {
+  Calibration cal;
+  cal.samples_ = samples_;
+  const Sums* out = nullptr;
+  if (!exclude_key.empty())
+    if (auto it = by_problem_.find(exclude_key); it != by_problem_.end()) {
+      out = &it->second.first;
+      cal.samples_ -= it->second.second;
+    }
+  for (const auto& [k, v] : total_) {
+    double sum = v.first;
+    int n = v.second;
+    if (out)
+      if (auto o = out->find(k); o != out->end()) {
+        sum -= o->second.first;
+        n -= o->second.second;
+      }
+    if (n > 0) cal.factor_[k] = std::exp(sum / n);
+  }
   return cal;
 }
 

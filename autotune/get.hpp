@@ -48,6 +48,10 @@ struct CostEstimate {
   std::string formula;  // one line: how the numbers were obtained
 };
 CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir, const MachineModel& m);
+// The same with the workspace given (calibration passes the one find measured
+// with, so fitting a cache never asks an algorithm, e.g. oneDNN, to plan).
+CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir, const MachineModel& m,
+                        size_t workspace_bytes);
 
 // One find result, the unit calibration learns from (the cache holds these).
 struct Measured {
@@ -55,6 +59,8 @@ struct Measured {
   Direction dir = Direction::fwd;
   std::vector<AlgoPerf> results;
 };
+
+class CalibrationData;
 
 class Calibration {
  public:
@@ -67,7 +73,32 @@ class Calibration {
   int samples() const { return samples_; }
 
  private:
+  friend class CalibrationData;
   std::map<std::string, double> factor_;  // "algo|dir", "algo", "family|dir" -> geometric mean
+  int samples_ = 0;
+};
+
+// The calibration data reduced once (one pass over the measurements, each
+// predicted from its recorded workspace, nothing planned or run): per factor
+// key the sum of log(measured / predicted) and the count, in total and per
+// problem key. Fitting in-sample or leaving one problem out then costs
+// O(factor keys), not another pass over a cache of tens of thousands of entries.
+class CalibrationData {
+ public:
+  CalibrationData() = default;
+  CalibrationData(const std::vector<Measured>& data, const MachineModel& m,
+                  const std::vector<const Algorithm*>* algos = nullptr) {
+    add(data, m, algos);
+  }
+  // Adds measurements taken on the machine `m` describes (e.g. one thread count's).
+  void add(const std::vector<Measured>& data, const MachineModel& m, const std::vector<const Algorithm*>* algos = nullptr);
+  Calibration fit(const std::string& exclude_key = "") const;
+  int samples() const { return samples_; }
+
+ private:
+  using Sums = std::map<std::string, std::pair<double, int>>;  // factor key -> (sum of log ratios, count)
+  Sums total_;
+  std::map<std::string, std::pair<Sums, int>> by_problem_;  // problem key -> (its sums, its samples)
   int samples_ = 0;
 };
 

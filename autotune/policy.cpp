@@ -268,7 +268,7 @@ Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction di
       std::vector<Measured> data;
       if (!policy.cache_path.empty() || std::filesystem::exists(path)) {
         const CacheKey k = make_cache_key(p, dir, ctx);
-        data = open_cache(s, path).measurements(k.device, k.version);
+        data = open_cache(s, path).measurements({k.device});
       }
       cal = std::make_unique<Calibration>(Calibration::fit(data, MachineModel::for_context(ctx)));
     }

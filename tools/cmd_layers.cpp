@@ -3,7 +3,9 @@
 // the fp64 reference and timed (find), the cost model ranks them without
 // running (get), and the results are printed as a table and saved as JSON/CSV
 // for the notebooks. The peak it reports against is measured, not assumed.
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -66,7 +68,7 @@ int cmd_layers(int argc, char** argv) {
   args.option("threads", "LIST", "comma-separated CPU thread counts, e.g. 1,2 (0 = all)", "0");
   args.option("json", "F", "write the results as JSON (atomically)");
   args.option("csv", "F", "write the results as CSV (atomically)");
-  args.option("cache", "F", "calibrate get's cost model from this autotune cache");
+  args.option("cache", "F", "calibrate get's cost model from this autotune cache (read only: its entries of this device, build and --threads)");
   args.option("max-seconds", "S", "timed work per candidate before the median is taken as is", "0.3");
   if (!args.parse(argc, argv)) return 0;
 
@@ -106,18 +108,39 @@ int cmd_layers(int argc, char** argv) {
   if (opt.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab layers --device cuda: no CUDA device (" + cuda_info().reason + ")");
 
+  // --cache: read only, so it must exist; calibrated from the entries of this build at every thread
+  // count this run uses (each predicted with that thread count's machine model).
   Calibration cal;
+  std::string cal_line;
   if (args.has("cache")) {
-    TuneCache cache(args.get("cache"));
+    const std::string f = args.get("cache");
+    if (!std::filesystem::exists(f)) fail("convlab layers --cache: '" + printable(f) + "' does not exist");
+    TuneCache cache(f);
     cache.load();
-    ExecContext c0;
-    c0.device = opt.device;
-    cal = Calibration::fit(cache.measurements(device_fingerprint(opt.device, 0), CONVLAB_VERSION),
-                           MachineModel::for_context(c0));
+    CalibrationData data;
+    std::vector<std::string> seen;
+    size_t entries = 0;
+    for (int t : opt.device == DeviceKind::cpu ? opt.threads : std::vector<int>{0}) {
+      ExecContext c;
+      c.device = opt.device;
+      c.threads = t;
+      const std::string fp = device_fingerprint(opt.device, opt.device == DeviceKind::cpu ? c.resolved_threads() : 0);
+      if (std::find(seen.begin(), seen.end(), fp) != seen.end()) continue;
+      seen.push_back(fp);
+      const std::vector<Measured> m = cache.measurements({fp});
+      entries += m.size();
+      data.add(m, MachineModel::for_context(c));
+    }
+    cal = data.fit();
     opt.calibration = &cal;
+    cal_line = data.samples() ? "get calibrated from " + std::to_string(data.samples()) + " cached measurements (" +
+                                    std::to_string(entries) + " entries of this device and build in " + printable(f) + ")"
+                              : "get uncalibrated: no usable entries in " + printable(f) +
+                                    " (none of this device at these thread counts and this build)";
   }
   std::printf("convlab layers on %s%s\n", device_fingerprint(opt.device, 0).c_str(),
               network.empty() ? "" : (", batch " + std::to_string(batch)).c_str());
+  if (!cal_line.empty()) std::printf("%s\n", cal_line.c_str());
   opt.on_case = print_case;
   opt.on_vendor = print_vendor;
   Comparison cmp = compare_layers(cases, opt);

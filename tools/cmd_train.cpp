@@ -95,6 +95,16 @@ train::TrainConfig config_from(const Args& args, const std::string& cmd, const s
   // Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
   for (const auto& value : args.get_all("policy"))
     for (auto& p : split_policy_list(value)) cfg.policies.push_back(std::move(p));
+  for (const auto& p : cfg.policies) {
+    const Policy pol = Policy::parse(p);
+    // So do cache files that cannot be used: one cache:F writes must be writable (its folder is never
+    // created), one get:F only reads must exist. (The default cache's own folder is created on save.)
+    if (pol.kind == Policy::Kind::cache && !pol.cache_path.empty())
+      require_output_path(pol.cache_path, "convlab --policy cache");
+    struct stat st {};
+    if (pol.kind == Policy::Kind::get && !pol.cache_path.empty() && ::stat(pol.cache_path.c_str(), &st) != 0)
+      fail("convlab --policy get: autotune cache '" + printable(pol.cache_path) + "' does not exist");
+  }
   return cfg;
 }
 

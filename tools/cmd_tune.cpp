@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <ctime>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/layers.hpp"
+#include "core/paths.hpp"
 #include "core/timing.hpp"
 #include "tools/cli.hpp"
 
@@ -160,7 +162,7 @@ int cmd_tune(int argc, char** argv) {
   args.option("mode", "MODE", "both, find or get", "both");
   args.option("dir", "DIRS", "all, or a comma list of fwd, bwd-data, bwd-filter", "all");
   args.option("batch", "N", "minibatch (networks and layer ids default to 32)");
-  args.option("cache", "FILE", "autotune cache (JSON lines) to read and update");
+  args.option("cache", "FILE", "autotune cache (JSON lines) to read and update; checked before tuning (created if missing; its folder must exist)");
   args.flag("retune", "ignore cache hits (re-run find and overwrite the entries)");
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
   args.option("max-error", "E", "accuracy budget: largest measured relative error a choice may have");
@@ -212,6 +214,8 @@ int cmd_tune(int argc, char** argv) {
 
   std::unique_ptr<TuneCache> cache;
   if (args.has("cache")) {
+    // Up front: a typo must not throw away the tuning (a missing file is an empty cache, created on save).
+    if (do_find) require_output_path(args.get("cache"), "convlab tune --cache");
     cache = std::make_unique<TuneCache>(args.get("cache"));
     cache->load();
   }
@@ -265,15 +269,16 @@ int cmd_tune(int argc, char** argv) {
   // ---- get: uncalibrated, calibrated in-sample, calibrated leave-one-layer-out ----
   std::vector<Measured> data;
   if (cache)
-    for (auto& m : cache->measurements(fingerprint, CONVLAB_VERSION)) data.push_back(std::move(m));
+    for (auto& m : cache->measurements({fingerprint})) data.push_back(std::move(m));
   if (do_find && !cache)
     for (const Pair& pr : pairs) data.push_back({pr.target->problem, pr.dir, pr.found});
-  const Calibration cal_in = Calibration::fit(data, model);
+  const CalibrationData cal_data(data, model);  // one pass; every fit below is O(factor keys)
+  const Calibration cal_in = cal_data.fit();
   for (Pair& pr : pairs) {
     pr.got_uncal = get(pr.target->problem, pr.dir, ctx, cons.workspace_limit, nullptr, candidates);
     pr.got_in = get(pr.target->problem, pr.dir, ctx, cons.workspace_limit, &cal_in, candidates);
     if (do_find) {
-      const Calibration loo = Calibration::fit(data, model, pr.target->problem.key());
+      const Calibration loo = cal_data.fit(pr.target->problem.key());
       pr.got_loo = get(pr.target->problem, pr.dir, ctx, cons.workspace_limit, &loo, candidates);
     }
   }
@@ -424,9 +429,14 @@ int cmd_cache(int argc, char** argv) {
   Args args("cache", "show FILE | check FILE | merge A B... -o OUT",
             "Inspects and combines autotune cache files (JSON lines, see autotune/cache.hpp).\n"
             "  show FILE        one line per entry: problem, direction, device, version, winner, time\n"
-            "  check FILE       reads the file and reports unreadable / foreign lines (exit 1 if any)\n"
+            "  check FILE       one warning per line this build on this machine would not use (exit 1 if\n"
+            "                   any): unreadable or over-long lines, another cache format, another device,\n"
+            "                   stale (tuned by another convlab build or oneDNN/OpenBLAS/FFTW/cuDNN version),\n"
+            "                   a problem this build rejects, an unregistered algorithm, no results\n"
             "  merge A B... -o OUT   union of the inputs, per key the most recently tuned entry wins;\n"
-            "                   OUT is written atomically under the cache lock");
+            "                   OUT is written atomically under the cache lock\n"
+            "A missing file, a folder or anything not a regular file is an error (exit 2), as is a file over\n"
+            "256 MiB; lines over 1 MiB are unreadable lines.");
   args.positionals("ACTION FILE...", "show, check or merge, then the files", 2, 1000);
   args.option("out", "FILE", "merge: the output file (also -o)");
   if (!args.parse(int(av.size()), av.data())) return 0;
@@ -440,12 +450,17 @@ int cmd_cache(int argc, char** argv) {
   }
   if (files.size() != 1) fail("convlab cache " + action + ": expects exactly one FILE");
   if (action != "show" && action != "check") fail("convlab cache: unknown action '" + action + "' (show, check, merge)");
+  if (action == "check") {
+    // Every line this build on this machine would not use, one warning each (exit 1 if any).
+    const CacheCheck r = check_cache_file(files[0]);
+    for (const std::string& w : r.warnings) std::printf("%s: %s\n", printable(files[0]).c_str(), w.c_str());
+    std::printf("%s: %d lines, %d entries, %d usable here, %zu warnings\n", printable(files[0]).c_str(), r.lines,
+                r.entries, r.usable, r.warnings.size());
+    return r.warnings.empty() ? 0 : 1;
+  }
+  if (!std::filesystem::exists(files[0])) fail("convlab cache show: '" + printable(files[0]) + "' does not exist");
   TuneCache c(files[0], true);
   c.load();
-  if (action == "check") {
-    std::printf("%s: %zu entries, %zu warnings\n", files[0].c_str(), c.entries().size(), c.warnings().size());
-    return c.warnings().empty() ? 0 : 1;
-  }
   for (const CacheEntry& e : c.entries()) {
     const AlgoPerf* best = select(e.results, Constraints{});
     std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", e.key.problem.c_str(), e.key.dir.c_str(), e.key.version.c_str(),

@@ -16,7 +16,10 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <string>
 
+#include "autotune/build_identity.hpp"
+#include "core/build_id.hpp"
 #include "core/error.hpp"
 #include "tools/cli.hpp"
 
@@ -57,7 +60,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::printf("convlab %s\n", CONVLAB_VERSION);
+    // Line 2 is what autotune cache entries of this build are keyed on (autotune/build_identity.hpp).
+    std::printf("convlab %s (build %s)\n%s\n", CONVLAB_VERSION, std::string(convlab::build_id()).c_str(),
+                convlab::build_identity(convlab::DeviceKind::cpu).c_str());
     return 0;
   }
   for (const auto& c : convlab::cli::commands()) {

@@ -2,6 +2,7 @@
 // foreign files, version and device mismatches, staleness, two concurrent
 // writer processes, merge.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,8 +10,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "autotune/build_identity.hpp"
 #include "autotune/cache.hpp"
 #include "autotune/json_value.hpp"
+#include "core/build_id.hpp"
 #include "core/problem.hpp"
 #include "tests/autotune/planted.hpp"
 
@@ -104,7 +107,20 @@ TEST_F(Cache, LineRoundTrip) {
 }
 
 TEST_F(Cache, FileRoundTripAndAtomicReplace) {
-  const std::string f = path("sub/dir/tune.jsonl");  // parent folders are created
+  const std::string f = path("sub/dir/tune.jsonl");
+  {
+    // A folder named by the user is never created: refused with one line.
+    TuneCache missing(f, false);
+    missing.put(sample());
+    try {
+      missing.save();
+      ADD_FAILURE() << "saved into a missing folder";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(path("sub")));
+  }
+  fs::create_directories(path("sub/dir"));
   {
     TuneCache c(f, false);
     c.load();
@@ -257,6 +273,7 @@ TEST_F(Cache, TwoConcurrentWriterProcessesLoseNothing) {
 
 TEST_F(Cache, MergeTakesTheUnionAndTheNewerEntry) {
   const std::string a = path("a.jsonl"), b = path("b.jsonl"), out = path("merged/c.jsonl");
+  fs::create_directories(path("merged"));
   CacheEntry old = sample(), newer = sample();
   old.tuned_at = 10;
   old.results.resize(1);
@@ -271,6 +288,179 @@ TEST_F(Cache, MergeTakesTheUnionAndTheNewerEntry) {
   EXPECT_EQ(c.lookup(sample().key)->tuned_at, 20);
   EXPECT_EQ(c.lookup(sample().key)->results.size(), 3u);
   EXPECT_THROW(merge_cache_files({path("missing.jsonl")}, out, false), Error);
+}
+
+// issue 16 item 9: what is read is bounded; nothing that is not a regular file is opened.
+TEST_F(Cache, RefusesFoldersSpecialFilesAndOversizeFilesWithOneLine) {
+  auto refused = [](const std::string& f, const std::string& fragment) {
+    TuneCache c(f, false);
+    try {
+      c.load();
+      ADD_FAILURE() << f << " was read";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(fragment), std::string::npos) << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    }
+  };
+  refused(dir_.string(), "is a folder");
+  refused("/dev/zero", "not a regular file");  // used to read forever, growing to GBs
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  refused(fifo, "not a regular file");  // never opened, so never waited on
+  const std::string big = path("big.jsonl");
+  spit(big, serialize(sample()) + "\n");
+  fs::resize_file(big, kCacheMaxFileBytes + 1);  // sparse: nothing is written
+  refused(big, "over the 256 MiB limit");
+  // A missing file is an empty cache (tune creates it).
+  TuneCache missing(path("missing.jsonl"), false);
+  EXPECT_NO_THROW(missing.load());
+  EXPECT_TRUE(missing.entries().empty());
+}
+
+TEST_F(Cache, OverlongLineIsAnUnreadableLineNotAnEntry) {
+  const std::string f = path("long.jsonl");
+  spit(f, serialize(sample()) + "\n{\"format\":1," + std::string(kCacheMaxLineBytes + 10, ' ') + "\n" +
+              serialize(sample("mb1ic1ih4oc1oh4kh1")) + "\n");
+  TuneCache c(f, false);
+  ASSERT_NO_THROW(c.load());
+  EXPECT_EQ(c.entries().size(), 2u);
+  ASSERT_EQ(c.warnings().size(), 1u);
+  EXPECT_NE(c.warnings()[0].find("line 2: line longer than 1 MiB"), std::string::npos) << c.warnings()[0];
+}
+
+// issue 16 item 11: a read-only cache is refused, never replaced.
+TEST_F(Cache, ReadOnlyFileIsRefusedNotReplaced) {
+  const std::string f = path("ro.jsonl");
+  spit(f, serialize(sample()) + "\n");
+  ASSERT_EQ(::chmod(f.c_str(), 0444), 0);
+  const std::string before = slurp(f);
+  TuneCache c(f, false);
+  c.load();
+  c.put(sample("mb1ic1ih4oc1oh4kh1"));
+  try {
+    c.save();
+    ADD_FAILURE() << "a read-only cache was written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos) << e.what();
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0444u);
+  EXPECT_EQ(slurp(f), before);
+  for (const auto& de : fs::directory_iterator(dir_))
+    EXPECT_EQ(de.path().filename().string().find(".tmp"), std::string::npos) << de.path();
+}
+
+// issue 16 item 11: temp files of writers that were killed are removed under the lock; a live one's are not.
+TEST_F(Cache, TempFilesOfDeadWritersAreRemoved) {
+  const pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(dead, &status, 0), dead);  // reaped: that pid no longer exists
+  const std::string f = path("c.jsonl"), d = std::to_string(dead), live = std::to_string(::getpid());
+  for (const std::string& n : {"c.jsonl.tmp." + d + ".17", "c.jsonl.bad.tmp." + d + ".3", "c.jsonl.tmp." + live + ".5",
+                               "other.jsonl.tmp." + d + ".1", std::string("c.jsonl.tmp.notapid")})
+    spit(path(n), "half-written");
+  TuneCache c(f, false);
+  c.load();
+  c.put(sample());
+  c.save();
+  EXPECT_FALSE(fs::exists(path("c.jsonl.tmp." + d + ".17")));
+  EXPECT_FALSE(fs::exists(path("c.jsonl.bad.tmp." + d + ".3")));
+  EXPECT_TRUE(fs::exists(path("c.jsonl.tmp." + live + ".5")));  // a live process: never touched
+  EXPECT_TRUE(fs::exists(path("other.jsonl.tmp." + d + ".1")));  // another file's
+  EXPECT_TRUE(fs::exists(path("c.jsonl.tmp.notapid")));
+  TuneCache again(f, false);
+  again.load();
+  EXPECT_NE(again.lookup(sample().key), nullptr);
+}
+
+// issue 16 item 14: the key carries this build's identity; other builds' and old lines are stale misses.
+TEST_F(Cache, BuildIdentityIsPartOfTheKey) {
+  EXPECT_FALSE(build_id().empty());
+  const std::string& id = build_identity(DeviceKind::cpu);
+  EXPECT_EQ(id.rfind(std::string("convlab ") + CONVLAB_VERSION + " " + std::string(build_id()), 0), 0u) << id;
+  EXPECT_NE(id.find("OpenBLAS"), std::string::npos) << id;
+  EXPECT_NE(id.find("FFTW"), std::string::npos) << id;
+#ifdef CONVLAB_HAS_ONEDNN
+  EXPECT_NE(id.find("oneDNN "), std::string::npos) << id;
+#endif
+  const CacheEntry e = sample();
+  EXPECT_EQ(e.key.build, id);
+  EXPECT_TRUE(is_current_build(e.key));
+  CacheEntry other = sample("mb1ic1ih4oc1oh4kh1");
+  other.key.build = "convlab " CONVLAB_VERSION " 0123456789ab | oneDNN 2.6.2 | OpenBLAS 0.3.20 | FFTW fftw-3.3.8";
+  EXPECT_FALSE(is_current_build(other.key));
+  // A line written before builds were recorded: no "build" field. Readable, never used.
+  std::string old_line = serialize(sample("mb1ic2ih4oc2oh4kh1"));
+  const size_t at = old_line.find(",\"build\":");
+  old_line.erase(at, old_line.find(",\"version\"") - at);
+  ASSERT_EQ(old_line.find("build"), std::string::npos);
+  const auto old = deserialize(old_line);
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->key.build, "");
+  const std::string f = path("builds.jsonl");
+  spit(f, serialize(e) + "\n" + serialize(other) + "\n" + old_line + "\n");
+  TuneCache c(f, false);
+  ASSERT_NO_THROW(c.load());
+  EXPECT_EQ(c.entries().size(), 3u);
+  EXPECT_NE(c.lookup(e.key), nullptr);
+  EXPECT_EQ(c.lookup(other.key), nullptr);
+  CacheKey same_but_here = other.key;
+  same_but_here.build = id;
+  EXPECT_EQ(c.lookup(same_but_here), nullptr);  // tuned by the other build: re-tuned here
+  ASSERT_EQ(c.warnings().size(), 1u);
+  EXPECT_NE(c.warnings()[0].find("2 entries tuned by another convlab build"), std::string::npos) << c.warnings()[0];
+  EXPECT_EQ(c.measurements({e.key.device}).size(), 1u);  // only this build's entry calibrates
+  // Saving keeps the stale lines (another build may still use them).
+  c.put(sample("mb1ic3ih4oc3oh4kh1"));
+  c.save();
+  const std::string text = slurp(f);
+  EXPECT_NE(text.find("0123456789ab"), std::string::npos);
+  EXPECT_NE(text.find("mb1ic2ih4oc2oh4kh1"), std::string::npos);
+}
+
+// issue 16 item 6: check names every line this build on this machine would not use.
+TEST_F(Cache, CheckWarnsPerUnusableLineWithItsNumber) {
+  const CacheEntry good = sample();
+  CacheEntry other_dev = sample("mb1ic1ih4oc1oh4kh1");
+  other_dev.key.device = "Some Other CPU | avx2 | 64 threads";
+  CacheEntry empty = sample("mb1ic2ih4oc2oh4kh1");
+  empty.results.clear();
+  CacheEntry stale = sample("mb1ic3ih4oc3oh4kh1");
+  stale.key.build = "convlab 0.0.9 feedface";
+  CacheEntry unknown = sample("mb1ic4ih4oc4oh4kh1");  // sample()'s algorithms are test names, not registered
+  std::string impossible = serialize(sample("mb1ic5ih4oc5oh4kh1"));
+  impossible.replace(impossible.find("mb1ic5"), 6, "mb0ic5");
+  std::string noncanonical = serialize(sample("mb1ic6ih4oc6oh4kh1"));
+  noncanonical.replace(noncanonical.find("mb1ic6ih4oc6oh4kh1"), 18, "ic6ih4oc6oh4kh1mb1");
+  CacheEntry registered = sample("mb1ic7ih4oc7oh4kh1");
+  registered.results.resize(1);
+  registered.results[0].algo = "cpu.direct";
+  const std::string f = path("check.jsonl");
+  spit(f, serialize(registered) + "\n" + serialize(other_dev) + "\n" + impossible + "\n" + serialize(unknown) + "\n\n" +
+              serialize(empty) + "\n" + serialize(stale) + "\n" + noncanonical + "\nnot json\n");
+  (void)good;
+  const CacheCheck r = check_cache_file(f);
+  EXPECT_EQ(r.lines, 8);
+  EXPECT_EQ(r.entries, 7);
+  EXPECT_EQ(r.usable, 1);
+  ASSERT_EQ(r.warnings.size(), 7u);
+  auto has = [&](size_t i, const std::string& a, const std::string& b) {
+    EXPECT_EQ(r.warnings[i].rfind(a, 0), 0u) << r.warnings[i];
+    EXPECT_NE(r.warnings[i].find(b), std::string::npos) << r.warnings[i];
+  };
+  has(0, "line 2: ", "another device 'Some Other CPU");
+  has(1, "line 3: ", "impossible problem 'mb0ic5");
+  has(2, "line 4: ", "winner 'cpu.fast' is not a registered algorithm");
+  has(3, "line 6: ", "no results");
+  has(4, "line 7: ", "stale: tuned by convlab 0.1.0, build 'convlab 0.0.9 feedface'");
+  has(5, "line 8: ", "is not canonical");
+  has(6, "line 9: ", "unreadable");
+  EXPECT_THROW(check_cache_file(path("missing.jsonl")), Error);
+  EXPECT_THROW(check_cache_file(dir_.string()), Error);
 }
 
 TEST(JsonValue, ParsesAndRejects) {

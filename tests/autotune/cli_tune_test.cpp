@@ -18,7 +18,18 @@ namespace convlab {
 namespace {
 
 using Result = testing::CliResult;
-class TuneCli : public testing::CliTest {};
+class TuneCli : public testing::CliTest {
+ protected:
+  // A key as the convlab binary makes it: its build identity is asked of it (`convlab --version`,
+  // line 2), so the test does not depend on this test binary having been linked in the same build.
+  CacheKey binary_key(const std::string& problem, const ExecContext& ctx) const {
+    CacheKey k = make_cache_key(parse_problem(problem), Direction::fwd, ctx);
+    const Result v = run("--version");
+    const size_t nl = v.out.find('\n');
+    if (v.code == 0 && nl != std::string::npos) k.build = v.out.substr(nl + 1, v.out.find('\n', nl + 1) - nl - 1);
+    return k;
+  }
+};
 
 TEST_F(TuneCli, Help) {
   for (const char* c : {"tune", "cache"}) {
@@ -117,7 +128,7 @@ TEST_F(TuneCli, CorruptCacheWarnsOnceAndStillTunes) {
 TEST_F(TuneCli, CacheMergeAndShow) {
   const std::string a = path("a.jsonl"), b = path("b.jsonl"), c = path("c.jsonl");
   CacheEntry e;
-  e.key = make_cache_key(parse_problem("mb1ic1ih4oc1oh4kh1"), Direction::fwd, ExecContext{});
+  e.key = binary_key("mb1ic1ih4oc1oh4kh1", ExecContext{});
   e.tuned_at = 5;
   AlgoPerf r;
   r.algo = "cpu.something";
@@ -136,6 +147,102 @@ TEST_F(TuneCli, CacheMergeAndShow) {
   EXPECT_EQ(run("cache check " + b).code, 1);
   EXPECT_EQ(run("cache merge " + a).code, 2);  // no -o
   EXPECT_EQ(run("cache frobnicate " + a).code, 2);
+}
+
+// issue 16 item 6: check names every unusable line and exits 1; show/check refuse what is not a cache file.
+TEST_F(TuneCli, CacheCheckWarnsPerLineAndRefusesNonFiles) {
+  CacheEntry e;
+  e.key = binary_key("mb1ic1ih4oc1oh4kh1", ExecContext{});
+  e.tuned_at = 5;
+  AlgoPerf r;
+  r.algo = "cpu.direct";
+  r.time = 1e-3;
+  e.results = {r};
+  const std::string good = path("good.jsonl"), bad = path("bad.jsonl");
+  std::ofstream(good) << serialize(e) << "\n";
+  const Result ok = run("cache check " + good);
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("1 entries, 1 usable here, 0 warnings"), std::string::npos) << ok.out;
+  CacheEntry dev = e, mb0 = e, winner = e, empty = e;
+  dev.key.device = "Another CPU | avx2 | 96 threads";
+  mb0.key.problem = "mb0ic1ih4oc1oh4kh1";
+  winner.key.problem = "mb1ic2ih4oc2oh4kh1";
+  winner.results[0].algo = "cpu.no_such_algorithm";
+  empty.key.problem = "mb1ic3ih4oc3oh4kh1";
+  empty.results.clear();
+  std::ofstream(bad) << serialize(e) << "\n" << serialize(dev) << "\n" << serialize(mb0) << "\n" << serialize(winner)
+                     << "\n" << serialize(empty) << "\n";
+  const Result c = run("cache check " + bad);
+  EXPECT_EQ(c.code, 1) << c.out << c.err;
+  for (const char* w : {"line 2: another device 'Another CPU", "line 3: impossible problem 'mb0ic1ih4oc1oh4kh1'",
+                        "line 4: winner 'cpu.no_such_algorithm' is not a registered algorithm", "line 5: no results",
+                        "5 entries, 1 usable here, 4 warnings"})
+    EXPECT_NE(c.out.find(w), std::string::npos) << w << "\n" << c.out;
+  // A missing file, a missing folder, a folder, a device, an oversize file: one line, exit 2.
+  const std::string big = path("big.jsonl");
+  std::ofstream(big) << serialize(e) << "\n";
+  std::filesystem::resize_file(big, kCacheMaxFileBytes + 1);
+  expect_one_line_error("cache show " + path("missing.jsonl"), "does not exist");
+  expect_one_line_error("cache check " + path("missing.jsonl"), "does not exist");
+  expect_one_line_error("cache check " + path("no/such/folder/c.jsonl"), "does not exist");
+  expect_one_line_error("cache show " + dir_.string(), "is a folder");
+  expect_one_line_error("cache check " + dir_.string(), "is a folder");
+  expect_one_line_error("cache show /dev/zero", "not a regular file");  // used to hang and grow to GBs
+  expect_one_line_error("cache check /dev/zero", "not a regular file");
+  expect_one_line_error("cache check " + big, "over the 256 MiB limit");
+}
+
+// issue 16 items 11 and 12: --cache is checked before any tuning; a read-only cache is never replaced.
+TEST_F(TuneCli, CacheFileCheckedUpFront) {
+  const std::string ro = path("ro.jsonl");
+  std::ofstream(ro) << "";
+  std::filesystem::permissions(ro, std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
+                                       std::filesystem::perms::others_read);
+  const std::string prob = "tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --quiet --max-seconds 0.02 --cache ";
+  expect_one_line_error(prob + ro, "is read-only");
+  expect_one_line_error(prob + path("no/such/folder/c.jsonl"), "folder");
+  expect_one_line_error(prob + dir_.string(), "is a folder");
+  expect_one_line_error(prob + "/dev/zero", "not a regular file");
+  EXPECT_FALSE(std::filesystem::exists(path("no")));  // never created
+  expect_one_line_error("cache merge " + ro + " -o " + ro, "is read-only");
+  EXPECT_EQ(slurp(ro), "");
+  // train / report: the cache:F a policy writes and the get:F it reads.
+  expect_one_line_error("train tiny --iters 1 --policy cache:" + path("no/c.jsonl"), "does not exist");
+  expect_one_line_error("train tiny --iters 1 --policy cache:" + ro, "is read-only");
+  expect_one_line_error("train tiny --iters 1 --policy get:" + path("missing.jsonl"), "does not exist");
+  expect_one_line_error("report --net tiny --out " + path("rep") + " --policy cache:" + ro, "is read-only");
+}
+
+// issue 16 item 8: layers --cache calibrates from the entries of the thread counts it runs, and says how many.
+TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
+  ExecContext one;
+  one.threads = 1;
+  CacheEntry e;
+  e.key = binary_key("mb1ic4ih8oc4oh8kh3ph1", one);
+  e.tuned_at = 5;
+  for (const char* a : {"cpu.direct", "cpu.im2col_gemm"}) {
+    AlgoPerf r;
+    r.algo = a;
+    r.time = 1e-4;
+    e.results.push_back(r);
+  }
+  const std::string cache = path("one.jsonl");
+  std::ofstream(cache) << serialize(e) << "\n";
+  const std::string layers = "layers mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.01 --cache " + cache;
+  const Result r1 = run(layers + " --threads 1");
+  EXPECT_EQ(r1.code, 0) << r1.err;
+  EXPECT_NE(r1.out.find("get calibrated from 2 cached measurements"), std::string::npos) << r1.out;
+  // Entries of another thread count only: said, not silently ignored.
+  ExecContext three;
+  three.threads = 3;
+  e.key = binary_key("mb1ic4ih8oc4oh8kh3ph1", three);
+  const std::string other = path("three.jsonl");
+  std::ofstream(other) << serialize(e) << "\n";
+  EXPECT_FALSE(e.key.build.empty());
+  const Result r2 = run("layers mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.01 --threads 1 --cache " + other);
+  EXPECT_EQ(r2.code, 0) << r2.err;
+  EXPECT_NE(r2.out.find("get uncalibrated: no usable entries in " + other), std::string::npos) << r2.out;
+  expect_one_line_error("layers mb1ic4ih8oc4oh8kh3ph1 --cache " + path("missing.jsonl"), "does not exist");
 }
 
 }  // namespace
