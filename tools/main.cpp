@@ -5,6 +5,7 @@
 #include <exception>
 #include <new>
 
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "tools/cli.hpp"
 
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   for (const auto& c : convlab::cli::commands()) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     try {
+      (void)convlab::cpu_info();  // a bad CONVLAB_ISA is one line and exit 2 before any work
       return c.run(argc - 1, argv + 1);
     } catch (const convlab::Error& e) {
       std::fprintf(stderr, "error: %s\n", e.what());

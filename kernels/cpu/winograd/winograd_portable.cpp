@@ -7,7 +7,7 @@
 namespace convlab::winograd {
 
 const Kernels& kernels_portable() {
-  static const Kernels k = {"scalar", input_transform, output_transform, dst_transform, gemm_ukernel_generic, filter_transform_block, filter_grad_block};
+  static const Kernels k = {"portable", input_transform, output_transform, dst_transform, gemm_ukernel_generic, filter_transform_block, filter_grad_block};
   return k;
 }
 
