@@ -1,6 +1,7 @@
 #include "core/device.hpp"
 
 #include <cpuid.h>
+#include <sched.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -89,7 +90,12 @@ CpuInfo detect_cpu() {
     }
   }
   if (info.model.empty()) info.model = info.vendor.empty() ? "unknown CPU" : info.vendor;
-  info.hardware_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  // The CPUs this process may run on (taskset, cgroups cpusets, CI runners), as
+  // nproc counts them; hardware_concurrency() counts the whole machine's.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  info.hardware_threads = allowed > 0 ? allowed : int(std::max(1u, std::thread::hardware_concurrency()));
   info.detected_isa = info.isa();
   return info;
 }

@@ -23,7 +23,7 @@ struct CpuInfo {
   std::string vendor, model;
   bool avx512f = false, avx512vl = false, avx512bw = false, avx512dq = false;
   bool avx2 = false, fma = false;
-  int hardware_threads = 1;
+  int hardware_threads = 1;  // CPUs this process may use (its affinity mask, like nproc)
   // The widest level the CPU itself has, before any cap ("avx512", ...).
   std::string detected_isa;
   // CONVLAB_ISA as applied ("" when unset): isa() is at most this.

@@ -349,7 +349,9 @@ std::string CpuOnednn::implementation(const ConvProblem& p, Direction dir, int t
 
 void CpuOnednn::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                     const ExecContext& ctx) const {
-  const int threads = ctx.resolved_threads();
+  // No more threads than this process has CPUs (as cpu.direct and cpu.fft): a
+  // request for 2 on a 1-CPU machine runs on 1, within workspace_bytes().
+  const int threads = std::clamp(ctx.resolved_threads(), 1, default_threads());
   PlanOrWhy got = get_plan(kind_, p, dir, threads);
   if (auto* why = std::get_if<std::string>(&got)) fail(std::string(name()) + " at " + std::to_string(threads) + " threads: " + *why);
   const Plan& plan = *std::get<std::shared_ptr<const Plan>>(got);

@@ -5,6 +5,8 @@
 // (tests/CMakeLists.txt), so the narrower paths are exercised on any CPU.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -101,6 +103,20 @@ TEST(DeviceIsaCap, EveryKernelTableFollowsTheCpu) {
   }
   if (isa == "portable") {
     EXPECT_FALSE(cpu::sgemm_isa_supported(cpu::GemmIsa::avx2));
+  }
+}
+
+// hardware_threads is what this process may use (its affinity mask, as nproc
+// counts), and "all threads" resolves to it. Under CTest's `taskset -c 0` run
+// (one_cpu.core) CONVLAB_EXPECT_CPUS=1 says how many that is.
+TEST(DeviceThreads, FollowTheAffinityMask) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  EXPECT_EQ(cpu_info().hardware_threads, CPU_COUNT(&set));
+  EXPECT_EQ(ExecContext{}.resolved_threads(), CPU_COUNT(&set));
+  if (const char* want = std::getenv("CONVLAB_EXPECT_CPUS")) {
+    EXPECT_EQ(cpu_info().hardware_threads, std::atoi(want));
   }
 }
 

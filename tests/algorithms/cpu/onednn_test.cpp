@@ -117,19 +117,25 @@ TEST(OnednnThreads, ConcurrentCallers) {
         const Reference ref = compute_reference(p, dir, in);
         std::vector<ConvData> outs;
         for (int i = 0; i < 4; ++i) outs.emplace_back(p);
+        std::vector<std::string> errors(4);
         std::vector<std::thread> workers;
         for (int i = 0; i < 4; ++i)
           workers.emplace_back([&, i] {
-            ExecContext ctx;
-            ctx.threads = 1 + i % 2;
-            ConvRunner runner(algo, p, dir, ctx);
-            runner.upload(in);
-            runner.poison();
-            runner.run();
-            runner.download_output(outs[size_t(i)]);
+            try {
+              ExecContext ctx;
+              ctx.threads = 1 + i % 2;  // 2 also where this process has 1 CPU: run() then uses 1
+              ConvRunner runner(algo, p, dir, ctx);
+              runner.upload(in);
+              runner.poison();
+              runner.run();
+              runner.download_output(outs[size_t(i)]);
+            } catch (const std::exception& e) {
+              errors[size_t(i)] = e.what();
+            }
           });
         for (auto& w : workers) w.join();
         for (int i = 0; i < 4; ++i) {
+          ASSERT_EQ(errors[size_t(i)], "") << a << " " << to_string(dir) << " " << tp.label << " caller " << i;
           const ErrorStats st = compare(outs[size_t(i)].output(dir).data(), ref, algo.tolerance(p, dir));
           EXPECT_TRUE(st.passed()) << a << " " << to_string(dir) << " " << tp.label << " caller " << i
                                    << ": worst error/bound " << st.worst_ratio;
