@@ -138,7 +138,7 @@ memory::dims dims_wei(const ConvProblem& p) {
 std::string winograd_limits(const ConvProblem& p) {
   std::string why;
   auto add = [&](const std::string& s) { why += (why.empty() ? "" : ", ") + s; };
-  if (!cpu_info().avx512f) add("needs AVX-512");
+  if (cpu_info().isa() != "avx512") add("needs AVX-512");
   if (p.groups != 1) add("groups " + std::to_string(p.groups));
   if (p.r != 3 || p.s != 3) add(std::to_string(p.r) + "x" + std::to_string(p.s) + " filter, needs 3x3");
   if (p.stride_h != 1 || p.stride_w != 1) add("stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w));
