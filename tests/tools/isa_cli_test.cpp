@@ -21,6 +21,7 @@ class IsaCli : public testing::CliTest {
  protected:
   void SetUp() override {
     CliTest::SetUp();
+    (void)cpu_info();  // this process's, fixed now, before the tests set CONVLAB_ISA for the children
     const char* old = std::getenv("CONVLAB_ISA");
     had_ = old != nullptr;
     if (old) old_ = old;
