@@ -1,6 +1,7 @@
 #include "core/device.hpp"
 
 #include <cpuid.h>
+#include <sched.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -23,7 +24,29 @@ DeviceKind parse_device(std::string_view text) {
 std::string CpuInfo::isa() const {
   if (avx512f && avx512vl && avx512bw && avx512dq && fma) return "avx512";
   if (avx2 && fma) return "avx2";
-  return "scalar";
+  return "portable";
+}
+
+CpuInfo apply_isa_cap(CpuInfo info, std::string_view cap) {
+  if (cap.empty()) return info;
+  int want = -1, have = -1;
+  for (int i = 0; i < int(std::size(kIsaLevels)); ++i) {
+    if (cap == kIsaLevels[i]) want = i;
+    if (info.isa() == kIsaLevels[i]) have = i;
+  }
+  if (want < 0)
+    fail("CONVLAB_ISA='" + printable(cap) + "' is not an ISA level (expected avx512, avx2 or portable)");
+  if (want < have)
+    fail("CONVLAB_ISA=" + std::string(cap) + " but this CPU (" + info.model + ") has only " + info.isa());
+  if (want >= 1) info.avx512f = info.avx512vl = info.avx512bw = info.avx512dq = false;
+  if (want >= 2) info.avx2 = info.fma = false;
+  info.isa_cap = std::string(cap);
+  return info;
+}
+
+std::string describe_isa(const CpuInfo& c) {
+  if (!c.isa_cap.empty()) return "isa " + c.isa() + " (CONVLAB_ISA=" + c.isa_cap + "; this CPU has " + c.detected_isa + ")";
+  return "isa " + c.isa() + " (all this CPU has; CONVLAB_ISA=avx2|portable caps it)";
 }
 
 namespace {
@@ -67,14 +90,24 @@ CpuInfo detect_cpu() {
     }
   }
   if (info.model.empty()) info.model = info.vendor.empty() ? "unknown CPU" : info.vendor;
-  info.hardware_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  // The CPUs this process may run on (taskset, cgroups cpusets, CI runners), as
+  // nproc counts them; hardware_concurrency() counts the whole machine's.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  info.hardware_threads = allowed > 0 ? allowed : int(std::max(1u, std::thread::hardware_concurrency()));
+  info.detected_isa = info.isa();
   return info;
 }
 
 }  // namespace
 
 const CpuInfo& cpu_info() {
-  static const CpuInfo info = detect_cpu();
+  // A throw leaves the static uninitialised: every later call throws the same line.
+  static const CpuInfo info = [] {
+    const char* cap = std::getenv("CONVLAB_ISA");
+    return apply_isa_cap(detect_cpu(), cap ? cap : "");
+  }();
   return info;
 }
 

@@ -16,14 +16,39 @@ enum class DeviceKind { cpu, cuda };
 std::string_view to_string(DeviceKind d);
 DeviceKind parse_device(std::string_view text);  // "cpu" | "cuda"; throws Error
 
+// The CPU's features as convlab's kernels see them. Every run-time dispatch
+// (kernels/cpu/{gemm,direct,winograd,fft}, the peak loop, oneDNN's ISA cap)
+// reads these flags, so capping them caps everything.
 struct CpuInfo {
   std::string vendor, model;
   bool avx512f = false, avx512vl = false, avx512bw = false, avx512dq = false;
   bool avx2 = false, fma = false;
-  int hardware_threads = 1;
-  // The widest SIMD level usable here: "avx512", "avx2" or "scalar".
+  int hardware_threads = 1;  // CPUs this process may use (its affinity mask, like nproc)
+  // The widest level the CPU itself has, before any cap ("avx512", ...).
+  std::string detected_isa;
+  // CONVLAB_ISA as applied ("" when unset): isa() is at most this.
+  std::string isa_cap;
+  // The widest SIMD level usable here: "avx512" (F/VL/BW/DQ + FMA), "avx2"
+  // (AVX2 + FMA) or "portable" (baseline x86-64).
   std::string isa() const;
 };
+
+// The levels CONVLAB_ISA accepts, widest first.
+inline constexpr const char* kIsaLevels[] = {"avx512", "avx2", "portable"};
+
+// `detected` with the flags above `cap` cleared ("avx2" clears AVX-512;
+// "portable" clears AVX-512, AVX2 and FMA); an empty cap changes nothing.
+// Throws Error (one line) for an unknown level or one the CPU lacks.
+CpuInfo apply_isa_cap(CpuInfo detected, std::string_view cap);
+
+// "isa avx2 (CONVLAB_ISA=avx2; this CPU has avx512)" or "isa avx512 (all this
+// CPU has; CONVLAB_ISA=avx2|portable caps it)": for `convlab algos` / `peak`.
+std::string describe_isa(const CpuInfo& c);
+
+// This machine's CPU, capped by the environment variable CONVLAB_ISA
+// (avx512 | avx2 | portable; unset: the best the CPU has). Detected once.
+// Throws Error while CONVLAB_ISA is invalid or asks for what the CPU lacks
+// (the CLI calls it first thing, so that is one line and exit 2).
 const CpuInfo& cpu_info();
 
 struct CudaInfo {
@@ -36,8 +61,8 @@ struct CudaInfo {
 // Queried once; never throws.
 const CudaInfo& cuda_info();
 
-// A string that identifies the machine for cache entries: CPU model + ISA +
-// threads, or GPU name / SM count / driver / cuDNN version.
+// A string that identifies the machine for cache entries: CPU model + (capped)
+// ISA + threads, or GPU name / SM count / driver / cuDNN version.
 std::string device_fingerprint(DeviceKind d, int threads);
 
 // Where and how an algorithm runs. threads = 0 means all hardware threads.

@@ -74,7 +74,7 @@ PeakResult measure_fma_peak(int threads, double seconds) {
   const CpuInfo& cpu = cpu_info();
   PeakResult res;
   res.threads = threads > 0 ? threads : cpu.hardware_threads;
-  res.isa = cpu.avx512f ? "avx512" : (cpu.avx2 && cpu.fma) ? "avx2" : "scalar";
+  res.isa = cpu.isa();  // capped by CONVLAB_ISA like every kernel
   const int lanes = res.isa == "avx512" ? 16 : res.isa == "avx2" ? 8 : 1;
   auto loop = [&](long iters, float seed) {
     return res.isa == "avx512" ? fma_loop_avx512(iters, seed)

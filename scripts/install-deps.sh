@@ -5,16 +5,10 @@
 # configures with CONVLAB_CUDA=OFF and says so.
 set -euo pipefail
 
-packages=(
-  build-essential cmake git pkg-config ccache
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libopenblas-dev libdnnl-dev libfftw3-dev
-  ocl-icd-opencl-dev  # libdnnl-dev's dnnl-config.cmake calls find_package(OpenCL); only a Recommends there
-)
-# Notebook execution in the test suite (issue: per-layer runs and notebooks).
-if [ "${CONVLAB_WITH_NOTEBOOKS:-1}" = 1 ]; then
-  packages+=(python3 python3-numpy python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel jupyter-nbconvert)
-fi
+# The list lives in scripts/deps.txt (shared with scripts/check-deps.sh).
+source "$(dirname "$0")/deps.sh"
+mapfile -t packages < <(convlab_packages)
+[ ${#packages[@]} -gt 0 ] || { echo "install-deps: no packages in scripts/deps.txt" >&2; exit 1; }
 
 missing=()
 for p in "${packages[@]}"; do

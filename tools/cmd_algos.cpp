@@ -1,6 +1,10 @@
 #include <cstdio>
 
 #include "algorithms/registry.hpp"
+#ifdef CONVLAB_HAS_ONEDNN
+#include "algorithms/cpu/onednn.hpp"
+#endif
+#include "core/device.hpp"
 #include "core/json.hpp"
 #include "tools/cli.hpp"
 
@@ -9,7 +13,9 @@ namespace convlab::cli {
 int cmd_algos(int argc, char** argv) {
   Args args("algos", "[--json]", "Lists every registered algorithm in registry order, its device, family and\n"
                                  "math (fp32, or tf32 for the reduced-precision variants that are chosen only\n"
-                                 "when asked), and whether it can run on this machine (with the reason when not).");
+                                 "when asked), and whether it can run on this machine (with the reason when not).\n"
+                                 "The table opens with the CPU and the instruction set the CPU kernels and oneDNN\n"
+                                 "use: the best the CPU has, or CONVLAB_ISA=avx512|avx2|portable to cap it.");
   args.flag("json", "print a JSON array instead of a table");
   if (!args.parse(argc, argv)) return 0;
   if (args.has("json")) {
@@ -29,7 +35,11 @@ int cmd_algos(int argc, char** argv) {
     std::printf("]\n");
     return 0;
   }
-  std::printf("%-34s %-5s %-14s %-5s %s\n", "algorithm", "dev", "family", "math", "available here");
+  std::printf("cpu: %s | %s", cpu_info().model.c_str(), describe_isa(cpu_info()).c_str());
+#ifdef CONVLAB_HAS_ONEDNN
+  std::printf(" | oneDNN %s", onednn_cpu_isa().c_str());
+#endif
+  std::printf("\n%-34s %-5s %-14s %-5s %s\n", "algorithm", "dev", "family", "math", "available here");
   for (const Algorithm* a : registry()) {
     const std::string why = a->unavailable_reason();
     std::printf("%-34s %-5s %-14s %-5s %s\n", std::string(a->name()).c_str(),

@@ -20,6 +20,7 @@
 
 #include "autotune/build_identity.hpp"
 #include "core/build_id.hpp"
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "tools/cli.hpp"
 
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   for (const auto& c : convlab::cli::commands()) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     try {
+      (void)convlab::cpu_info();  // a bad CONVLAB_ISA is one line and exit 2 before any work
       return c.run(argc - 1, argv + 1);
     } catch (const convlab::Error& e) {
       // printable() again: whatever text a message carries, it stays one line on a terminal.

@@ -37,9 +37,48 @@ namespace {
 using dnnl::memory;
 using tag = memory::format_tag;
 
+// oneDNN's ISA, capped at convlab's (cpu_info(): CONVLAB_ISA) before its first
+// primitive, so that a cap takes oneDNN's JIT kernels down with ours. The cap
+// can only be set before oneDNN first dispatches: everything here goes through
+// cpu_engine(), which applies it first.
+struct OnednnIsa {
+  std::string error;  // why the cap could not be applied; empty when it was (or none was asked)
+  dnnl::cpu_isa effective = dnnl::cpu_isa::all;
+};
+
+const OnednnIsa& onednn_isa_state() {
+  static const OnednnIsa state = [] {
+    OnednnIsa s;
+    const CpuInfo& ci = cpu_info();
+    if (!ci.isa_cap.empty()) {
+      const std::string isa = ci.isa();
+      // convlab's avx512 is F/VL/BW/DQ: oneDNN's avx512_core. Below AVX2, oneDNN's lowest JIT level.
+      const dnnl::cpu_isa want = isa == "avx512" ? dnnl::cpu_isa::avx512_core
+                                 : isa == "avx2" ? dnnl::cpu_isa::avx2
+                                                 : dnnl::cpu_isa::sse41;
+      const dnnl::status st = dnnl::set_max_cpu_isa(want);
+      if (st != dnnl::status::success)
+        s.error = "oneDNN could not be capped at " + isa + " (CONVLAB_ISA): dnnl_set_max_cpu_isa returned status " +
+                  std::to_string(int(st));
+    }
+    s.effective = dnnl::get_effective_cpu_isa();
+    return s;
+  }();
+  return state;
+}
+
 const dnnl::engine& cpu_engine() {
-  static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine eng = [] {
+    (void)onednn_isa_state();
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return eng;
+}
+
+// At least avx512_core: its bits (0x27) are all set in every level above it.
+bool onednn_has_avx512_core() {
+  return (unsigned(onednn_isa_state().effective) & unsigned(dnnl::cpu_isa::avx512_core)) ==
+         unsigned(dnnl::cpu_isa::avx512_core);
 }
 
 constexpr size_t kAlign = 64;
@@ -99,7 +138,7 @@ memory::dims dims_wei(const ConvProblem& p) {
 std::string winograd_limits(const ConvProblem& p) {
   std::string why;
   auto add = [&](const std::string& s) { why += (why.empty() ? "" : ", ") + s; };
-  if (!cpu_info().avx512f) add("needs AVX-512");
+  if (cpu_info().isa() != "avx512") add("needs AVX-512");
   if (p.groups != 1) add("groups " + std::to_string(p.groups));
   if (p.r != 3 || p.s != 3) add(std::to_string(p.r) + "x" + std::to_string(p.s) + " filter, needs 3x3");
   if (p.stride_h != 1 || p.stride_w != 1) add("stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w));
@@ -237,6 +276,40 @@ std::string_view CpuOnednn::name() const {
   return "";
 }
 
+std::string onednn_cpu_isa() {
+  const OnednnIsa& s = onednn_isa_state();
+  switch (s.effective) {
+    case dnnl::cpu_isa::all: return "all";
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+  }
+  return "isa " + std::to_string(int(s.effective));
+}
+
+std::string CpuOnednn::unavailable_reason() const {
+  if (const std::string& e = onednn_isa_state().error; !e.empty()) return e;
+  if (kind_ != OnednnKind::winograd) return {};
+  // oneDNN 2.6's only f32 Winograd is jit_wino_4x3:avx512_core.
+  const CpuInfo& ci = cpu_info();
+  if (ci.isa() != "avx512") {
+    if (ci.isa_cap.empty()) return "oneDNN's Winograd needs AVX-512; this CPU has " + ci.isa();
+    return "oneDNN's Winograd needs AVX-512; this CPU has " + ci.isa() + " under CONVLAB_ISA=" + ci.isa_cap + " (" +
+           ci.detected_isa + " without it)";
+  }
+  if (!onednn_has_avx512_core())
+    return "oneDNN's Winograd needs AVX-512; oneDNN is limited to " + onednn_cpu_isa() +
+           " here (ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA?)";
+  return {};
+}
+
 std::string_view CpuOnednn::family() const { return kind_ == OnednnKind::winograd ? "winograd" : "direct"; }
 
 std::string_view CpuOnednn::description() const {
@@ -253,6 +326,7 @@ std::string_view CpuOnednn::description() const {
 
 Support CpuOnednn::supports(const ConvProblem& p, Direction dir) const {
   if (auto e = p.validate(); !e.empty()) return Support::no(e);
+  if (auto why = unavailable_reason(); !why.empty()) return Support::no(why);
   PlanOrWhy plan = get_plan(kind_, p, dir, default_threads());
   if (auto* why = std::get_if<std::string>(&plan)) return Support::no(*why);
   return Support::yes();
@@ -275,7 +349,9 @@ std::string CpuOnednn::implementation(const ConvProblem& p, Direction dir, int t
 
 void CpuOnednn::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                     const ExecContext& ctx) const {
-  const int threads = ctx.resolved_threads();
+  // No more threads than this process has CPUs (as cpu.direct and cpu.fft): a
+  // request for 2 on a 1-CPU machine runs on 1, within workspace_bytes().
+  const int threads = std::clamp(ctx.resolved_threads(), 1, default_threads());
   PlanOrWhy got = get_plan(kind_, p, dir, threads);
   if (auto* why = std::get_if<std::string>(&got)) fail(std::string(name()) + " at " + std::to_string(threads) + " threads: " + *why);
   const Plan& plan = *std::get<std::shared_ptr<const Plan>>(got);
@@ -371,6 +447,8 @@ Tolerance CpuOnednn::tolerance(const ConvProblem& p, Direction dir) const {
   Tolerance t = summation_tolerance(p, dir);
   // cpu.onednn_auto declares Winograd's bound wherever oneDNN's Winograd
   // exists: its choice may depend on the thread count, which tolerance() is not told.
+  // Where Winograd cannot run (no AVX-512, or CONVLAB_ISA below it) auto cannot
+  // pick it, and supports() says no: K*eps.
   const bool winograd = kind_ == OnednnKind::winograd ||
                         (kind_ == OnednnKind::automatic && CpuOnednn(OnednnKind::winograd).supports(p, dir));
   if (winograd) {

@@ -18,6 +18,10 @@ namespace convlab {
 
 enum class OnednnKind { direct, winograd, automatic };
 
+// The ISA oneDNN dispatches to here ("avx512_core", "avx2", ...), after the
+// CONVLAB_ISA cap (applied before oneDNN's first primitive).
+std::string onednn_cpu_isa();
+
 class CpuOnednn final : public Algorithm {
  public:
   explicit CpuOnednn(OnednnKind kind) : kind_(kind) {}
@@ -25,6 +29,10 @@ class CpuOnednn final : public Algorithm {
   DeviceKind device() const override { return DeviceKind::cpu; }
   std::string_view family() const override;
   std::string_view description() const override;
+  // Winograd: oneDNN's (jit_wino_4x3:avx512_core) needs AVX-512, so it is
+  // unavailable on an AVX2-only CPU or under CONVLAB_ISA=avx2|portable. All
+  // three: unavailable when oneDNN could not be capped at CONVLAB_ISA.
+  std::string unavailable_reason() const override;
   Support supports(const ConvProblem& p, Direction dir) const override;
   // The largest need (reorder buffers + scratchpad) over the thread counts 1
   // and all hardware threads: oneDNN sizes its scratchpad for the threads it

@@ -48,7 +48,7 @@ void override_ukernels(const Ukernels* uk) { g_override = uk; }
 const Ukernels& select_ukernels() {
   if (g_override) return *g_override;
   const CpuInfo& ci = cpu_info();
-  if (ci.avx512f) return ukernels_avx512();
+  if (ci.isa() == "avx512") return ukernels_avx512();  // compiled with F/VL/BW/DQ: F alone is not enough
   if (ci.avx2 && ci.fma) return ukernels_avx2();
   return ukernels_portable();
 }

@@ -13,7 +13,7 @@ namespace convlab::direct {
 
 namespace {
 bool have_avx512() {
-  static const bool yes = cpu_info().avx512f;
+  static const bool yes = cpu_info().isa() == "avx512";  // compiled with F/VL/BW/DQ
   return yes;
 }
 }  // namespace

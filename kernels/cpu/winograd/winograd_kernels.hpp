@@ -69,7 +69,7 @@ struct Kernels {
 
 const Kernels& kernels_portable();
 const Kernels& kernels_avx2();    // call only on a CPU with AVX2 + FMA
-const Kernels& kernels_avx512();  // call only on a CPU with AVX-512F
+const Kernels& kernels_avx512();  // call only where cpu_info().isa() == "avx512" (F/VL/BW/DQ)
 // The widest one this CPU runs.
 const Kernels& best_kernels();
 

@@ -7,13 +7,13 @@
 namespace convlab::winograd {
 
 const Kernels& kernels_portable() {
-  static const Kernels k = {"scalar", input_transform, output_transform, dst_transform, gemm_ukernel_generic, filter_transform_block, filter_grad_block};
+  static const Kernels k = {"portable", input_transform, output_transform, dst_transform, gemm_ukernel_generic, filter_transform_block, filter_grad_block};
   return k;
 }
 
 const Kernels& best_kernels() {
   const CpuInfo& ci = cpu_info();
-  if (ci.avx512f) return kernels_avx512();
+  if (ci.isa() == "avx512") return kernels_avx512();  // compiled with F/VL/BW/DQ: F alone is not enough
   if (ci.avx2 && ci.fma) return kernels_avx2();
   return kernels_portable();
 }

@@ -15,7 +15,7 @@ namespace {
 std::vector<const Ukernels*> tables() {
   std::vector<const Ukernels*> v{&ukernels_portable()};
   if (cpu_info().avx2 && cpu_info().fma) v.push_back(&ukernels_avx2());
-  if (cpu_info().avx512f) v.push_back(&ukernels_avx512());
+  if (cpu_info().isa() == "avx512") v.push_back(&ukernels_avx512());
   return v;
 }
 
