@@ -17,7 +17,7 @@ namespace convlab {
 namespace {
 
 [[noreturn]] void npy_fail(const std::string& path, const std::string& what) {
-  fail("npy file '" + path + "': " + what);
+  fail("npy file '" + printable(path) + "': " + what);
 }
 
 // Returns the text of the value after 'key': in a Python dict literal.
@@ -81,10 +81,10 @@ Tensor read_npy(const std::string& path) {
 
   const std::string descr = dict_value(header, "descr", path);
   if (descr != "<f4" && descr != "=f4")
-    npy_fail(path, "dtype '" + descr + "' is not supported (convlab reads float32, '<f4')");
+    npy_fail(path, "dtype '" + printable(descr) + "' is not supported (convlab reads float32, '<f4')");
   const std::string fortran = dict_value(header, "fortran_order", path);
   if (fortran == "True") npy_fail(path, "Fortran-ordered arrays are not supported (save with C order)");
-  if (fortran != "False") npy_fail(path, "bad fortran_order value '" + fortran + "'");
+  if (fortran != "False") npy_fail(path, "bad fortran_order value '" + printable(fortran) + "'");
   const std::string shape_text = dict_value(header, "shape", path);
   std::vector<int64_t> shape;
   {
@@ -97,13 +97,19 @@ Tensor read_npy(const std::string& path) {
       if (b == std::string::npos) continue;  // trailing comma
       item = item.substr(b, e - b + 1);
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 12)
-        npy_fail(path, "bad shape entry '" + item + "'");
+        npy_fail(path, "bad shape entry '" + printable(item) + "'");
       shape.push_back(std::stoll(item));
     }
   }
   if (shape.size() > 8) npy_fail(path, "too many dimensions (" + std::to_string(shape.size()) + ")");
-  __int128 count = 1;
-  for (auto d : shape) count *= d;
+  // Each factor is < 10^12, but 8 of them overflow even 128 bits: bound the
+  // product of the non-zero dimensions (Tensor::count multiplies in int64).
+  __int128 count = 1, nonzero = 1;
+  for (auto d : shape) {
+    if (d != 0) nonzero *= d;
+    if (nonzero > (__int128(1) << 62)) npy_fail(path, "shape has too many elements");
+    count *= d;
+  }
   const __int128 data_bytes = count * 4;
   const __int128 have = __int128(file_size) - prefix - header_len;
   if (have < data_bytes)
