@@ -89,6 +89,8 @@ Tensor read_npy(const std::string& path) {
   std::vector<int64_t> shape;
   {
     // "(a, b, c)" or "(a,)" or "()"
+    if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')')
+      npy_fail(path, "shape '" + printable(shape_text) + "' is not a tuple");
     std::string body = shape_text.substr(1, shape_text.size() - 2);
     std::stringstream ss(body);
     std::string item;
