@@ -63,6 +63,9 @@ class Algorithm {
   // it can. Default: CPU algorithms always run, CUDA ones need a device.
   virtual std::string unavailable_reason() const;
 
+  // supports(), workspace_bytes() and run() may assume p.validate() is empty:
+  // then p.p(), p.q() and every tensor / column size fit in int (callers --
+  // ConvRunner, find, get, the CLI -- validate first).
   virtual Support supports(const ConvProblem& p, Direction dir) const = 0;
   virtual size_t workspace_bytes(const ConvProblem& p, Direction dir) const {
     (void)p;

@@ -28,7 +28,7 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
     ctx.threads = opt.threads[ti];
     const double peak = opt.device == DeviceKind::cpu ? out.peaks[ti].gflops : 0;
     for (const LayerCase& lc : cases) {
-      for (Direction dir : opt.dirs) {
+      for (Direction dir : lc.dirs.empty() ? opt.dirs : lc.dirs) {
         FindOptions fo;
         fo.max_seconds = opt.max_seconds;
         const std::vector<AlgoPerf> found = find(lc.problem, dir, ctx, fo);

@@ -37,6 +37,7 @@ namespace convlab {
 struct LayerCase {
   std::string label;  // layer id ("alexnet.conv2") or the problem's key
   ConvProblem problem;
+  std::vector<Direction> dirs;  // empty: CompareOptions::dirs
 };
 
 struct ComparisonRow {

@@ -111,29 +111,19 @@ std::vector<NetLayer> network_layers(std::string_view net, int batch) {
   }
   std::string known;
   for (const auto& n : kNets) known += std::string(known.empty() ? "" : ", ") + n.name;
-  fail("unknown network '" + std::string(net) + "' (known: " + known + ")");
+  fail("unknown network '" + printable(net) + "' (known: " + known + ")");
 }
 
 NetLayer network_layer(std::string_view id, int batch) {
   const size_t dot = id.find('.');
-  if (dot == std::string_view::npos) fail("'" + std::string(id) + "' is not a layer id like alexnet.conv3");
-  for (auto& l : network_layers(id.substr(0, dot), batch))
+  if (dot == std::string_view::npos) fail("'" + printable(id) + "' is not a layer id like alexnet.conv3");
+  const auto layers = network_layers(id.substr(0, dot), batch);
+  std::string known;
+  for (auto& l : layers) {
     if (l.id == id) return l;
-  fail("unknown layer '" + std::string(id) + "'");
-}
-
-}  // namespace convlab
-
-namespace convlab {
-ConvProblem problem_from_text(std::string_view text, int batch, int layer_default_batch) {
-  const size_t dot = text.find('.');
-  if (dot != std::string_view::npos && is_network(text.substr(0, dot)))
-    return network_layer(text, batch > 0 ? batch : layer_default_batch).problem;
-  ConvProblem p = parse_problem(text);
-  if (batch > 0) {
-    p.n = batch;
-    if (auto e = p.validate(); !e.empty()) fail("problem '" + std::string(text) + "' at batch " + std::to_string(batch) + ": " + e);
+    known += (known.empty() ? "" : ", ") + l.id.substr(dot + 1);
   }
-  return p;
+  fail("unknown layer '" + printable(id) + "' (" + std::string(id.substr(0, dot)) + " has " + known + ")");
 }
+
 }  // namespace convlab

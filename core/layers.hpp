@@ -25,9 +25,3 @@ std::vector<NetLayer> network_layers(std::string_view net, int batch);
 NetLayer network_layer(std::string_view id, int batch);
 
 }  // namespace convlab
-
-namespace convlab {
-// A benchdnn problem string or a layer id ("alexnet.conv2"). batch > 0
-// overrides the minibatch; layer ids without it get `layer_default_batch`.
-ConvProblem problem_from_text(std::string_view text, int batch = 0, int layer_default_batch = 32);
-}  // namespace convlab

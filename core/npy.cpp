@@ -96,6 +96,8 @@ Tensor read_npy(const std::string& path) {
   std::vector<int64_t> shape;
   {
     // "(a, b, c)" or "(a,)" or "()"
+    if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')')
+      npy_fail(path, "shape '" + printable(shape_text) + "' is not a tuple");
     std::string body = shape_text.substr(1, shape_text.size() - 2);
     std::stringstream ss(body);
     std::string item;
@@ -109,8 +111,14 @@ Tensor read_npy(const std::string& path) {
     }
   }
   if (shape.size() > 8) npy_fail(path, "too many dimensions (" + std::to_string(shape.size()) + ")");
-  __int128 count = 1;
-  for (auto d : shape) count *= d;
+  // Each factor is < 10^12, but 8 of them overflow even 128 bits: bound the
+  // product of the non-zero dimensions (Tensor::count multiplies in int64).
+  __int128 count = 1, nonzero = 1;
+  for (auto d : shape) {
+    if (d != 0) nonzero *= d;
+    if (nonzero > (__int128(1) << 62)) npy_fail(path, "shape has too many elements");
+    count *= d;
+  }
   const __int128 data_bytes = count * 4;
   const __int128 have = __int128(file_size) - prefix - header_len;
   if (have < data_bytes)

@@ -29,7 +29,7 @@ int64_t ConvProblem::reduction_length(Direction dir) const {
   switch (dir) {
     case Direction::fwd: return int64_t(c_per_group()) * r * s;
     case Direction::bwd_data: return int64_t(k_per_group()) * r * s;
-    case Direction::bwd_filter: return int64_t(n) * p() * q();
+    case Direction::bwd_filter: return int64_t(n) * p64() * q64();
   }
   return 0;
 }
@@ -46,23 +46,26 @@ std::string ConvProblem::validate() const {
   if (dil_h < 1 || dil_w < 1) return "dilation must be non-negative (benchdnn's dh/dw are 0-based)";
   if (c % groups != 0) return "groups g" + std::to_string(groups) + " does not divide ic" + std::to_string(c);
   if (k % groups != 0) return "groups g" + std::to_string(groups) + " does not divide oc" + std::to_string(k);
-  const int64_t ext_h = int64_t(dil_h) * (r - 1) + 1, ext_w = int64_t(dil_w) * (s - 1) + 1;
-  if (ext_h > int64_t(h) + 2 * int64_t(pad_h) || ext_w > int64_t(w) + 2 * int64_t(pad_w))
+  // Every size below in 64 bits (fields are < 2^31, so none of these wraps).
+  const int64_t lim = INT32_MAX;
+  const int64_t hp = int64_t(h) + 2 * int64_t(pad_h), wp = int64_t(w) + 2 * int64_t(pad_w);
+  const int64_t ext_h = int64_t(dil_h) * (int64_t(r) - 1) + 1, ext_w = int64_t(dil_w) * (int64_t(s) - 1) + 1;
+  if (hp > lim || wp > lim)
+    return "padded input " + std::to_string(hp) + "x" + std::to_string(wp) +
+           " (ih+2*ph x iw+2*pw) does not fit in 32 bits";
+  if (ext_h > hp || ext_w > wp)
     return "empty output: the dilated filter (" + std::to_string(ext_h) + "x" + std::to_string(ext_w) +
-           ") is larger than the padded input (" + std::to_string(int64_t(h) + 2 * pad_h) + "x" +
-           std::to_string(int64_t(w) + 2 * pad_w) + ")";
+           ") is larger than the padded input (" + std::to_string(hp) + "x" + std::to_string(wp) + ")";
   // Kernels index with 32-bit ints: every tensor and every per-image column
-  // matrix must stay below 2^31 elements.
+  // matrix must stay below 2^31 elements. 128-bit products cannot wrap.
   using i128 = __int128;
-  const i128 lim = INT32_MAX;
-  const i128 pq = i128(p()) * q();
+  const i128 pq = i128(p64()) * q64();
   struct Check { const char* what; i128 v; };
   for (auto [what, v] : {Check{"src (mb*ic*ih*iw)", i128(n) * c * h * w},
                          Check{"dst (mb*oc*oh*ow)", i128(n) * k * pq},
                          Check{"wei (oc*ic/g*kh*kw)", i128(k) * (c / groups) * r * s},
                          Check{"column matrix (ic/g*kh*kw*oh*ow)", i128(c / groups) * r * s * pq},
-                         Check{"padded input (mb*ic*(ih+2ph)*(iw+2pw))",
-                               i128(n) * c * (i128(h) + 2 * pad_h) * (i128(w) + 2 * pad_w)}}) {
+                         Check{"padded input (mb*ic*(ih+2ph)*(iw+2pw))", i128(n) * c * hp * wp}}) {
     if (v > lim) return std::string(what) + " has more than 2^31-1 elements (32-bit index overflow)";
   }
   return {};
@@ -73,7 +76,7 @@ namespace {
 // Appends "<h-key><h>" and "<w-key><w>" the way benchdnn prints them: the width
 // only when it differs from the height, the height when it differs from the
 // default or when the width is printed (a lone width would copy into height).
-void put_pair(std::string& out, const char* hk, int hv, const char* wk, int wv, int def, bool always) {
+void put_pair(std::string& out, const char* hk, int64_t hv, const char* wk, int64_t wv, int64_t def, bool always) {
   const bool print_w = wv != hv;
   if (always || hv != def || print_w) out += hk + std::to_string(hv);
   if (print_w) out += wk + std::to_string(wv);
@@ -88,11 +91,11 @@ std::string ConvProblem::key() const {
   out += "ic" + std::to_string(c);
   put_pair(out, "ih", h, "iw", w, 0, true);
   out += "oc" + std::to_string(k);
-  put_pair(out, "oh", p(), "ow", q(), 0, true);
+  put_pair(out, "oh", p64(), "ow", q64(), 0, true);
   put_pair(out, "kh", r, "kw", s, 0, true);
   put_pair(out, "sh", stride_h, "sw", stride_w, 1, false);
   put_pair(out, "ph", pad_h, "pw", pad_w, 0, false);
-  put_pair(out, "dh", dil_h - 1, "dw", dil_w - 1, 0, false);
+  put_pair(out, "dh", int64_t(dil_h) - 1, "dw", int64_t(dil_w) - 1, 0, false);
   return out;
 }
 
@@ -102,10 +105,16 @@ std::string ConvProblem::canonical() const {
   return out;
 }
 
-ConvProblem parse_problem(std::string_view text) {
+bool is_problem_key(std::string_view key) {
   static const char* const kKeys[] = {"g",  "mb", "ic", "id", "ih", "iw", "oc", "od", "oh", "ow", "kd",
                                       "kh", "kw", "sd", "sh", "sw", "pd", "ph", "pw", "dd", "dh", "dw"};
-  const std::string quoted = "'" + std::string(text) + "'";
+  for (const char* k : kKeys)
+    if (key == k) return true;
+  return false;
+}
+
+ConvProblem parse_problem(std::string_view text) {
+  const std::string quoted = "'" + printable(text) + "'";
   if (text.empty()) fail("empty problem string (expected e.g. mb32ic96ih27oc256oh27kh5ph2)");
   std::map<std::string, int64_t> v;
   std::string name;
@@ -124,17 +133,21 @@ ConvProblem parse_problem(std::string_view text) {
       } else {
         name = std::string(text.substr(i));
         i = text.size();
+        if (name.find('"') != std::string::npos)
+          fail("problem " + quoted + ": a name with a quote must be written n\"...\" (and may not contain '\"')");
       }
+      if (name.empty()) fail("problem " + quoted + ": empty name after 'n' (write n\"NAME\" or leave it out)");
+      if (printable(name) != name)
+        fail("problem " + quoted + ": the name may not contain control characters or invalid UTF-8");
       break;
     }
     if (!std::isalpha(static_cast<unsigned char>(ch)))
-      fail("problem " + quoted + ": unexpected character '" + std::string(1, ch) + "' at position " + std::to_string(i));
+      fail("problem " + quoted + ": unexpected character '" + printable(std::string_view(&text[i], 1)) + "' at position " +
+           std::to_string(i));
     size_t j = i;
     while (j < text.size() && std::isalpha(static_cast<unsigned char>(text[j]))) ++j;
     const std::string key(text.substr(i, j - i));
-    bool known = false;
-    for (const char* k : kKeys) known = known || key == k;
-    if (!known) fail("problem " + quoted + ": unknown key '" + key + "'");
+    if (!is_problem_key(key)) fail("problem " + quoted + ": unknown key '" + key + "'");
     if (j >= text.size() || !std::isdigit(static_cast<unsigned char>(text[j])))
       fail("problem " + quoted + ": expected a non-negative number after '" + key + "'");
     int64_t num = 0;
@@ -188,19 +201,22 @@ ConvProblem parse_problem(std::string_view text) {
   p.dil_h = int(dh.value_or(0)) + 1;
   p.dil_w = int(dw.value_or(0)) + 1;
   // Padding not given but output size given: deduce the symmetric padding.
-  auto deduce_pad = [](int64_t in, int64_t out, int64_t kern, int64_t stride, int64_t dil) -> int64_t {
-    const int64_t need = (out - 1) * stride + (kern - 1) * dil + 1 - in;
-    return need <= 0 ? 0 : (need + 1) / 2;
+  // In 128 bits: (oh-1)*sh + (kh-1)*dh can pass 2^63 for 31-bit fields.
+  auto deduce_pad = [&](const char* what, int64_t in, int64_t out, int64_t kern, int64_t stride, int64_t dil) -> int {
+    const __int128 need = __int128(out - 1) * stride + __int128(kern - 1) * dil + 1 - in;
+    const __int128 pad = need <= 0 ? 0 : (need + 1) / 2;
+    if (pad > INT32_MAX) fail("problem " + quoted + ": the padding that " + what + " needs does not fit in 32 bits");
+    return int(pad);
   };
-  p.pad_h = int(ph ? *ph : (oh ? deduce_pad(p.h, *oh, p.r, p.stride_h, p.dil_h) : 0));
-  p.pad_w = int(pw ? *pw : (ow ? deduce_pad(p.w, *ow, p.s, p.stride_w, p.dil_w) : 0));
+  p.pad_h = ph ? int(*ph) : oh ? deduce_pad("oh", p.h, *oh, p.r, p.stride_h, p.dil_h) : 0;
+  p.pad_w = pw ? int(*pw) : ow ? deduce_pad("ow", p.w, *ow, p.s, p.stride_w, p.dil_w) : 0;
   if (auto e = p.validate(); !e.empty()) fail("problem " + quoted + ": " + e);
-  if (oh && *oh != p.p())
+  if (oh && *oh != p.p64())
     fail("problem " + quoted + ": oh" + std::to_string(*oh) + " does not follow from ih, kh, sh, ph, dh (expected oh" +
-         std::to_string(p.p()) + ")");
-  if (ow && *ow != p.q())
+         std::to_string(p.p64()) + ")");
+  if (ow && *ow != p.q64())
     fail("problem " + quoted + ": ow" + std::to_string(*ow) + " does not follow from iw, kw, sw, pw, dw (expected ow" +
-         std::to_string(p.q()) + ")");
+         std::to_string(p.q64()) + ")");
   return p;
 }
 

@@ -35,24 +35,34 @@ struct ConvProblem {
   int groups = 1;
   std::string name;                 // optional label, e.g. "alexnet:conv2"
 
-  int p() const { return int((int64_t(h) + 2 * int64_t(pad_h) - int64_t(dil_h) * (r - 1) - 1) / stride_h + 1); }
-  int q() const { return int((int64_t(w) + 2 * int64_t(pad_w) - int64_t(dil_w) * (s - 1) - 1) / stride_w + 1); }
+  // Output height and width in 64 bits: exact for any field values (validate()
+  // uses these). Only meaningful when stride_h/stride_w > 0.
+  int64_t p64() const { return (int64_t(h) + 2 * int64_t(pad_h) - int64_t(dil_h) * (int64_t(r) - 1) - 1) / stride_h + 1; }
+  int64_t q64() const { return (int64_t(w) + 2 * int64_t(pad_w) - int64_t(dil_w) * (int64_t(s) - 1) - 1) / stride_w + 1; }
+  // The same as int: only for a problem validate() accepted (it proves that
+  // every derived size -- output, padded input, tensors, column matrices -- fits
+  // in 32 bits, so kernels may index with int).
+  int p() const { return int(p64()); }
+  int q() const { return int(q64()); }
   int c_per_group() const { return c / groups; }
   int k_per_group() const { return k / groups; }
 
   int64_t src_elems() const { return int64_t(n) * c * h * w; }
   int64_t wei_elems() const { return int64_t(k) * c_per_group() * r * s; }
-  int64_t dst_elems() const { return int64_t(n) * k * p() * q(); }
+  int64_t dst_elems() const { return int64_t(n) * k * p64() * q64(); }
 
   // Multiply-adds of the direct convolution x 2. The same for all directions.
-  double flops() const { return 2.0 * double(n) * k * p() * q() * c_per_group() * r * s; }
+  double flops() const { return 2.0 * double(n) * k * double(p64()) * double(q64()) * c_per_group() * r * s; }
   // Compulsory traffic: each of the three tensors read or written once, fp32.
   double bytes() const { return 4.0 * double(src_elems() + wei_elems() + dst_elems()); }
 
   // Length of the sum behind one output element of `dir` (the K in K*eps).
   int64_t reduction_length(Direction dir) const;
 
-  // Empty when the problem is valid, otherwise one line saying what is wrong.
+  // Empty when the problem is valid, otherwise one line saying what is wrong:
+  // every field in range, and every derived size (output and padded extents,
+  // src / wei / dst elements, the per-image column matrix, the padded input)
+  // below 2^31, all computed in 64 (or 128) bits so nothing wraps first.
   std::string validate() const;
   // benchdnn form that parse_problem() reads back to an equal problem.
   std::string canonical() const;
@@ -71,5 +81,8 @@ struct ConvProblem {
 // (unknown letter, missing number, 3-D problem, inconsistent output size, ...),
 // including the message of validate() for impossible shapes.
 ConvProblem parse_problem(std::string_view text);
+// True for the keys of a benchdnn conv descriptor ("g", "mb", "ic", "ih", ...;
+// the 3-D ones too, which parse_problem() rejects by name).
+bool is_problem_key(std::string_view key);
 
 }  // namespace convlab

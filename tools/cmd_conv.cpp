@@ -4,7 +4,7 @@
 #include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
 #include "core/error.hpp"
-#include "core/layers.hpp"
+#include "core/problem_list.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "tools/cli.hpp"

@@ -13,7 +13,7 @@
 #include "autotune/cache.hpp"
 #include "autotune/compare.hpp"
 #include "core/error.hpp"
-#include "core/layers.hpp"
+#include "core/problem_list.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "tools/cli.hpp"
@@ -60,11 +60,13 @@ int cmd_layers(int argc, char** argv) {
             "get (cost model, nothing runs) and find (fastest measured within tolerance) pick, and beside\n"
             "them the vendor's own pick (oneDNN auto's implementation on the CPU; cuDNN Find and Get_v7\n"
             "on a GPU) with our measured time for it.\n"
-            "NET is alexnet, alexnet-owt, vgg16 or resnet50; PROBLEM a benchdnn string or a layer id.");
-  args.positionals("NET|PROBLEM...", "networks, layer ids or benchdnn problem strings", 1, 1000);
+            "NET is alexnet, alexnet-owt, vgg16 or resnet50; PROBLEM a benchdnn string or a layer id;\n"
+            "@FILE (@- stdin) one problem per line, or a oneDNN verbose log (ONEDNN_VERBOSE=1 output) whose\n"
+            "convolution lines give problem and direction (used unless --dir is given).");
+  args.positionals("NET|PROBLEM|@FILE...", "networks, layer ids, benchdnn problem strings or @FILE lists", 1, 1000);
   args.option("device", "DEV", "cpu or cuda", "cpu");
-  args.option("dir", "DIRS", "comma-separated directions, or all", "all");
-  args.option("batch", "N", "minibatch for network layers and layer ids", "32");
+  args.option("dir", "DIRS", "comma-separated directions, or all (default: all; a verbose line's own direction)", "all");
+  args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   args.option("threads", "LIST", "comma-separated CPU thread counts, e.g. 1,2 (0 = all)", "0");
   args.option("json", "F", "write the results as JSON (atomically)");
   args.option("csv", "F", "write the results as CSV (atomically)");
@@ -74,7 +76,7 @@ int cmd_layers(int argc, char** argv) {
 
   CompareOptions opt;
   opt.device = parse_device(args.get("device"));
-  const int batch = int(args.get_int("batch", 1, 1 << 20));
+  const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
   if (args.get("dir") != "all") {
     opt.dirs.clear();
     std::stringstream ss(args.get("dir"));
@@ -94,17 +96,17 @@ int cmd_layers(int argc, char** argv) {
   for (const char* out : {"json", "csv"})
     if (args.has(out)) require_output_path(args.get(out), std::string("convlab layers: --") + out);
 
+  const ProblemSet set = expand_problems(args.pos(), batch);
+  for (const auto& note : set.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   std::vector<LayerCase> cases;
-  std::string network;
-  for (const auto& text : args.pos()) {
-    if (is_network(text)) {
-      network = network.empty() ? text : network + "+" + text;
-      for (auto& l : network_layers(text, batch)) cases.push_back({l.id, l.problem});
-    } else {
-      ConvProblem p = problem_from_text(text, text.find('.') != std::string::npos ? batch : 0);
-      cases.push_back({p.name.empty() ? p.key() : p.name, p});
-    }
+  for (const ProblemItem& it : set.items) {
+    LayerCase lc{it.label, it.problem, {}};
+    if (it.dir && !args.has("dir")) lc.dirs = {*it.dir};  // a oneDNN verbose line's direction
+    cases.push_back(std::move(lc));
   }
+  std::string network;
+  for (const auto& n : set.networks) network = network.empty() ? n : network + "+" + n;
+  const int net_batch = batch > 0 ? batch : 32;
   if (opt.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab layers --device cuda: no CUDA device (" + cuda_info().reason + ")");
 
@@ -139,13 +141,13 @@ int cmd_layers(int argc, char** argv) {
                                     " (none of this device at these thread counts and this build)";
   }
   std::printf("convlab layers on %s%s\n", device_fingerprint(opt.device, 0).c_str(),
-              network.empty() ? "" : (", batch " + std::to_string(batch)).c_str());
+              network.empty() ? "" : (", batch " + std::to_string(net_batch)).c_str());
   if (!cal_line.empty()) std::printf("%s\n", cal_line.c_str());
   opt.on_case = print_case;
   opt.on_vendor = print_vendor;
   Comparison cmp = compare_layers(cases, opt);
   cmp.network = network;
-  cmp.batch = network.empty() ? 0 : batch;
+  cmp.batch = network.empty() ? 0 : net_batch;
   for (const PeakResult& pr : cmp.peaks)
     std::printf("\nmeasured FMA peak: %.1f GFLOP/s with %d thread(s) (%s)", pr.gflops, pr.threads, pr.isa.c_str());
   if (cmp.bandwidth_gbs > 0) std::printf("\nmeasured stream bandwidth: %.1f GB/s\n", cmp.bandwidth_gbs);

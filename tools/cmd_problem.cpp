@@ -1,29 +1,30 @@
 #include <cstdio>
 
-#include "core/layers.hpp"
+#include "core/problem_list.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {
 
 int cmd_problem(int argc, char** argv) {
-  Args args("problem", "PROBLEM... [--batch N]",
+  Args args("problem", "NET|PROBLEM|@FILE... [--batch N]",
             "Parses benchdnn conv descriptors (g2mb32ic96ih27oc256oh27kh5ph2n\"alexnet:conv2\") or layer ids\n"
             "(alexnet.conv2) and prints the canonical form, output size, FLOPs and bytes. A network name\n"
-            "(alexnet, alexnet-owt, vgg16, resnet50) prints all its layers.");
-  args.positionals("PROBLEM...", "benchdnn descriptors, layer ids or network names", 1, 1000);
-  args.option("batch", "N", "override the minibatch");
+            "(alexnet, alexnet-owt, vgg16, resnet50) prints all its layers. @FILE reads a file (@- stdin):\n"
+            "one problem per line (# comments, blank lines), or a oneDNN verbose log (ONEDNN_VERBOSE=1\n"
+            "output), whose convolution exec lines give problem and direction; repeats are counted (xN).");
+  args.positionals("NET|PROBLEM|@FILE...", "networks, layer ids, benchdnn problem strings or @FILE lists", 1, 1000);
+  args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   if (!args.parse(argc, argv)) return 0;
   const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
-  auto show = [](const ConvProblem& p) {
-    std::printf("%-60s P=%d Q=%d  %.3f GFLOP  %.2f MB\n", p.canonical().c_str(), p.p(), p.q(), p.flops() * 1e-9,
-                p.bytes() * 1e-6);
-  };
-  for (const auto& text : args.pos()) {
-    if (is_network(text)) {
-      for (const auto& l : network_layers(text, batch > 0 ? batch : 32)) show(l.problem);
-    } else {
-      show(problem_from_text(text, batch));
-    }
+  const ProblemSet set = expand_problems(args.pos(), batch);
+  for (const auto& note : set.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  for (const ProblemItem& it : set.items) {
+    const ConvProblem& p = it.problem;
+    std::string extra;
+    if (it.dir) extra += "  " + std::string(to_string(*it.dir));
+    if (it.count > 1) extra += "  x" + std::to_string(it.count);
+    std::printf("%-60s P=%d Q=%d  %.3f GFLOP  %.2f MB%s\n", p.canonical().c_str(), p.p(), p.q(), p.flops() * 1e-9,
+                p.bytes() * 1e-6, extra.c_str());
   }
   return 0;
 }

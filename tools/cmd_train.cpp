@@ -238,7 +238,7 @@ int cmd_report(int argc, char** argv) {
             progress(lc.label + " " + std::string(to_string(dir)) + " " + r.algo + ": " + std::to_string(r.time * 1e3) + " ms");
       };
       std::vector<LayerCase> cases;
-      for (const auto& l : network_layers(cfg.net, cfg.batch)) cases.push_back({l.id, l.problem});
+      for (const auto& l : network_layers(cfg.net, cfg.batch)) cases.push_back({l.id, l.problem, {}});
       Comparison cmp = compare_layers(cases, opt);
       cmp.network = cfg.net;
       cmp.batch = cfg.batch;

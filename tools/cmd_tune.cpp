@@ -20,8 +20,8 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
-#include "core/layers.hpp"
 #include "core/paths.hpp"
+#include "core/problem_list.hpp"
 #include "core/timing.hpp"
 #include "tools/cli.hpp"
 
@@ -29,23 +29,7 @@ namespace convlab::cli {
 
 namespace {
 
-struct Target {
-  std::string label;
-  ConvProblem problem;
-};
-
-std::vector<Target> expand(const std::vector<std::string>& pos, int batch) {
-  std::vector<Target> out;
-  for (const auto& t : pos) {
-    if (is_network(t)) {
-      for (const auto& l : network_layers(t, batch > 0 ? batch : 32)) out.push_back({l.id, l.problem});
-    } else {
-      const ConvProblem p = problem_from_text(t, batch);
-      out.push_back({p.name.empty() ? p.key() : p.name, p});
-    }
-  }
-  return out;
-}
+using Target = ProblemItem;
 
 std::vector<Direction> parse_dirs(const std::string& text) {
   if (text == "all") return {std::begin(kAllDirections), std::end(kAllDirections)};
@@ -158,10 +142,15 @@ int cmd_tune(int argc, char** argv) {
             "on the CPU cpu.onednn_auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
             "algorithm itself) and Get_v7 (its heuristic), each with our find's measured time for it.\n"
             "Reduced-precision algorithms (the cuDNN *_tf32 variants) are candidates only with --tf32.");
-  args.positionals("NET|PROBLEM", "network (alexnet, vgg16, ...), layer id (alexnet.conv2) or benchdnn descriptor", 1, 64);
+  args.positionals("NET|PROBLEM|@FILE",
+                   "network (alexnet, vgg16, ...), layer id (alexnet.conv2), benchdnn descriptor, or @FILE (@- stdin):\n"
+                   "one problem per line, or a oneDNN verbose log whose convolution lines give problem and direction",
+                   1, 64);
   args.option("mode", "MODE", "both, find or get", "both");
-  args.option("dir", "DIRS", "all, or a comma list of fwd, bwd-data, bwd-filter", "all");
-  args.option("batch", "N", "minibatch (networks and layer ids default to 32)");
+  args.option("dir", "DIRS",
+              "all, or a comma list of fwd, bwd-data, bwd-filter (default: all; a oneDNN verbose line's own direction)",
+              "all");
+  args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   args.option("cache", "FILE", "autotune cache (JSON lines) to read and update; checked before tuning (created if missing; its folder must exist)");
   args.flag("retune", "ignore cache hits (re-run find and overwrite the entries)");
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
@@ -181,8 +170,14 @@ int cmd_tune(int argc, char** argv) {
   if (mode != "both" && mode != "find" && mode != "get") fail("convlab tune: --mode must be both, find or get");
   const bool do_find = mode != "get";
   const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
-  const auto targets = expand(args.pos(), batch);
+  const ProblemSet problem_set = expand_problems(args.pos(), batch);
+  for (const auto& note : problem_set.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  const std::vector<Target>& targets = problem_set.items;
   const auto dirs = parse_dirs(args.get("dir"));
+  // A oneDNN verbose line's direction is used unless --dir is given.
+  auto dirs_of = [&](const Target& t) {
+    return t.dir && !args.has("dir") ? std::vector<Direction>{*t.dir} : dirs;
+  };
   ExecContext ctx;
   ctx.device = parse_device(args.get("device"));
   ctx.threads = int(args.get_int("threads", 0, 4096));
@@ -223,7 +218,7 @@ int cmd_tune(int argc, char** argv) {
   // ---- find (or cache) for every pair ----
   std::vector<Pair> pairs;
   for (const auto& t : targets)
-    for (Direction d : dirs) pairs.push_back({&t, d, {}, false, 0, {}, {}, {}, {}});
+    for (Direction d : dirs_of(t)) pairs.push_back({&t, d, {}, false, 0, {}, {}, {}, {}});
   Progress progress(int(pairs.size()), args.has("quiet"));
   std::map<std::string, const Pair*> seen;  // repeated shapes are tuned once
   int hits = 0, tuned = 0;
@@ -369,8 +364,8 @@ int cmd_tune(int argc, char** argv) {
     return no_choice ? 1 : 0;
   }
 
-  std::printf("convlab tune: %zu layer(s) x %zu direction(s) on %s (%s), mode %s\n", targets.size(), dirs.size(),
-              std::string(to_string(ctx.device)).c_str(), fingerprint.c_str(), mode.c_str());
+  std::printf("convlab tune: %zu layer(s), %zu (layer, direction) pair(s) on %s (%s), mode %s\n", targets.size(),
+              pairs.size(), std::string(to_string(ctx.device)).c_str(), fingerprint.c_str(), mode.c_str());
   std::printf("candidates: %zu", candidates.size());
   if (candidates.empty()) std::printf(" (only the reference is registered for this device: nothing to tune)");
   std::printf("\n");

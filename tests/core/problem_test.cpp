@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/layers.hpp"
 #include "core/problem.hpp"
+#include "core/problem_list.hpp"
 
 namespace convlab {
 namespace {
@@ -143,6 +144,86 @@ TEST(Problem, RejectsImpossibleProblemsWithOneLine) {
   expect_rejected("mb1ic3ih5oc4kh3n\"unterminated", "unterminated");
   expect_rejected("mb1ic3ih5oc4kh3n\"x\"mb2", "must come last");
   expect_rejected("mb65536ic256ih256oc256kh3ph1", "32-bit index overflow");
+}
+
+// Issue 16 item 5: output and padded sizes that wrap past 32 bits used to be
+// accepted (p() cast the 64-bit size to int; 2 * pad_h was an int product).
+TEST(Problem, SizesThatWrapPast32BitsAreRejected) {
+  for (const char* text : {"mb1ic4ih8oc4kh3ph2147483647", "mb1ic4ih8oc4kh3pw2147483647", "mb1ic4ih8oc4kh3ph2147483646",
+                           "mb1ic4ih1000oc4kh3ph2147483200", "mb1ic4ih8oc4kh3ph1073741823",
+                           "mb1ic1ih2147483647oc1kh1ph1", "mb1ic1ih1iw2147483647oc1kh1pw1"})
+    expect_rejected(text, "does not fit in 32 bits");
+  // The largest padded extent that fits is accepted, and its sizes are exact.
+  const ConvProblem p = parse_problem("mb1ic1ih1iw1oc1kh1ph1073741823pw0");
+  EXPECT_EQ(p.p64(), 2147483647);
+  EXPECT_EQ(p.p(), 2147483647);
+  // A deduced padding that would need more than 32 bits (oh*sh overflows 2^62).
+  expect_rejected("mb1ic1ih1oc1oh2147483647kh2147483647sh2147483647dh2147483646", "32 bits");
+}
+
+TEST(Problem, P64IsExactOnUnvalidatedFields) {
+  ConvProblem p;
+  p.n = 1, p.c = 4, p.h = 8, p.w = 8, p.k = 4, p.r = 3, p.s = 3;
+  p.pad_h = INT32_MAX;
+  EXPECT_EQ(p.p64(), int64_t(8) + 2 * int64_t(INT32_MAX) - 2);  // not the wrapped 4
+  EXPECT_NE(p.validate().find("does not fit in 32 bits"), std::string::npos) << p.validate();
+  p.pad_h = 0;
+  p.stride_h = INT32_MAX;
+  p.r = INT32_MAX;
+  p.dil_h = INT32_MAX;
+  EXPECT_NE(p.validate(), "");  // dilated extent ~2^62: no overflow, just too big
+}
+
+// Issue 16 item 13: names.
+TEST(Problem, NamesMustBeNonEmptyAndPrintable) {
+  expect_rejected("mb1ic3ih5oc4kh3n", "empty name");
+  expect_rejected("mb1ic3ih5oc4kh3n\"\"", "empty name");
+  expect_rejected("mb1ic3ih5oc4kh3n\"a\x1b[31mb\"", "control characters");
+  expect_rejected("mb1ic3ih5oc4kh3na\tb", "control characters");
+  expect_rejected("mb1ic3ih5oc4kh3na\"b", "quote");
+  EXPECT_EQ(parse_problem("mb1ic3ih5oc4kh3n\"conv \xc3\xa9t\xc3\xa9\"").name, "conv \xc3\xa9t\xc3\xa9");  // UTF-8 is fine
+  // Control characters in bad input are never echoed raw.
+  try {
+    parse_problem("mb1ic3\x1b[2Jih5");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\\x1b"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Problem, NeitherNetworkLayerNorProblemSaysSo) {
+  for (const char* text : {"nosuchnet", "resnet51", "AlexNet", "alex.net"}) {
+    try {
+      problem_from_text(text);
+      FAIL() << text << " accepted";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("is neither a network (alexnet"), std::string::npos) << m;
+      EXPECT_NE(m.find("layer id"), std::string::npos) << m;
+      EXPECT_NE(m.find("unknown key"), std::string::npos) << m;
+    }
+  }
+  // Problem-looking strings keep the parser's own reason.
+  try {
+    problem_from_text("mb1ic3");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'oc' missing"), std::string::npos) << e.what();
+  }
+  // An unknown layer of a known network lists the layers.
+  try {
+    problem_from_text("alexnet.conv9");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("conv1, conv2"), std::string::npos) << e.what();
+  }
+  try {
+    problem_from_text("no\x07net");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find('\x07'), std::string::npos) << e.what();
+  }
 }
 
 TEST(Problem, Directions) {

@@ -1,0 +1,315 @@
+#include "core/problem_list.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/layers.hpp"
+
+namespace convlab {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::string networks_text() {
+  std::string out;
+  for (const auto& n : network_names()) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// A text meant as a problem string: after '_'s, n"..." or a known key.
+bool looks_like_problem(std::string_view t) {
+  while (!t.empty() && t.front() == '_') t.remove_prefix(1);
+  if (t.size() >= 2 && t[0] == 'n' && t[1] == '"') return true;
+  size_t j = 0;
+  while (j < t.size() && std::isalpha(static_cast<unsigned char>(t[j]))) ++j;
+  return j > 0 && is_problem_key(t.substr(0, j));
+}
+
+ConvProblem with_batch_checked(ConvProblem p, int batch, std::string_view text) {
+  if (batch <= 0) return p;
+  p.n = batch;
+  if (auto e = p.validate(); !e.empty())
+    fail("problem '" + printable(text) + "' at batch " + std::to_string(batch) + ": " + e);
+  return p;
+}
+
+// NET | LAYER | PROBLEM (not @FILE).
+void expand_one(std::string_view text, int batch, int default_batch, const std::string& origin,
+                std::vector<ProblemItem>& out) {
+  if (is_network(text)) {
+    for (auto& l : network_layers(text, batch > 0 ? batch : default_batch))
+      out.push_back({l.id, l.problem, std::nullopt, l.count, origin});
+    return;
+  }
+  ConvProblem p = problem_from_text(text, batch, default_batch);
+  std::string label = p.name.empty() ? p.key() : p.name;
+  out.push_back({std::move(label), std::move(p), std::nullopt, 1, origin});
+}
+
+// The '#' that starts a comment: the first one outside a quoted name.
+size_t comment_start(std::string_view line) {
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '"') quoted = !quoted;
+    else if (line[i] == '#' && !quoted) return i;
+  }
+  return std::string_view::npos;
+}
+
+// Line-by-line reader of one @FILE; decides list vs log at the end.
+class FileParser {
+ public:
+  FileParser(std::string source, int batch, int default_batch)
+      : source_(std::move(source)), batch_(batch), default_batch_(default_batch) {}
+
+  void line(std::string_view raw, size_t n) {
+    const std::string where = source_ + ":" + std::to_string(n);
+    if (raw.find('\0') != std::string_view::npos)
+      fail(where + ": binary data (a NUL byte); expected problem strings or a oneDNN verbose log");
+    const std::string_view t = trim(raw);
+    if (is_onednn_verbose_line(t)) {
+      ++verbose_lines_;
+      verbose_line(t, where);
+      return;
+    }
+    ++other_lines_;
+    if (verbose_lines_ > 0 || !list_error_.empty()) return;  // a log's other lines; or the list is already bad
+    const std::string_view body = trim(t.substr(0, std::min(t.size(), comment_start(t))));
+    if (body.empty()) return;
+    try {
+      if (body.front() == '@') fail("a problem file may not name another file ('" + printable(body) + "')");
+      if (body.substr(0, 2) == "--")
+        fail("benchdnn options ('" + printable(body) + "') are not read here: one problem per line");
+      std::vector<ProblemItem> items;
+      expand_one(body, batch_, default_batch_, where, items);
+      for (auto& it : items) add(list_, list_index_, std::move(it), where);
+    } catch (const Error& e) {
+      list_error_ = where + ": " + e.what();
+    }
+  }
+
+  std::vector<ProblemItem> finish(std::string* note) {
+    if (verbose_lines_ > 0) {
+      if (log_.empty())
+        fail(source_ + ": a oneDNN verbose log without a usable convolution exec line" +
+             (first_unusable_.empty() ? std::string(" (run with ONEDNN_VERBOSE=1)") : " (first: " + first_unusable_ + ")"));
+      if (note) {
+        *note = source_ + ": oneDNN verbose log: " + std::to_string(conv_execs_) + " convolution executions, " +
+                std::to_string(log_.size()) + " distinct (problem, direction)";
+        if (unusable_)
+          *note += ", " + std::to_string(unusable_) + " convolution lines skipped (first: " + first_unusable_ + ")";
+        *note += ", " + std::to_string(verbose_lines_ - conv_execs_ - unusable_) + " other verbose lines and " +
+                 std::to_string(other_lines_) + " other lines skipped";
+      }
+      return std::move(log_);
+    }
+    if (!list_error_.empty()) fail(list_error_);
+    if (list_.empty()) fail(source_ + ": no problems in the file (only blank lines and # comments)");
+    if (note) note->clear();
+    return std::move(list_);
+  }
+
+ private:
+  void add(std::vector<ProblemItem>& list, std::map<std::string, size_t>& index, ProblemItem it,
+           const std::string& where) {
+    std::string key = it.problem.canonical();
+    if (it.dir) key += " " + std::string(to_string(*it.dir));
+    if (auto f = index.find(key); f != index.end()) {
+      list[f->second].count += it.count;
+      return;
+    }
+    if (index.size() >= kMaxProblemFileEntries)
+      fail(where + ": more than " + std::to_string(kMaxProblemFileEntries) + " distinct problems in one file");
+    index.emplace(std::move(key), list.size());
+    list.push_back(std::move(it));
+  }
+
+  void verbose_line(std::string_view t, const std::string& where) {
+    std::optional<VerboseConv> vc;
+    try {
+      vc = parse_onednn_verbose_line(t);
+      if (!vc) return;
+      ConvProblem p = with_batch_checked(parse_problem(vc->descriptor), batch_, vc->descriptor);
+      ++conv_execs_;
+      std::string label = p.key();
+      add(log_, log_index_, {std::move(label), std::move(p), vc->dir, 1, where}, where);
+    } catch (const Error& e) {
+      // A convolution convlab cannot represent (3-D, asymmetric padding, ...):
+      // skipped and counted; the note names the first.
+      ++unusable_;
+      if (first_unusable_.empty()) first_unusable_ = where + ": " + e.what();
+    }
+  }
+
+  std::string source_;
+  int batch_, default_batch_;
+  std::vector<ProblemItem> list_, log_;
+  std::map<std::string, size_t> list_index_, log_index_;
+  std::string list_error_, first_unusable_;
+  size_t verbose_lines_ = 0, other_lines_ = 0, conv_execs_ = 0, unusable_ = 0;
+};
+
+}  // namespace
+
+ConvProblem problem_from_text(std::string_view text, int batch, int layer_default_batch) {
+  const size_t dot = text.find('.');
+  if (dot != std::string_view::npos && is_network(text.substr(0, dot)))
+    return network_layer(text, batch > 0 ? batch : layer_default_batch).problem;
+  ConvProblem p;
+  try {
+    p = parse_problem(text);
+  } catch (const Error& e) {
+    if (looks_like_problem(text)) throw;
+    std::string_view t = text;
+    while (!t.empty() && t.front() == '_') t.remove_prefix(1);
+    size_t j = 0;
+    while (j < t.size() && std::isalpha(static_cast<unsigned char>(t[j]))) ++j;
+    const std::string why = j > 0 ? "unknown key '" + printable(t.substr(0, j)) + "'"
+                            : t.empty() ? std::string("empty")
+                                        : "unexpected character '" + printable(t.substr(0, 1)) + "'";
+    fail("'" + printable(text) + "' is neither a network (" + networks_text() +
+         "), a layer id (alexnet.conv2, ...) nor a benchdnn problem string (mb32ic96ih27oc256oh27kh5ph2, ...): " + why);
+  }
+  return with_batch_checked(std::move(p), batch, text);
+}
+
+bool is_onednn_verbose_line(std::string_view line) {
+  line = trim(line);
+  for (std::string_view m : {"onednn_verbose,", "dnnl_verbose,", "mkldnn_verbose,"})
+    if (line.substr(0, m.size()) == m) return true;
+  return false;
+}
+
+std::optional<VerboseConv> parse_onednn_verbose_line(std::string_view line) {
+  if (!is_onednn_verbose_line(line)) return std::nullopt;
+  std::vector<std::string_view> f;
+  line = trim(line);
+  for (size_t at = 0;;) {
+    const size_t comma = line.find(',', at);
+    f.push_back(trim(line.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at)));
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+  // marker[,v1][,timestamp][,primitive],exec,[engine,]convolution,impl,prop_kind,...
+  size_t i = 1;
+  while (i < f.size() && i <= 4 && f[i] != "exec") ++i;
+  if (i >= f.size() || f[i] != "exec") return std::nullopt;
+  size_t j = i + 1;
+  if (j < f.size() && f[j] != "convolution") ++j;  // the engine kind (absent in mkldnn 0.x)
+  if (j >= f.size() || f[j] != "convolution") return std::nullopt;
+  if (j + 2 >= f.size()) fail("truncated oneDNN convolution line (no propagation kind)");
+  const std::string_view prop = f[j + 2];
+  Direction dir;
+  if (prop == "forward_training" || prop == "forward_inference" || prop == "forward_scoring" || prop == "forward")
+    dir = Direction::fwd;
+  else if (prop == "backward_data")
+    dir = Direction::bwd_data;
+  else if (prop == "backward_weights")
+    dir = Direction::bwd_filter;
+  else
+    fail("oneDNN convolution line with an unknown propagation kind '" + printable(prop) + "'");
+  size_t k = j + 3;
+  while (k < f.size() && f[k].substr(0, 4) != "alg:") ++k;
+  if (k + 1 >= f.size() || f[k + 1].empty())
+    fail("oneDNN convolution line without a problem descriptor after the alg: field");
+  return VerboseConv{std::string(f[k + 1]), dir};
+}
+
+std::vector<ProblemItem> parse_problem_file(std::string_view contents, const std::string& source, int batch,
+                                            int default_batch, std::string* note) {
+  FileParser fp(source, batch, default_batch);
+  size_t n = 0;
+  for (size_t at = 0; at < contents.size();) {
+    size_t nl = contents.find('\n', at);
+    if (nl == std::string_view::npos) nl = contents.size();
+    ++n;
+    if (nl - at > kMaxProblemLineBytes)
+      fail(source + ":" + std::to_string(n) + ": line longer than " + std::to_string(kMaxProblemLineBytes) +
+           " bytes (not a problem list or verbose log?)");
+    fp.line(contents.substr(at, nl - at), n);
+    at = nl + 1;
+  }
+  return fp.finish(note);
+}
+
+std::vector<ProblemItem> read_problem_file(const std::string& path, int batch, int default_batch, std::string* note) {
+  const bool is_stdin = path == "-";
+  const std::string source = is_stdin ? std::string("<stdin>") : printable(path);
+  if (path.empty()) fail("'@' needs a file name (@FILE, or @- for stdin)");
+  const int fd = is_stdin ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("problem file '" + source + "': cannot open: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    bool own;
+    ~Closer() {
+      if (own) ::close(fd);
+    }
+  } closer{fd, !is_stdin};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) fail("problem file '" + source + "' is a folder");
+
+  FileParser fp(source, batch, default_batch);
+  std::string pending;  // the current line so far
+  size_t total = 0, n = 0;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail("problem file '" + source + "': read error: " + std::strerror(errno));
+    }
+    if (got == 0) break;
+    total += size_t(got);
+    if (total > kMaxProblemFileBytes)
+      fail("problem file '" + source + "' is larger than " + std::to_string(kMaxProblemFileBytes >> 20) + " MiB");
+    std::string_view chunk(buf, size_t(got));
+    for (;;) {
+      const size_t nl = chunk.find('\n');
+      const size_t take = nl == std::string_view::npos ? chunk.size() : nl;
+      if (chunk.substr(0, take).find('\0') != std::string_view::npos)
+        fail(source + ":" + std::to_string(n + 1) + ": binary data (a NUL byte); expected problem strings or a oneDNN verbose log");
+      if (pending.size() + take > kMaxProblemLineBytes)
+        fail(source + ":" + std::to_string(n + 1) + ": line longer than " + std::to_string(kMaxProblemLineBytes) +
+             " bytes (not a problem list or verbose log?)");
+      pending.append(chunk.substr(0, take));
+      if (nl == std::string_view::npos) break;
+      fp.line(pending, ++n);
+      pending.clear();
+      chunk.remove_prefix(nl + 1);
+    }
+  }
+  if (!pending.empty()) fp.line(pending, ++n);
+  return fp.finish(note);
+}
+
+ProblemSet expand_problems(const std::vector<std::string>& args, int batch, int default_batch) {
+  ProblemSet out;
+  if (std::count(args.begin(), args.end(), "@-") > 1) fail("@- (stdin) given twice");
+  for (const std::string& a : args) {
+    if (!a.empty() && a.front() == '@') {
+      const std::string path = a.substr(1);
+      std::string note;
+      for (auto& it : read_problem_file(path, batch, default_batch, &note)) out.items.push_back(std::move(it));
+      if (!note.empty()) out.notes.push_back(std::move(note));
+      continue;
+    }
+    if (is_network(a)) out.networks.push_back(a);
+    expand_one(a, batch, default_batch, "", out.items);
+  }
+  return out;
+}
+
+}  // namespace convlab

@@ -1,0 +1,83 @@
+// Problems as users have them: the one expansion of the PROBLEM... arguments
+// that every command (problem, conv, tune, layers) accepts.
+//
+//   NET       alexnet, alexnet-owt, vgg16, resnet50: every convolution layer
+//   LAYER     a layer id, alexnet.conv2
+//   PROBLEM   a benchdnn descriptor, g2mb32ic96ih27oc256oh27kh5ph2n"alexnet:conv2"
+//   @FILE     a file (@- = stdin) holding either
+//             - a problem list: one NET, LAYER or PROBLEM per line, '#' starts a
+//               comment (outside n"..."), blank lines ignored (benchdnn's
+//               --batch=FILE shape files read as they are), or
+//             - a oneDNN verbose log (ONEDNN_VERBOSE=1 output, the onednn_verbose,
+//               dnnl_verbose or mkldnn_verbose prefix, with or without timestamps
+//               or the v1 / primitive fields of 3.x): every convolution "exec"
+//               line gives its problem descriptor and direction (forward_* ->
+//               fwd, backward_data -> bwd-data, backward_weights -> bwd-filter).
+//               Every other line (other primitives, create lines, the program's
+//               own output) is skipped; a file with at least one verbose line is
+//               read as a log.
+//             Repeated (problem, direction) entries of one file collapse into one
+//             with a count. Errors name FILE:LINE. What is read is bounded
+//             (line length, file size, distinct entries).
+//
+// Minibatch: batch > 0 overrides every problem's mb (networks, layer ids,
+// problem strings and file entries alike); batch == 0 leaves problem strings
+// their own mb and gives networks and layer ids `default_batch`.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/problem.hpp"
+
+namespace convlab {
+
+struct ProblemItem {
+  std::string label;              // layer id, the problem's name, else its key()
+  ConvProblem problem;
+  std::optional<Direction> dir;   // the direction a oneDNN verbose line ran
+  int count = 1;                  // occurrences (a network's repeated layer, collapsed duplicates)
+  std::string origin;             // "FILE:LINE" for entries read from a file
+};
+
+struct ProblemSet {
+  std::vector<ProblemItem> items;
+  std::vector<std::string> networks;  // networks named on the command line (not in files)
+  std::vector<std::string> notes;     // one line per verbose log read: what was used and skipped
+};
+
+inline constexpr size_t kMaxProblemLineBytes = size_t(64) << 10;    // 64 KiB
+inline constexpr size_t kMaxProblemFileBytes = size_t(1) << 30;     // 1 GiB
+inline constexpr size_t kMaxProblemFileEntries = 100000;            // distinct entries per file
+
+// Expands NET|LAYER|PROBLEM|@FILE arguments in order; throws Error (one line)
+// on the first bad one, before any work is done.
+ProblemSet expand_problems(const std::vector<std::string>& args, int batch = 0, int default_batch = 32);
+
+// One NET-free argument: a layer id or a benchdnn descriptor (not @FILE). A
+// text that is neither says so, listing the networks and a layer id.
+ConvProblem problem_from_text(std::string_view text, int batch = 0, int layer_default_batch = 32);
+
+// The contents of one @FILE (its name `source` is used in messages): problem
+// list or verbose log as above. `note` receives the log summary (empty for a list).
+std::vector<ProblemItem> parse_problem_file(std::string_view contents, const std::string& source, int batch = 0,
+                                            int default_batch = 32, std::string* note = nullptr);
+// Reads `path` ("-" = stdin) with the bounds above and parses it.
+std::vector<ProblemItem> read_problem_file(const std::string& path, int batch = 0, int default_batch = 32,
+                                           std::string* note = nullptr);
+
+// True when the line starts with a oneDNN verbose marker (onednn_verbose,
+// dnnl_verbose, mkldnn_verbose).
+bool is_onednn_verbose_line(std::string_view line);
+struct VerboseConv {
+  std::string descriptor;  // the problem descriptor field, as printed
+  Direction dir;
+};
+// The descriptor and direction of a convolution exec line; nullopt for any
+// other verbose line (info, create, other primitives, deconvolution, graph).
+// Throws Error for an exec convolution line whose fields cannot be read.
+std::optional<VerboseConv> parse_onednn_verbose_line(std::string_view line);
+
+}  // namespace convlab
