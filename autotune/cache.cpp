@@ -172,6 +172,11 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
       if (err) *err = "an ok result without a positive time";
       return std::nullopt;
     }
+    for (const AlgoPerf& seen : e.results)
+      if (seen.algo == r.algo) {  // one measurement per algorithm: a second would make the ranking ambiguous
+        if (err) *err = "algorithm '" + printable(r.algo) + "' listed twice in results";
+        return std::nullopt;
+      }
     e.results.push_back(std::move(r));
   }
   try {

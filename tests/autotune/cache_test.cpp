@@ -106,6 +106,18 @@ TEST_F(Cache, LineRoundTrip) {
   EXPECT_EQ(back2->workspace_limit, size_t(-1));
 }
 
+// Found by cache_line_fuzz: the same algorithm twice in one ranked list made the
+// ranking depend on input order (deserialize -> serialize was not a fixed point).
+TEST_F(Cache, AnAlgorithmListedTwiceIsAMalformedLine) {
+  CacheEntry e = sample();
+  ASSERT_GE(e.results.size(), 2u);
+  e.results[1].algo = e.results[0].algo;
+  e.results[1].time = e.results[0].time;
+  std::string err;
+  EXPECT_FALSE(deserialize(serialize(e), &err));
+  EXPECT_NE(err.find("listed twice"), std::string::npos) << err;
+}
+
 TEST_F(Cache, FileRoundTripAndAtomicReplace) {
   const std::string f = path("sub/dir/tune.jsonl");
   {
