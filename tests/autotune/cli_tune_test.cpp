@@ -29,6 +29,17 @@ class TuneCli : public testing::CliTest {
     if (v.code == 0 && nl != std::string::npos) k.build = v.out.substr(nl + 1, v.out.find('\n', nl + 1) - nl - 1);
     return k;
   }
+  // One cache entry of this binary's build for a 1x1 problem, with one ok result of `algo`.
+  CacheEntry one_entry(const std::string& algo) const {
+    CacheEntry e;
+    e.key = binary_key("mb1ic1ih4oc1oh4kh1", ExecContext{});
+    e.tuned_at = 5;
+    AlgoPerf r;
+    r.algo = algo;
+    r.time = 1e-3;
+    e.results = {r};
+    return e;
+  }
 };
 
 TEST_F(TuneCli, Help) {
@@ -127,13 +138,7 @@ TEST_F(TuneCli, CorruptCacheWarnsOnceAndStillTunes) {
 
 TEST_F(TuneCli, CacheMergeAndShow) {
   const std::string a = path("a.jsonl"), b = path("b.jsonl"), c = path("c.jsonl");
-  CacheEntry e;
-  e.key = binary_key("mb1ic1ih4oc1oh4kh1", ExecContext{});
-  e.tuned_at = 5;
-  AlgoPerf r;
-  r.algo = "cpu.something";
-  r.time = 1e-3;
-  e.results = {r};
+  CacheEntry e = one_entry("cpu.something");
   std::ofstream(a) << serialize(e) << "\n";
   e.key.dir = "bwd-data";
   std::ofstream(b) << serialize(e) << "\nnot json\n";
@@ -151,13 +156,7 @@ TEST_F(TuneCli, CacheMergeAndShow) {
 
 // issue 16 item 6: check names every unusable line and exits 1; show/check refuse what is not a cache file.
 TEST_F(TuneCli, CacheCheckWarnsPerLineAndRefusesNonFiles) {
-  CacheEntry e;
-  e.key = binary_key("mb1ic1ih4oc1oh4kh1", ExecContext{});
-  e.tuned_at = 5;
-  AlgoPerf r;
-  r.algo = "cpu.direct";
-  r.time = 1e-3;
-  e.results = {r};
+  CacheEntry e = one_entry("cpu.direct");
   const std::string good = path("good.jsonl"), bad = path("bad.jsonl");
   std::ofstream(good) << serialize(e) << "\n";
   const Result ok = run("cache check " + good);

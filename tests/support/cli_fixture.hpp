@@ -30,6 +30,9 @@ class CliTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
+  // `convlab train` on the tiny network at its smallest: each run is a fraction of a second.
+  static constexpr const char* kTiny = "train tiny --batch 1 --iters 1 --warmup 0 --classes 4 --threads 1 ";
+
   static std::string slurp(const std::string& file) {
     std::ifstream in(file);
     std::stringstream ss;

@@ -17,7 +17,6 @@ namespace {
 using Result = testing::CliResult;
 class CliMessages : public testing::CliTest {
  protected:
-  static constexpr const char* kTiny = "train tiny --batch 1 --iters 1 --warmup 0 --classes 4 --threads 1 ";
   void touch(const std::string& name, mode_t mode = 0644) const {
     std::ofstream(path(name)) << "keep me\n";
     ::chmod(path(name).c_str(), mode);

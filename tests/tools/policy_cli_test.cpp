@@ -21,8 +21,6 @@ namespace {
 using Result = testing::CliResult;
 class PolicyCli : public testing::CliTest {
  protected:
-  // The tiny network at its smallest: each run is a fraction of a second.
-  static constexpr const char* kTiny = "train tiny --batch 1 --iters 1 --warmup 0 --classes 4 --threads 1 ";
 
   // The "policies" array of a train JSON file.
   std::vector<json::Value> policies(const std::string& file) const {
