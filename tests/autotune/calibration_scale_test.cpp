@@ -103,8 +103,9 @@ TEST(CalibrationScale, NearLinearInCacheEntries) {
     c.save();
     return c.path();
   };
-  const int n = 250;
-  const std::string small = write(n), large = write(4 * n);
+  // 8x the entries: linear is 8x, quadratic 64x; the bound (20x) leaves a busy CI machine 2.5x of margin.
+  const int n = 200, f = 8;
+  const std::string small = write(n), large = write(f * n);
   const MachineModel m = MachineModel::for_context(ctx);
   const CacheKey like = make_cache_key(parse_problem("mb1ic4ih8oc4oh8kh3ph1"), Direction::fwd, ctx);
   auto seconds = [&](const std::string& file, int& samples) {
@@ -123,8 +124,8 @@ TEST(CalibrationScale, NearLinearInCacheEntries) {
   }
   std::filesystem::remove_all(dir);
   ASSERT_EQ(ss, n * int(cpu_algos.size()));
-  ASSERT_EQ(sl, 4 * n * int(cpu_algos.size()));
-  EXPECT_LT(tl / ts, 8.0) << n << " entries: " << ts << " s, " << 4 * n << " entries: " << tl << " s";
+  ASSERT_EQ(sl, f * n * int(cpu_algos.size()));
+  EXPECT_LT(tl / ts, 20.0) << n << " entries: " << ts << " s, " << f * n << " entries: " << tl << " s";
 }
 
 }  // namespace
