@@ -2,7 +2,7 @@
 # usage: scripts/check-deps.sh [--build DIR] [--deps FILE] [-v]
 #
 # Every file the build resolved from the system must come from a Debian package
-# that scripts/install-deps.sh installs (scripts/deps.txt) or from a hard
+# that scripts/install-deps.sh installs (its --list) or from a hard
 # dependency of one (apt-cache depends --recurse, no Recommends/Suggests): a
 # file from anywhere else is there by luck on this machine and missing on a
 # fresh one (issue 16: libdnnl-dev's dnnl-config.cmake needs OpenCL, a mere
@@ -29,9 +29,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
-source "$here/deps.sh"
-
-build=$src/build deps=$here/deps.txt verbose=0
+build=$src/build deps="" verbose=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build) [ $# -ge 2 ] || { echo "error: --build needs a folder" >&2; exit 2; }; build=$2; shift 2 ;;
@@ -44,9 +42,13 @@ done
 [ -f "$build/CMakeCache.txt" ] || { echo "error: no CMakeCache.txt in '$build': configure first" >&2; exit 2; }
 build=$(cd "$build" && pwd -P)
 src=$(cd "$src" && pwd -P)
-[ -f "$deps" ] && [ -r "$deps" ] || { echo "error: cannot read package list '$deps'" >&2; exit 2; }
-mapfile -t listed < <(convlab_packages "$deps")
-[ ${#listed[@]} -gt 0 ] || { echo "error: no packages in '$deps'" >&2; exit 2; }
+if [ -n "$deps" ]; then  # a file of package names, whitespace-separated, `#` comments
+  [ -f "$deps" ] && [ -r "$deps" ] || { echo "error: cannot read package list '$deps'" >&2; exit 2; }
+  mapfile -t listed < <(sed -e 's/#.*//' "$deps" | tr -s ' \t' '\n' | sed '/^$/d')
+else
+  mapfile -t listed < <(bash "$here/install-deps.sh" --list)
+fi
+[ ${#listed[@]} -gt 0 ] || { echo "error: no packages in '${deps:-scripts/install-deps.sh --list}'" >&2; exit 2; }
 for tool in dpkg dpkg-query apt-cache; do
   command -v $tool >/dev/null || { echo "error: check-deps needs $tool (a Debian system)" >&2; exit 2; }
 done
@@ -201,9 +203,9 @@ for f in "${files[@]}"; do
   ok=0
   IFS=',' read -ra cands <<<"$pks"
   for p in "${cands[@]}"; do [ -n "${allowed[$p]+x}" ] && ok=1; done
-  [ $verbose = 1 ] && echo "  $f: $pks (${origin[$f]})$([ $ok = 1 ] || echo '  <- NOT INSTALLED BY deps.txt')"
+  [ $verbose = 1 ] && echo "  $f: $pks (${origin[$f]})$([ $ok = 1 ] || echo '  <- NOT INSTALLED BY install-deps.sh')"
   [ $ok = 1 ] && continue
-  fail_lines+=("check-deps: $f (${origin[$f]}) is from $pks, which $(basename "$deps") neither lists nor gets as a hard dependency")
+  fail_lines+=("check-deps: $f (${origin[$f]}) is from $pks, which $(if [ -n "$deps" ]; then basename "$deps"; else echo install-deps.sh; fi) neither lists nor gets as a hard dependency")
 done
 
 for root in "${!outside[@]}"; do
@@ -211,7 +213,7 @@ for root in "${!outside[@]}"; do
 done | sort
 if [ ${#fail_lines[@]} -gt 0 ]; then
   printf '%s\n' "${fail_lines[@]}"
-  echo "check-deps: FAILED: ${#fail_lines[@]} file(s) a fresh machine would lack; add their packages to scripts/deps.txt" >&2
+  echo "check-deps: FAILED: ${#fail_lines[@]} file(s) a fresh machine would lack; add their packages to scripts/install-deps.sh" >&2
   exit 1
 fi
 echo "check-deps: ok: $checked files from ${#listed[@]} listed packages and their hard dependencies ($outside_n outside dpkg)"
