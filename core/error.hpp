@@ -13,6 +13,17 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The device is in a state no later call can recover from: on a GPU a sticky
+// error (illegal address, misaligned address, launch failure, ...) that every
+// later CUDA call in this process returns; in the SIMT emulator the same after a
+// modelled fault. Whoever runs several candidates (find, tune, train, the
+// per-layer checks) stops at this error with its one line instead of marking
+// every remaining candidate failed for a fault that was not theirs.
+class DeviceFault : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] inline void fail(const std::string& message) { throw Error(message); }
 
 // `text` safe to print on one line: C0/C1 control characters, DEL and bytes
