@@ -1,113 +1,263 @@
 #!/usr/bin/env bash
-# One command for the first session on a machine with an NVIDIA GPU: builds
-# convlab with CUDA, runs the whole test suite (the registry sweep runs every
-# cuda.* algorithm for real once a device is present; the emulated kernel tests
-# run too), the CLI demo, every cuda.* and cudnn.* algorithm on AlexNet's layers
-# in every direction with --check, `convlab layers alexnet --device cuda`,
-# `convlab tune alexnet --device cuda` (cuDNN's Find and Get_v7 beside convlab's
-# find and get; also with --tf32), AlexNet training on the GPU under every
-# policy, the report's GPU half, and the benchmarks. Everything lands in
-# results/gpu/ (or $OUT_DIR).
+# The GPU half's verification on a machine with an NVIDIA GPU, in stages that
+# each fit in well under 10 minutes and can run alone:
 #
-#   scripts/gpu-check.sh            # full run
-#   BENCH_FILTER=cuda scripts/gpu-check.sh   # only benchmarks whose name matches
+#   build     unpack gpu-carry/bundle.tar.xz (made by scripts/gpu-prepare.sh on a
+#             normal machine) into build-gpu/, or build from source (preset gpu)
+#             when there is no bundle; check every library resolves; `convlab algos`
+#   tests     the GPU tests through CTest (every test whose name says cuda/cudnn/
+#             gpu, the registry sweep of cuda.* and cudnn.*); FAILS if any of them
+#             failed or skipped for want of a device
+#   sanitize  compute-sanitizer memcheck and racecheck over the GPU unit tests
+#   check     `convlab layers alexnet --device cuda`: every cuda.* / cudnn.*
+#             algorithm on every AlexNet layer and direction in one process, each
+#             checked against the fp64 reference; FAILS on any failed/inaccurate row
+#   tune      `convlab tune alexnet --device cuda` (cuDNN Find and Get_v7 beside
+#             convlab's find and get), then again with --tf32
+#   train     AlexNet training on the GPU under the default policies, and the
+#             report's GPU half on the tiny net
+#   bench     bench_cuda (the CPU benchmarks are not run here)
 #
-# Exit status: non-zero if the build, the test suite or any --check failed
-# (the remaining steps still run; see results/gpu/summary.txt).
+#   scripts/gpu-check.sh build tests sanitize   # one device command
+#   scripts/gpu-check.sh build check tune       # another (the build stage only unpacks)
+#   scripts/gpu-check.sh                        # every stage in turn (> 10 minutes)
+#
+# The build stage must run first in every fresh machine. Results land in
+# results/gpu/<stage>/ with one line per stage in results/gpu/summary.txt; when
+# $OUT is set (the device tool), they are also packed into
+# $OUT/gpu-check-<stages>.tar.gz with summary.txt beside it.
+# Exit status: non-zero when any stage failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 out=${OUT_DIR:-results/gpu}
 mkdir -p "$out"
+summary="$out/summary.txt"
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
-summary="$out/summary.txt"
-: > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
+stage_fail() { status=1; note "$1: FAILED — $2"; }
+stage_ok() { note "$1: ok — $2"; }
+bin=$root/build-gpu
 
-note "convlab gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
-if command -v nvidia-smi >/dev/null; then
-  nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu: /' | tee -a "$summary"
-else
-  note "WARNING: nvidia-smi not found; the CUDA algorithms will report 'no CUDA device'"
-fi
+all_stages=(build tests sanitize check tune train bench)
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
+for s in "${stages[@]}"; do
+  [[ " ${all_stages[*]} " == *" $s "* ]] || { echo "gpu-check: unknown stage '$s' (stages: ${all_stages[*]})" >&2; exit 2; }
+done
 
-# ---- build ------------------------------------------------------------------
-if cmake --preset default > "$out/configure.log" 2>&1 && cmake --build --preset default -j "$jobs" > "$out/build.log" 2>&1; then
-  note "build: ok"
-else
-  note "build: FAILED (see $out/build.log)"
-  exit 1
+# ---- environment: carried libraries, then the machine's CUDA and cuDNN -------
+# The bundle's binaries link libcudart/libcublas/libcufft/libcudnn; on the GPU
+# machine they may be in the toolkit (/usr/local/cuda*) or only inside Python
+# wheels (nvidia-cudnn-cu13 and friends, where PyTorch keeps them).
+lib_dirs=("$bin/lib")
+py=$(command -v python3 || true)
+if [ -n "$py" ]; then
+  while read -r d; do [ -d "$d" ] && lib_dirs+=("$d"); done < <("$py" - <<'EOF' 2>/dev/null
+import glob, os, site
+roots = list(site.getsitepackages()) + [site.getusersitepackages()]
+for r in roots:
+    for d in sorted(glob.glob(os.path.join(r, "nvidia", "*", "lib")) + glob.glob(os.path.join(r, "nvidia", "cu*", "lib"))):
+        print(d)
+EOF
+  )
 fi
-./build/convlab algos | tee "$out/algos.txt"
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do [ -d "$d" ] && lib_dirs+=("$d"); done
+LD_LIBRARY_PATH=$(IFS=:; echo "${lib_dirs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH
+export PATH=/usr/local/cuda/bin:$PATH
 
-# ---- tests ------------------------------------------------------------------
-if ctest --test-dir build -j "$jobs" --output-on-failure --output-junit "$PWD/$out/ctest.xml" > "$out/ctest.log" 2>&1; then
-  note "ctest: ok ($(grep -Eo '[0-9]+ tests passed|[0-9]+% tests passed.*' "$out/ctest.log" | tail -1))"
-else
-  status=1
-  note "ctest: FAILED ($(grep -E 'tests passed' "$out/ctest.log" | tail -1)); see $out/ctest.log"
-fi
+# The bundle's CTest files and tests name the absolute folders they were built
+# in; recreate them as links to this checkout.
+link_build_paths() {
+  local manifest=gpu-carry/manifest.txt src
+  [ -f "$manifest" ] || return 0
+  src=$(sed -n 's/^source_dir=//p' "$manifest")
+  [ -n "$src" ] && [ "$src" != "$root" ] || return 0
+  if [ -L "$src" ]; then ln -sfn "$root" "$src"; return 0; fi
+  if [ -e "$src" ]; then
+    echo "gpu-check: $src (the bundle's source folder) exists here and is not this checkout" >&2; return 1
+  fi
+  mkdir -p "$(dirname "$src")" && ln -s "$root" "$src"
+}
 
-# ---- demo and per-layer checks -----------------------------------------------
-./build/convlab demo > "$out/demo.txt" 2>&1 || { status=1; note "demo: FAILED"; }
-if ./build/convlab layers --help > /dev/null 2>&1; then
-  ./build/convlab layers alexnet --device cuda > "$out/layers_alexnet_cuda.txt" 2>&1 \
-    || { status=1; note "convlab layers alexnet --device cuda: FAILED"; }
-else
-  note "convlab layers: not in this build (skipped)"
-fi
-# ---- cuDNN's own Find / Get_v7 beside convlab's find and get -------------------
-# The second run reads find's results back from the cache (cuDNN's Find still
-# runs: it is the vendor's own measurement); the TF32 run adds the *_tf32 variants.
-tune_cache="$out/tune_cache.jsonl"
-rm -f "$tune_cache"
-if ./build/convlab tune alexnet --device cuda --batch 32 --list --quiet --cache "$tune_cache" \
-     > "$out/tune_alexnet_cuda.txt" 2>&1 &&
-   ./build/convlab tune alexnet --device cuda --batch 32 --json --quiet --cache "$tune_cache" \
-     > "$out/tune_alexnet_cuda.json" 2> "$out/tune_alexnet_cuda.err"; then
-  note "convlab tune alexnet --device cuda: ok ($(grep -c '^    vendor cudnnFind' "$out/tune_alexnet_cuda.txt") cudnnFind picks; $(grep '^vendor cudnnFind' "$out/tune_alexnet_cuda.txt" | sed 's/.*: //'))"
-else
-  status=1
-  note "convlab tune alexnet --device cuda: FAILED (see $out/tune_alexnet_cuda.txt / .err)"
-fi
-./build/convlab tune alexnet --device cuda --batch 32 --tf32 --json --quiet > "$out/tune_alexnet_cuda_tf32.json" \
-  2> "$out/tune_alexnet_cuda_tf32.err" || { status=1; note "convlab tune alexnet --device cuda --tf32: FAILED"; }
+pack_results() {
+  [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] || return 0
+  local name; name=gpu-check-$(IFS=-; echo "${stages[*]}")
+  tar -C "$out" -czf "$OUT/$name.tar.gz" . 2>/dev/null
+  cp "$summary" "$OUT/summary.txt"
+}
 
-algos=$(./build/convlab algos --json | grep -oE '"name": "(cuda|cudnn)\.[a-z0-9_]*"' | sed -E 's/.*"((cuda|cudnn)\.[a-z0-9_]*)"/\1/')
-checks="$out/cuda_checks.txt"
-: > "$checks"
-for algo in $algos; do
-  for layer in alexnet.conv1 alexnet.conv2 alexnet.conv3 alexnet.conv4 alexnet.conv5; do
-    for dir in fwd bwd-data bwd-filter; do
-      line=$(./build/convlab conv "$layer" --algo "$algo" --dir "$dir" --check 2>&1)
-      rc=$?
-      line=$(echo "$line" | tr '\n' ' ')
-      if echo "$line" | grep -qiE "not support|unsupported|does not support"; then rc=0; fi
-      echo "$algo $layer $dir rc=$rc :: $line" >> "$checks"
+# ---- stages -----------------------------------------------------------------
+stage_build() {
+  local d=$out/build; mkdir -p "$d"
+  note "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), $jobs CPUs ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1))"
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi > "$d/nvidia-smi.txt" 2>&1
+    note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | head -1)"
+  else
+    note "gpu: nvidia-smi not found"
+  fi
+  note "nvcc: $(nvcc --version 2>/dev/null | tail -2 | head -1); glibc $(ldd --version 2>/dev/null | head -1 | grep -oE '[0-9.]+$')"
+  if [ -f gpu-carry/bundle.tar.xz ]; then
+    local want have
+    want=$(sed -n 's/^needs_glibc=GLIBC_//p' gpu-carry/manifest.txt)
+    have=$(ldd --version 2>/dev/null | head -1 | grep -oE '[0-9]+\.[0-9]+$')
+    if [ -n "$want" ] && [ -n "$have" ] && [ "$(printf '%s\n%s\n' "$want" "$have" | sort -V | head -1)" != "$want" ]; then
+      stage_fail build "the bundle needs glibc $want, this machine has $have: build here from source instead"; return
+    fi
+    rm -rf "$bin" && mkdir -p "$bin" && tar -C "$root" -xJf gpu-carry/bundle.tar.xz || { stage_fail build "could not unpack gpu-carry/bundle.tar.xz"; return; }
+    link_build_paths || { stage_fail build "cannot recreate the bundle's build paths"; return; }
+    cp gpu-carry/manifest.txt "$d/"
+    note "bundle: $(sed -n 's/^commit=//p' gpu-carry/manifest.txt), built $(sed -n 's/^built=//p' gpu-carry/manifest.txt)"
+  else
+    note "no gpu-carry/bundle.tar.xz: building from source (preset gpu)"
+    if ! { cmake --preset gpu > "$d/configure.log" 2>&1 && cmake --build --preset gpu -j "$jobs" > "$d/build.log" 2>&1; }; then
+      stage_fail build "see $d/configure.log, $d/build.log"; return
+    fi
+  fi
+  # Every library must resolve, and each to the folder we expect.
+  local unresolved=""
+  for e in "$bin"/convlab "$bin"/bench_cuda "$bin"/tests/test_*; do
+    [ -x "$e" ] || continue
+    ldd "$e" > "$d/ldd.$(basename "$e").txt" 2>&1
+    grep -q 'not found' "$d/ldd.$(basename "$e").txt" && unresolved+=" $(basename "$e"):$(grep 'not found' "$d/ldd.$(basename "$e").txt" | awk '{print $1}' | tr '\n' ',')"
+  done
+  [ -z "$unresolved" ] || { stage_fail build "unresolved libraries:$unresolved (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"; return; }
+  grep -E 'libcudnn|libcublas\.|libcufft|libcudart' "$d/ldd.convlab.txt" | awk '{print "  " $1 " -> " $3}' | tee -a "$summary"
+  if ! "$bin/convlab" algos > "$d/algos.txt" 2>&1; then stage_fail build "convlab algos: $(tail -1 "$d/algos.txt")"; return; fi
+  "$bin/convlab" algos --json > "$d/algos.json" 2>&1
+  stage_ok build "$(grep -cE '^ *(cuda|cudnn)\.' "$d/algos.txt") cuda/cudnn algorithms listed; $(grep -iE 'cuda device|GPU:' "$d/algos.txt" | head -1 | sed 's/^ *//')"
+}
+
+# The tests that exercise the GPU: by name (CTest runs each discovered test on
+# its own). The emulated kernels' sanitizer builds (asan./tsan.) are CPU tests.
+gpu_test_regex='[Cc]uda|[Cc]udnn|[Gg]pu|Vendor'
+stage_tests() {
+  local d=$out/tests; mkdir -p "$d"
+  [ -f "$bin/CTestTestfile.cmake" ] || { stage_fail tests "no build-gpu/ (run the build stage first)"; return; }
+  ctest --test-dir "$bin" -R "$gpu_test_regex" -E '^(asan|tsan)\.' -j "$jobs" --timeout 600 \
+    --output-junit "$root/$d/ctest.xml" > "$d/ctest.log" 2>&1
+  local rc=$?
+  python3 - "$d/ctest.xml" > "$d/skips.txt" <<'EOF'
+import re, sys, xml.etree.ElementTree as ET
+# A GPU test that skipped for want of a device did not run: that is a failure
+# here. Tests skipped because a device IS present (the no-device paths) are fine.
+no_device = re.compile(r"no CUDA device|needs a CUDA device|CUDA driver|no device", re.I)
+ran = failed = skipped_ok = 0
+bad = []
+for tc in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    st = tc.get("status")
+    name = tc.get("name").split("  #")[0]
+    outtxt = (tc.findtext("system-out") or "")
+    if st == "run": ran += 1
+    elif st == "fail": failed += 1; print("FAILED", name)
+    elif st == "notrun":
+        m = re.search(r"Skipped\n(.*)", outtxt)
+        why = m.group(1).strip() if m else "(no reason printed)"
+        if no_device.search(why): bad.append(name); print("SKIPPED-NO-DEVICE", name, "::", why)
+        else: skipped_ok += 1; print("skipped", name, "::", why)
+print(f"summary: {ran} passed, {failed} failed, {len(bad)} skipped for want of a device, {skipped_ok} skipped for other reasons")
+sys.exit(1 if failed or bad else 0)
+EOF
+  local prc=$?
+  local line; line=$(tail -1 "$d/skips.txt")
+  if [ $rc -ne 0 ] || [ $prc -ne 0 ]; then stage_fail tests "$line; see $d/ctest.log and $d/skips.txt"
+  else stage_ok tests "$line"; fi
+}
+
+stage_sanitize() {
+  local d=$out/sanitize; mkdir -p "$d"
+  command -v compute-sanitizer >/dev/null || { stage_fail sanitize "compute-sanitizer not found"; return; }
+  # The hand-written kernels on the device: the registry sweep of cuda.* and
+  # the GPU layer kernels. Each tool's run is capped so the stage fits.
+  local any=0 t f
+  for tool in memcheck racecheck; do
+    for t in test_algorithms test_train; do
+      f='*RegistrySweep.MatchesReference/cuda_*'
+      [ $t = test_train ] && f='LayersCuda.*:NetCuda.*'
+      timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
+        "$bin/tests/$t" --gtest_filter="$f" > "$d/$tool.$t.txt" 2>&1
+      local rc=$?
+      local errs; errs=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$d/$tool.$t.txt" | tail -1)
+      if [ $rc -eq 124 ]; then note "  $tool $t: stopped at 240 s (${errs:-no summary})"
+      elif [ $rc -ne 0 ]; then any=1; note "  $tool $t: rc $rc (${errs:-no summary}); see $d/$tool.$t.txt"
+      else note "  $tool $t: ok (${errs})"; fi
     done
   done
-done
-if grep -q "rc=[1-9]" "$checks"; then status=1; note "cuda --check: FAILURES (see $checks)"; else note "cuda --check: ok"; fi
+  if [ $any -ne 0 ]; then stage_fail sanitize "compute-sanitizer found errors"; else stage_ok sanitize "memcheck + racecheck clean"; fi
+}
 
-# ---- the GPU training path ------------------------------------------------------
-# AlexNet on the GPU under every default policy (hand-written layer kernels, cuBLAS fc,
-# cuda.* / cudnn.* convolutions), then the report's GPU half on the tiny net.
-if ./build/convlab train alexnet --device cuda --batch 32 --iters 5 --warmup 2 --json "$out/train_alexnet_cuda.json" \
-     > "$out/train_alexnet_cuda.md" 2> "$out/train_alexnet_cuda.log"; then
-  note "train alexnet --device cuda: ok ($(grep -m1 -E '^\| find \|' "$out/train_alexnet_cuda.md" | tr -s ' '))"
-else
-  status=1; note "train alexnet --device cuda: FAILED (see $out/train_alexnet_cuda.log)"
-fi
-./build/convlab report --net tiny --batch 8 --iters 3 --gpu on --out "$out/report_tiny" > "$out/report_tiny.txt" 2>&1 \
-  || { status=1; note "report --gpu on: FAILED (see $out/report_tiny.txt)"; }
+stage_check() {
+  local d=$out/check; mkdir -p "$d"
+  "$bin/convlab" layers alexnet --device cuda --batch 32 --json "$d/layers_alexnet_cuda.json" \
+    > "$d/layers_alexnet_cuda.txt" 2>&1
+  local rc=$?
+  [ -f "$d/layers_alexnet_cuda.json" ] || { stage_fail check "convlab layers exit $rc, no JSON; see $d/layers_alexnet_cuda.txt"; return; }
+  python3 - "$d/layers_alexnet_cuda.json" > "$d/check.txt" <<'EOF'
+import json, sys, collections
+rows = json.load(open(sys.argv[1]))["rows"]
+by = collections.Counter(r["status"] for r in rows)
+bad = [r for r in rows if r["status"] not in ("ok", "unsupported")]
+for r in bad:
+    print("BAD", r["layer"], r["direction"], r["algorithm"], r["status"], r.get("note", ""), r.get("max_rel_error"))
+cases = collections.defaultdict(int)
+for r in rows:
+    cases[(r["layer"], r["direction"])] += r["status"] == "ok"
+empty = [k for k, v in cases.items() if v == 0]
+for k in empty: print("NO-ALGORITHM-RAN", *k)
+algos = sorted({r["algorithm"] for r in rows if r["status"] == "ok"})
+print(f"summary: {len(rows)} rows ({dict(by)}); {len(cases)} layer-directions; {len(algos)} algorithms ran: {' '.join(algos)}")
+sys.exit(1 if bad or empty else 0)
+EOF
+  local prc=$?
+  if [ $rc -ne 0 ] || [ $prc -ne 0 ]; then stage_fail check "exit $rc; $(tail -1 "$d/check.txt"); see $d/check.txt"
+  else stage_ok check "$(tail -1 "$d/check.txt")"; fi
+}
 
-# ---- benchmarks ---------------------------------------------------------------
-for b in build/bench_*; do
-  [ -x "$b" ] || continue
-  name=$(basename "$b")
-  "$b" --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_out="$out/$name.json" --benchmark_out_format=json \
-    > "$out/$name.txt" 2>&1 || { status=1; note "$name: FAILED"; }
+stage_tune() {
+  local d=$out/tune; mkdir -p "$d"
+  local cache=$d/tune_cache.jsonl; rm -f "$cache"
+  if "$bin/convlab" tune alexnet --device cuda --batch 32 --list --cache "$cache" > "$d/tune_alexnet_cuda.txt" 2>&1 &&
+     "$bin/convlab" tune alexnet --device cuda --batch 32 --json --quiet --cache "$cache" \
+       > "$d/tune_alexnet_cuda.json" 2> "$d/tune_alexnet_cuda.err"; then
+    stage_ok tune "alexnet: $(grep -E '^vendor cudnn' "$d/tune_alexnet_cuda.txt" | tr '\n' ' ' | tr -s ' ')"
+  else
+    stage_fail tune "see $d/tune_alexnet_cuda.txt / .err"
+  fi
+  "$bin/convlab" tune alexnet --device cuda --batch 32 --tf32 --json --quiet > "$d/tune_alexnet_cuda_tf32.json" \
+    2> "$d/tune_alexnet_cuda_tf32.err" || stage_fail tune "--tf32: see $d/tune_alexnet_cuda_tf32.err"
+}
+
+stage_train() {
+  local d=$out/train; mkdir -p "$d"
+  if "$bin/convlab" train alexnet --device cuda --batch 32 --iters 5 --warmup 2 --json "$d/train_alexnet_cuda.json" \
+       > "$d/train_alexnet_cuda.md" 2> "$d/train_alexnet_cuda.log"; then
+    stage_ok train "alexnet --device cuda: $(grep -cE '^\| ' "$d/train_alexnet_cuda.md") table rows; see $d/train_alexnet_cuda.md"
+  else
+    stage_fail train "alexnet --device cuda: see $d/train_alexnet_cuda.log"
+  fi
+  "$bin/convlab" report --net tiny --batch 8 --iters 3 --gpu on --out "$d/report_tiny" > "$d/report_tiny.txt" 2>&1 \
+    || stage_fail train "report --gpu on: see $d/report_tiny.txt"
+}
+
+stage_bench() {
+  local d=$out/bench; mkdir -p "$d"
+  [ -x "$bin/bench_cuda" ] || { stage_fail bench "no build-gpu/bench_cuda"; return; }
+  if timeout 540 "$bin/bench_cuda" --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_out="$d/bench_cuda.json" \
+       --benchmark_out_format=json > "$d/bench_cuda.txt" 2>&1; then
+    stage_ok bench "$(grep -cE '^[A-Za-z].*[0-9] ms|us ' "$d/bench_cuda.txt") benchmark lines; see $d/bench_cuda.txt"
+  else
+    stage_fail bench "bench_cuda exit $?; see $d/bench_cuda.txt"
+  fi
+}
+
+for s in "${stages[@]}"; do
+  t0=$(date +%s)
+  "stage_$s"
+  echo "  ($s: $(( $(date +%s) - t0 )) s)" | tee -a "$summary"
 done
 note "results in $out/ (status $status)"
+pack_results
 exit $status
