@@ -68,19 +68,16 @@ LD_LIBRARY_PATH=$(IFS=:; echo "${lib_dirs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_P
 export LD_LIBRARY_PATH
 export PATH=/usr/local/cuda/bin:$PATH
 
-# The bundle's CTest files and tests name the absolute folders they were built
-# in; recreate them as links to this checkout.
-link_build_paths() {
-  local manifest=gpu-carry/manifest.txt src
-  [ -f "$manifest" ] || return 0
+# The bundle's CTest files name the absolute folders it was built in: rewrite
+# them to this checkout's; the CLI tests find convlab through CONVLAB_BINARY_DIR.
+relocate_bundle() {
+  local manifest=gpu-carry/manifest.txt src bdir
   src=$(sed -n 's/^source_dir=//p' "$manifest")
-  [ -n "$src" ] && [ "$src" != "$root" ] || return 0
-  if [ -L "$src" ]; then ln -sfn "$root" "$src"; return 0; fi
-  if [ -e "$src" ]; then
-    echo "gpu-check: $src (the bundle's source folder) exists here and is not this checkout" >&2; return 1
-  fi
-  mkdir -p "$(dirname "$src")" && ln -s "$root" "$src"
+  bdir=$(sed -n 's/^binary_dir=//p' "$manifest")
+  [ -n "$src" ] && [ -n "$bdir" ] || return 1
+  find "$bin" -name '*.cmake' -print0 | xargs -0 sed -i -e "s#$bdir#$bin#g" -e "s#$src/#$root/#g"
 }
+export CONVLAB_BINARY_DIR=$bin
 
 pack_results() {
   [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] || return 0
@@ -108,7 +105,7 @@ stage_build() {
       stage_fail build "the bundle needs glibc $want, this machine has $have: build here from source instead"; return
     fi
     rm -rf "$bin" && mkdir -p "$bin" && tar -C "$root" -xJf gpu-carry/bundle.tar.xz || { stage_fail build "could not unpack gpu-carry/bundle.tar.xz"; return; }
-    link_build_paths || { stage_fail build "cannot recreate the bundle's build paths"; return; }
+    relocate_bundle || { stage_fail build "gpu-carry/manifest.txt lacks the bundle's build paths"; return; }
     cp gpu-carry/manifest.txt "$d/"
     note "bundle: $(sed -n 's/^commit=//p' gpu-carry/manifest.txt), built $(sed -n 's/^built=//p' gpu-carry/manifest.txt)"
   else
@@ -125,6 +122,16 @@ stage_build() {
     grep -q 'not found' "$d/ldd.$(basename "$e").txt" && unresolved+=" $(basename "$e"):$(grep 'not found' "$d/ldd.$(basename "$e").txt" | awk '{print $1}' | tr '\n' ',')"
   done
   [ -z "$unresolved" ] || { stage_fail build "unresolved libraries:$unresolved (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"; return; }
+  if [ -f gpu-carry/bundle.tar.xz ]; then
+    # From the bundle, everything but glibc, libstdc++/libgcc_s and CUDA/cuDNN
+    # must come from build-gpu/lib: that is what proves the bundle complete on a
+    # machine that happens to have the Debian packages too (the offline rehearsal).
+    local outside
+    outside=$(cat "$d"/ldd.*.txt | awk '$2=="=>" {print $1, $3}' | sort -u |
+      grep -vE '^(linux-vdso|ld-linux|libc\.|libm\.|libpthread|libdl\.|librt\.|libstdc\+\+|libgcc_s|libcuda\.|libcudart|libcublas|libcufft|libcurand|libcudnn|libnccl|libnvrtc|libnvJitLink)' |
+      grep -v " $bin/lib/" | awk '{print $1 "=" $2}' | tr '\n' ' ')
+    [ -z "$outside" ] || { stage_fail build "libraries resolved outside the bundle: $outside"; return; }
+  fi
   grep -E 'libcudnn|libcublas\.|libcufft|libcudart' "$d/ldd.convlab.txt" | awk '{print "  " $1 " -> " $3}' | tee -a "$summary"
   if ! "$bin/convlab" algos > "$d/algos.txt" 2>&1; then stage_fail build "convlab algos: $(tail -1 "$d/algos.txt")"; return; fi
   "$bin/convlab" algos --json > "$d/algos.json" 2>&1
@@ -177,11 +184,11 @@ stage_sanitize() {
     for t in test_algorithms test_train; do
       f='*RegistrySweep.MatchesReference/cuda_*'
       [ $t = test_train ] && f='LayersCuda.*:NetCuda.*'
-      timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
+      timeout "${SANITIZE_CAP_S:-120}" compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
         "$bin/tests/$t" --gtest_filter="$f" > "$d/$tool.$t.txt" 2>&1
       local rc=$?
       local errs; errs=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$d/$tool.$t.txt" | tail -1)
-      if [ $rc -eq 124 ]; then note "  $tool $t: stopped at 240 s (${errs:-no summary})"
+      if [ $rc -eq 124 ]; then note "  $tool $t: stopped at ${SANITIZE_CAP_S:-120} s (partial) (${errs:-no summary})"
       elif [ $rc -ne 0 ]; then any=1; note "  $tool $t: rc $rc (${errs:-no summary}); see $d/$tool.$t.txt"
       else note "  $tool $t: ok (${errs})"; fi
     done

@@ -84,7 +84,7 @@ source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.tx
   echo "source_dir=$source_dir"
   echo "binary_dir=$build"
   echo "cuda_architectures=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")"
-  echo "nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER_VERSION:[A-Z]*=//p' "$build/CMakeCache.txt")"
+  echo "nvcc=$(nvcc --version 2>/dev/null | grep -oE "release [0-9.]+" || /usr/local/cuda/bin/nvcc --version | grep -oE "release [0-9.]+")"
   echo "needs_glibc=$need_glibc"
   echo "needs_glibcxx=$need_glibcxx"
   echo "executables=${#exes[@]}"

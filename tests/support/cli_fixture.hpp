@@ -42,7 +42,11 @@ class CliTest : public ::testing::Test {
   // Runs `convlab ARGS` (ARGS is shell text) and captures everything.
   CliResult run(const std::string& args) const {
     const std::string out = path("stdout.txt"), err = path("stderr.txt");
-    const std::string cmd = std::string(CONVLAB_BINARY_DIR) + "/convlab " + args + " >" + out + " 2>" + err;
+    // CONVLAB_BINARY_DIR in the environment overrides the build folder's path
+    // compiled in: a build carried to another machine (scripts/gpu-check.sh).
+    const char* moved = std::getenv("CONVLAB_BINARY_DIR");
+    const std::string dir = moved && *moved ? moved : CONVLAB_BINARY_DIR;
+    const std::string cmd = dir + "/convlab " + args + " >" + out + " 2>" + err;
     const int status = std::system(cmd.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
   }
