@@ -252,7 +252,7 @@ stage_train() {
 stage_bench() {
   local d=$out/bench; mkdir -p "$d"
   [ -x "$bin/bench_cuda" ] || { stage_fail bench "no build-gpu/bench_cuda"; return; }
-  if timeout 540 "$bin/bench_cuda" --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_out="$d/bench_cuda.json" \
+  if timeout "${BENCH_CAP_S:-540}" "$bin/bench_cuda" --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_out="$d/bench_cuda.json" \
        --benchmark_out_format=json > "$d/bench_cuda.txt" 2>&1; then
     stage_ok bench "$(grep -cE '^[A-Za-z].*[0-9] ms|us ' "$d/bench_cuda.txt") benchmark lines; see $d/bench_cuda.txt"
   else
