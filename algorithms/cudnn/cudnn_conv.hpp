@@ -1,10 +1,16 @@
 // cuDNN's convolution algorithms (cuDNN 9 legacy API, libcudnn_cnn) as convlab
 // algorithms, one registry entry per cuDNN algorithm:
 //
-//   cudnn.implicit_gemm  cudnn.implicit_precomp_gemm  cudnn.gemm  cudnn.direct    (forward)
+//   cudnn.implicit_gemm  cudnn.implicit_precomp_gemm  cudnn.gemm                  (forward)
 //   cudnn.fft  cudnn.fft_tiling  cudnn.winograd  cudnn.winograd_nonfused          (every direction cuDNN has)
 //   cudnn.bwd_data_algo_0  cudnn.bwd_data_algo_1                                 (backward-data)
 //   cudnn.bwd_filter_algo_0  cudnn.bwd_filter_algo_1  cudnn.bwd_filter_algo_3    (backward-filter)
+//
+// Not registered, on purpose: forward DIRECT (id 3; cuDNN implements no
+// problem with it, so an entry could run nothing) and backward-filter WINOGRAD
+// (id 4; "not implemented" in cudnn_ops.h). cuDNN's Find/Get lists still name
+// them (status NOT_SUPPORTED); they, and any id a later cuDNN adds, are
+// reported as cudnn.unknown_<id> (cudnn_algo_name below).
 //
 // supports() asks cuDNN (the workspace-size query's status), it does not guess;
 // workspace_bytes() is cuDNN's own answer. Groups go through the group count,
@@ -73,7 +79,7 @@ class CudnnConv final : public Algorithm {
   bool tf32_;
 };
 
-// The thirteen fp32 entries above, in registry order.
+// The twelve fp32 entries above, in registry order.
 const std::vector<const Algorithm*>& cudnn_algorithms();
 // The four TF32 variants, in registry order (after the fp32 entries).
 const std::vector<const Algorithm*>& cudnn_tf32_algorithms();
@@ -86,7 +92,20 @@ struct CudnnPerf {
   size_t workspace = 0;
   bool deterministic = true;
   std::string math;    // the math type cuDNN reports for this entry: "fma", "default", "tensor_op", ...
+  bool known = true;   // false: an id convlab registers no entry for (algo is cudnn.unknown_<id>)
 };
+
+// The convlab name of cuDNN algorithm `id` (its cudnnConvolution*Algo_t value)
+// in direction `dir`: the registered entry with that id (its _tf32 variant
+// when tensor_op and convlab has one), else "cudnn.unknown_<id>". Needs no device.
+inline constexpr const char* kCudnnUnknownPrefix = "cudnn.unknown_";
+std::string cudnn_algo_name(Direction dir, int id, bool tensor_op = false);
+// Whether `name` is such an unknown id ("cudnn.unknown_..."). Unknown ids are
+// never convlab candidates, so find never measures and no policy picks them.
+bool is_unknown_cudnn_algo(std::string_view name);
+// Why convlab deliberately registers no entry for cuDNN 9's id `id` in `dir`
+// (forward DIRECT, backward-filter WINOGRAD); "" for every other id.
+const char* cudnn_unregistered_reason(Direction dir, int id);
 // cudnnFindConvolution*Algorithm (times every algorithm itself; allocates its
 // own buffers). tf32: ask with the CUDNN_TENSOR_OP_MATH descriptor (the _tf32
 // variants' one) instead of the CUDNN_FMA_MATH one. Throws Error without a device.
