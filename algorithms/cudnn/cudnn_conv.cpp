@@ -101,6 +101,25 @@ int CudnnConv::id(Direction dir) const {
   return dir == Direction::fwd ? ids_.fwd : dir == Direction::bwd_data ? ids_.bwd_data : ids_.bwd_filter;
 }
 
+std::string CudnnConv::unavailable_reason() const {
+  if (std::string why = Algorithm::unavailable_reason(); !why.empty()) return why;
+  std::call_once(probed_, [&] {
+    std::lock_guard lock(g_mu);
+    for (const char* text : kCudnnProbes) {
+      const ConvProblem p = parse_problem(text);
+      for (Direction dir : kAllDirections) {
+        if (id(dir) < 0) continue;
+        size_t bytes = 0;
+        if (query_workspace(descs_locked(p, tf32_), dir, id(dir), &bytes) == CUDNN_STATUS_SUCCESS) return;
+      }
+    }
+    probe_reason_ = "cuDNN " + std::to_string(cuda_info().cudnn_version) + " on this GPU accepts " + name_ +
+                    " for none of its probe problems (CUDNN_STATUS_NOT_SUPPORTED for 3x3, 1x1, 5x5, grouped; "
+                    "kCudnnProbes in algorithms/cudnn/cudnn_conv.hpp)";
+  });
+  return probe_reason_;
+}
+
 Support CudnnConv::supports(const ConvProblem& p, Direction dir) const {
   if (id(dir) < 0) return Support::no(std::string("cuDNN has no ") + name_ + " algorithm for " + dir_word(dir));
   if (!cuda_info().available) return Support::no(no_device_reason());

@@ -37,6 +37,7 @@
 // an FMA kernel (cudnn_find() reports the math type it used). math() is
 // "tf32", so they are only chosen when asked (see Algorithm::math).
 #pragma once
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,12 @@ class CudnnConv final : public Algorithm {
   DeviceKind device() const override { return DeviceKind::cuda; }
   std::string_view family() const override { return family_; }
   std::string_view description() const override { return description_; }
+  // No device: the usual reason. On a GPU: cuDNN's support is per GPU and
+  // version (H100 + cuDNN 9.14 rejects fused WINOGRAD for every problem), so an
+  // entry cuDNN accepts for none of kCudnnProbes (asked once per process,
+  // through the workspace-size query) is unavailable with that reason, not a
+  // registered algorithm that can run nothing.
+  std::string unavailable_reason() const override;
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
@@ -77,7 +84,16 @@ class CudnnConv final : public Algorithm {
   Ids ids_;
   bool deterministic_;
   bool tf32_;
+  mutable std::once_flag probed_;
+  mutable std::string probe_reason_;
 };
+
+// The problems CudnnConv::unavailable_reason asks cuDNN about: 3x3 (pad 1,
+// stride 1 and 2), 1x1, 5x5, a grouped 3x3, small and AlexNet-sized.
+inline constexpr const char* kCudnnProbes[] = {"mb2ic16ih16oc16kh3ph1", "mb2ic64ih27oc64kh3ph1",
+                                               "mb2ic16ih16oc16kh3ph1sh2", "mb2ic32ih14oc32kh1",
+                                               "mb2ic8ih12oc8kh5ph2", "g2mb2ic16ih13oc32kh3ph1",
+                                               "mb32ic256ih13oc384kh3ph1"};
 
 // The twelve fp32 entries above, in registry order.
 const std::vector<const Algorithm*>& cudnn_algorithms();
