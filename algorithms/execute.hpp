@@ -50,6 +50,9 @@ class ConvRunner {
   // NaN into every output element, a poison byte pattern into the workspace.
   void poison();
   void run();  // one call, synchronised
+  // CPU: the host clock around run() (core/timing.hpp). CUDA: events around
+  // the enqueued run on ctx.stream, L2 evicted before every timed rep
+  // (time_cuda, core/cuda_stream.hpp).
   TimingStats time(const TimingOptions& opt);
   void download_output(ConvData& data) const;
   // Empty if no guard zone was touched, else which buffer was overrun.

@@ -163,6 +163,15 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
         check(*a, *cs, dir, ctx, r);
         if (r.status == PerfStatus::ok) time_full(*a, p, dir, ctx, opt, best, r);
         if (r.status == PerfStatus::ok) best = std::min(best, r.time);
+      } catch (const DeviceFault& e) {
+        // Not this candidate's verdict alone: nothing can run on the device any more.
+        // Stop here with one line rather than mark every remaining candidate failed.
+        int left = 0;
+        for (const auto& [pr, b] : order) left += b->family() != "reference" && b->device() == ctx.device;
+        left -= index;
+        throw DeviceFault("device fault while find ran " + std::string(a->name()) + " on " + p.key() + " " +
+                          std::string(to_string(dir)) + ": " + e.what() + "; find stopped (" + std::to_string(left) +
+                          " candidate" + (left == 1 ? "" : "s") + " not run)");
       } catch (const std::exception& e) {
         r.status = PerfStatus::failed;
         r.note = std::string("threw: ") + e.what();

@@ -14,6 +14,10 @@
 //      tuning within minutes when slow algorithms are registered.
 // The reference is never a candidate. The result is the full list, ranked by
 // rank() (perf.hpp), non-runnable candidates included with their reason.
+// A candidate that throws DeviceFault (core/error.hpp: a sticky CUDA error, the
+// device can run nothing more) ends find: it rethrows one DeviceFault naming
+// that candidate, the problem and how many candidates were not run. Any other
+// Error marks only that candidate failed.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -226,8 +226,13 @@ TuneCache& open_cache(TunerState& s, const std::string& path) {
   return *c;
 }
 
-Choice pick(const std::vector<AlgoPerf>& ranked, const Constraints& c, const std::string& how, const ConvProblem& p,
+Choice pick(const std::vector<AlgoPerf>& all, const Constraints& c, const std::string& how, const ConvProblem& p,
             Direction dir) {
+  // Only registered algorithms can be convlab's choice: a cache line may name one this build does not
+  // have (renamed, removed like cudnn.direct, or a cudnn.unknown_<id> written by hand).
+  std::vector<AlgoPerf> ranked;
+  for (const AlgoPerf& r : all)
+    if (find_algorithm(r.algo)) ranked.push_back(r);
   const AlgoPerf* best = select(ranked, c);
   if (!best)
     fail("no algorithm meets the constraints for " + p.key() + " " + std::string(to_string(dir)) + " (" +

@@ -57,7 +57,8 @@ void take_first(VendorReport& rep, const char* source, const std::vector<CudnnPe
     v.vendor_time = e.time_ms >= 0 ? e.time_ms * 1e-3 : std::numeric_limits<double>::quiet_NaN();
     v.workspace = e.workspace;
     v.deterministic = e.deterministic;
-    v.our_time = measured_time(found, v.algo);
+    v.unknown_id = !e.known;
+    v.our_time = v.unknown_id ? std::numeric_limits<double>::quiet_NaN() : measured_time(found, v.algo);
     rep.choices.push_back(std::move(v));
     return;
   }
@@ -116,12 +117,16 @@ VendorReport vendor_choices([[maybe_unused]] const ConvProblem& p, [[maybe_unuse
   if (opt.measure) {
     try {
       take_first(rep, "cudnnFind", cudnn_find(p, dir, opt.tf32), opt, found);
+    } catch (const DeviceFault&) {
+      throw;  // the device is gone: the caller's loop stops with this one line
     } catch (const std::exception& e) {
       add_issue(rep, std::string("cudnnFind: ") + e.what());
     }
   }
   try {
     take_first(rep, "cudnnGet_v7", cudnn_get(p, dir, opt.tf32), opt, found);
+  } catch (const DeviceFault&) {
+    throw;
   } catch (const std::exception& e) {
     add_issue(rep, std::string("cudnnGet_v7: ") + e.what());
   }
@@ -161,6 +166,7 @@ std::string vendor_text(const VendorChoice& v, const std::string& find_algo, dou
     if (std::isfinite(v.vendor_time)) o += "its time " + fmt_ms(v.vendor_time) + ", ";
     o += "ws " + fmt_mb(v.workspace) + ", " + (v.deterministic ? "det" : "non-det") + ", " + v.math + ")";
   }
+  if (v.unknown_id) return o + ": an unknown cuDNN algorithm id (convlab has no entry for it; find cannot measure it)";
   o += ": our find " + fmt_ms(v.our_time);
   if (!std::isfinite(v.our_time)) return o + " (not measured)";
   // "= 1.13x find's pick X (t ms), 0.90x get's pick Y (t ms)"; one clause when both picked the same.
@@ -189,6 +195,10 @@ void tally(std::vector<VendorTally>& tallies, const VendorReport& r, const std::
       it = tallies.end() - 1;
     }
     ++it->pairs;
+    if (v.unknown_id) {
+      ++it->unknown_ids;
+      continue;
+    }
     const bool same = v.algo == find_algo;
     it->same += same;
     if (same || (std::isfinite(v.our_time) && v.our_time <= 1.10 * find_time))
@@ -202,6 +212,8 @@ std::string tally_text(const VendorTally& t) {
   std::string o = "same pick " + std::to_string(t.same) + "/" + std::to_string(t.pairs) + ", within 10% " +
                   std::to_string(t.within_10pct) + "/" + std::to_string(t.pairs);
   if (t.unmeasured) o += ", " + std::to_string(t.unmeasured) + " not measured by find";
+  if (t.unknown_ids) o += ", " + std::to_string(t.unknown_ids) + " unknown cuDNN id" +
+                          (t.unknown_ids == 1 ? "" : "s");
   return o;
 }
 

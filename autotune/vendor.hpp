@@ -49,6 +49,10 @@ struct VendorChoice {
   size_t workspace = 0;        // bytes, as the vendor reports it (oneDNN: cpu.onednn_auto's workspace_bytes)
   bool deterministic = true;   // as the vendor reports it
   double our_time = std::numeric_limits<double>::quiet_NaN();  // seconds, find's median for `algo`
+  // cuDNN picked an algorithm id convlab registers no entry for (algo is
+  // "cudnn.unknown_<id>", family "unknown"): reported as cuDNN's pick, never
+  // measured by find and never convlab's choice.
+  bool unknown_id = false;
 };
 
 struct VendorReport {
@@ -101,9 +105,11 @@ struct VendorTally {
   int pairs = 0;         // (layer, direction) pairs with a choice from this source and a find pick
   int same = 0;          // the vendor's algorithm is find's pick
   int within_10pct = 0;  // our measured time of the vendor's pick <= 1.10 x find's pick (same included)
-  int unmeasured = 0;    // find has no time for the vendor's pick
+  int unmeasured = 0;    // find has no time for the vendor's pick (a registered algorithm)
+  int unknown_ids = 0;   // the vendor's pick was a cuDNN id convlab has no entry for (VendorChoice::unknown_id)
 };
 void tally(std::vector<VendorTally>& tallies, const VendorReport& r, const std::string& find_algo, double find_time);
-std::string tally_text(const VendorTally& t);  // "same pick 3/15, within 10% 7/15, 1 not measured by find"
+// "same pick 3/15, within 10% 7/15, 1 not measured by find, 1 unknown cuDNN id"
+std::string tally_text(const VendorTally& t);
 
 }  // namespace convlab

@@ -354,7 +354,8 @@ int cmd_tune(int argc, char** argv) {
       const VendorTally& t = vendor_tallies[k];
       o += (k ? "," : "") + json::quote(t.source) + ":{\"pairs\":" + std::to_string(t.pairs) +
            ",\"same\":" + std::to_string(t.same) + ",\"within_10pct\":" + std::to_string(t.within_10pct) +
-           ",\"unmeasured\":" + std::to_string(t.unmeasured) + "}";
+           ",\"unmeasured\":" + std::to_string(t.unmeasured) + ",\"unknown_ids\":" + std::to_string(t.unknown_ids) +
+           "}";
     }
     o += "}";
     if (do_find)

@@ -12,6 +12,8 @@
 //   2  bad input, refused before any long work: arguments, problem strings, .npy files, cache files,
 //      output paths, a policy or algorithm that cannot run here, no CUDA device for --device cuda;
 //      one line on stderr ("error: ...") with every user-supplied text escaped (printable()).
+//   3  the CUDA device faulted (a sticky error: illegal address, launch failure, ...); find, tune, layers,
+//      train and conv stop at the first fault with one line on stderr instead of failing every later candidate.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -71,6 +73,9 @@ int main(int argc, char** argv) {
     try {
       (void)convlab::cpu_info();  // a bad CONVLAB_ISA is one line and exit 2 before any work
       return c.run(argc - 1, argv + 1);
+    } catch (const convlab::DeviceFault& e) {
+      std::fprintf(stderr, "error: %s\n", convlab::printable(e.what()).c_str());
+      return 3;
     } catch (const convlab::Error& e) {
       // printable() again: whatever text a message carries, it stays one line on a terminal.
       std::fprintf(stderr, "error: %s\n", convlab::printable(e.what()).c_str());

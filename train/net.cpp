@@ -34,6 +34,7 @@ void Net::finalize() {
   if (opt_.first_layer_grad) dinput_ = DeviceBuffer(dev, size_t(input_.count()) * sizeof(float));
   if (dev != DeviceKind::cpu) {
     d_images_ = DeviceBuffer(dev, size_t(input_.count()) * sizeof(float));
+    image_upload_ = std::make_unique<StagedUpload>(d_images_.bytes());
     d_labels_ = DeviceBuffer(dev, size_t(input_.n) * sizeof(int));
     d_loss_ = DeviceBuffer(dev, size_t(input_.n) * sizeof(double));
   }
@@ -94,7 +95,7 @@ void Net::init(uint64_t seed) {
 
 const float* Net::stage_images(const float* images) {
   if (opt_.ctx.device == DeviceKind::cpu) return images;
-  copy_to_device(opt_.ctx.device, d_images_.get(), images, d_images_.bytes());
+  image_upload_->upload(d_images_.get(), images, d_images_.bytes(), opt_.ctx.stream);  // ordered before layer 0
   return d_images_.f32();
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda_stream.hpp"
 #include "train/layers.hpp"
 
 namespace convlab::train {
@@ -100,6 +101,10 @@ class Net {
   std::vector<DeviceBuffer> acts_, grads_;
   DeviceBuffer dinput_, d_images_, d_labels_, d_loss_;
   DeviceBuffer ws_;
+  // CUDA: the input batch goes host -> pinned staging buffer -> d_images_ by
+  // an asynchronous copy on the stream (core/cuda_stream.hpp), not a pageable
+  // synchronous cudaMemcpy of the whole batch every step.
+  std::unique_ptr<StagedUpload> image_upload_;
   const float* stage_images(const float* images);  // host images -> where layer 0 reads them
   const int* stage_labels(const int* labels);
   void sync() const { device_synchronize(opt_.ctx); }

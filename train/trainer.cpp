@@ -117,6 +117,8 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     try {
       say("policy " + pr.policy + ": choosing algorithms ...");
       pr.choose_seconds = net.choose(policies[pi]);
+    } catch (const DeviceFault&) {
+      throw;  // the device can run nothing more: no later policy could either (one line, not one per policy)
     } catch (const Error& e) {
       pr.skipped = e.what();
       say("policy " + pr.policy + ": skipped (" + pr.skipped + ")");

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/cuda_stream.hpp"
 #include "core/error.hpp"
 
 namespace convlab::cublas {
@@ -25,7 +26,10 @@ const char* status_name(cublasStatus_t s) {
 }  // namespace
 
 void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) fail(std::string("cuBLAS ") + what + ": " + status_name(s));
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  const std::string msg = std::string("cuBLAS ") + what + ": " + status_name(s);
+  throw_if_device_fault(msg);  // a sticky device fault: DeviceFault
+  fail(msg);
 }
 
 cublasHandle_t handle(void* stream) {

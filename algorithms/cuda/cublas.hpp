@@ -6,7 +6,8 @@
 
 namespace convlab::cublas {
 
-// Throws Error "cuBLAS <what>: <status name>" unless s is CUBLAS_STATUS_SUCCESS.
+// Throws Error "cuBLAS <what>: <status name>" unless s is CUBLAS_STATUS_SUCCESS
+// (DeviceFault when the CUDA context holds a sticky error, core/cuda_stream.hpp).
 void check(cublasStatus_t s, const char* what);
 
 // The calling thread's handle (cuBLAS handles are not thread-safe), created on

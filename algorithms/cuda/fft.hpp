@@ -1,6 +1,8 @@
 // cuda.fft: FFT convolution with cuFFT's batched 2-D R2C / C2R over whole
 // padded planes and the hand-written pad / crop / pointwise complex
 // multiply-accumulate kernels (kernels/cuda/fft). Stride 1, dilation 1.
+// Plans are cached per transform geometry for the process's life; cuFFT's work
+// area lives in convlab's workspace (see algorithms/cuda/fft.cu).
 #pragma once
 #include "algorithms/algorithm.hpp"
 
@@ -13,7 +15,8 @@ class CudaFft final : public Algorithm {
   std::string_view family() const override { return "fft"; }
   std::string_view description() const override {
     return "cuFFT R2C/C2R over padded planes (2^a3^b5^c7^d sizes) + hand-written pointwise complex "
-           "multiply-accumulate across channels; cuFFT allocates its own plan work area";
+           "multiply-accumulate across channels; cuFFT plans cached per geometry, their work area carved from the "
+           "workspace";
   }
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;

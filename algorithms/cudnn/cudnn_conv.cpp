@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/cuda_stream.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 
@@ -20,7 +21,9 @@ namespace {
 std::string no_device_reason() { return "no CUDA device (" + cuda_info().reason + "): cuDNN cannot be asked"; }
 
 void check(cudnnStatus_t s, const std::string& what) {
-  if (s != CUDNN_STATUS_SUCCESS) fail("cuDNN " + what + ": " + cudnnGetErrorString(s));
+  if (s == CUDNN_STATUS_SUCCESS) return;
+  throw_if_device_fault("cuDNN " + what + ": " + cudnnGetErrorString(s));  // a sticky fault: DeviceFault
+  fail("cuDNN " + what + ": " + cudnnGetErrorString(s));
 }
 
 // One handle for the process (cuDNN handles are per device and may be shared
@@ -96,6 +99,25 @@ const char* dir_word(Direction d) {
 
 int CudnnConv::id(Direction dir) const {
   return dir == Direction::fwd ? ids_.fwd : dir == Direction::bwd_data ? ids_.bwd_data : ids_.bwd_filter;
+}
+
+std::string CudnnConv::unavailable_reason() const {
+  if (std::string why = Algorithm::unavailable_reason(); !why.empty()) return why;
+  std::call_once(probed_, [&] {
+    std::lock_guard lock(g_mu);
+    for (const char* text : kCudnnProbes) {
+      const ConvProblem p = parse_problem(text);
+      for (Direction dir : kAllDirections) {
+        if (id(dir) < 0) continue;
+        size_t bytes = 0;
+        if (query_workspace(descs_locked(p, tf32_), dir, id(dir), &bytes) == CUDNN_STATUS_SUCCESS) return;
+      }
+    }
+    probe_reason_ = "cuDNN " + std::to_string(cuda_info().cudnn_version) + " on this GPU accepts " + name_ +
+                    " for none of its probe problems (CUDNN_STATUS_NOT_SUPPORTED for 3x3, 1x1, 5x5, grouped; "
+                    "kCudnnProbes in algorithms/cudnn/cudnn_conv.hpp)";
+  });
+  return probe_reason_;
 }
 
 Support CudnnConv::supports(const ConvProblem& p, Direction dir) const {
@@ -200,7 +222,6 @@ const std::vector<const Algorithm*>& cudnn_algorithms() {
       {"cudnn.implicit_gemm", "implicit_gemm", "cuDNN IMPLICIT_GEMM (forward)", I{0, -1, -1}, true},
       {"cudnn.implicit_precomp_gemm", "implicit_gemm", "cuDNN IMPLICIT_PRECOMP_GEMM (forward)", I{1, -1, -1}, true},
       {"cudnn.gemm", "gemm", "cuDNN GEMM with explicit im2col (forward)", I{2, -1, -1}, true},
-      {"cudnn.direct", "direct", "cuDNN DIRECT (forward)", I{3, -1, -1}, true},
       {"cudnn.fft", "fft", "cuDNN FFT (fwd, bwd-data, bwd-filter)", I{4, 2, 2}, true},
       {"cudnn.fft_tiling", "fft", "cuDNN FFT_TILING (fwd, bwd-data, bwd-filter)", I{5, 3, 6}, true},
       {"cudnn.winograd", "winograd", "cuDNN WINOGRAD, fused (fwd, bwd-data; cuDNN has none for bwd-filter)",
@@ -242,11 +263,15 @@ const std::vector<const Algorithm*>& cudnn_tf32_algorithms() {
   return ptrs;
 }
 
-namespace {
+const char* cudnn_unregistered_reason(Direction dir, int id) {
+  if (dir == Direction::fwd && id == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT)
+    return "CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: cuDNN implements no problem with it";
+  if (dir == Direction::bwd_filter && id == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD)
+    return "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD: 'not implemented' (cudnn_ops.h)";
+  return "";
+}
 
-// The convlab name of cuDNN algorithm `id`: the _tf32 variant when cuDNN says
-// it ran (would run) it with tensor-op math and convlab has that variant.
-std::string name_for(Direction dir, int id, bool tensor_op) {
+std::string cudnn_algo_name(Direction dir, int id, bool tensor_op) {
   if (tensor_op)
     for (const Algorithm* a : cudnn_tf32_algorithms())
       if (static_cast<const CudnnConv*>(a)->id(dir) == id) return std::string(a->name());
@@ -254,8 +279,12 @@ std::string name_for(Direction dir, int id, bool tensor_op) {
     const auto* c = static_cast<const CudnnConv*>(a);
     if (c->id(dir) == id) return std::string(c->name());
   }
-  return "cudnn.unknown_" + std::to_string(id);
+  return std::string(kCudnnUnknownPrefix) + std::to_string(id);
 }
+
+bool is_unknown_cudnn_algo(std::string_view name) { return name.rfind(kCudnnUnknownPrefix, 0) == 0; }
+
+namespace {
 
 const char* math_word(cudnnMathType_t m) {
   switch (m) {
@@ -271,7 +300,8 @@ template <typename Perf>
 CudnnPerf to_perf(const Perf& r, Direction dir, bool measured) {
   CudnnPerf o;
   const bool tensor_op = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-  o.algo = name_for(dir, int(r.algo), tensor_op);
+  o.algo = cudnn_algo_name(dir, int(r.algo), tensor_op);
+  o.known = !is_unknown_cudnn_algo(o.algo);
   o.math = math_word(r.mathType);
   o.status = cudnnGetErrorString(r.status);
   o.time_ms = measured && r.status == CUDNN_STATUS_SUCCESS ? double(r.time) : -1;

@@ -1,10 +1,16 @@
 // cuDNN's convolution algorithms (cuDNN 9 legacy API, libcudnn_cnn) as convlab
 // algorithms, one registry entry per cuDNN algorithm:
 //
-//   cudnn.implicit_gemm  cudnn.implicit_precomp_gemm  cudnn.gemm  cudnn.direct    (forward)
+//   cudnn.implicit_gemm  cudnn.implicit_precomp_gemm  cudnn.gemm                  (forward)
 //   cudnn.fft  cudnn.fft_tiling  cudnn.winograd  cudnn.winograd_nonfused          (every direction cuDNN has)
 //   cudnn.bwd_data_algo_0  cudnn.bwd_data_algo_1                                 (backward-data)
 //   cudnn.bwd_filter_algo_0  cudnn.bwd_filter_algo_1  cudnn.bwd_filter_algo_3    (backward-filter)
+//
+// Not registered, on purpose: forward DIRECT (id 3; cuDNN implements no
+// problem with it, so an entry could run nothing) and backward-filter WINOGRAD
+// (id 4; "not implemented" in cudnn_ops.h). cuDNN's Find/Get lists still name
+// them (status NOT_SUPPORTED); they, and any id a later cuDNN adds, are
+// reported as cudnn.unknown_<id> (cudnn_algo_name below).
 //
 // supports() asks cuDNN (the workspace-size query's status), it does not guess;
 // workspace_bytes() is cuDNN's own answer. Groups go through the group count,
@@ -31,6 +37,7 @@
 // an FMA kernel (cudnn_find() reports the math type it used). math() is
 // "tf32", so they are only chosen when asked (see Algorithm::math).
 #pragma once
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -53,6 +60,12 @@ class CudnnConv final : public Algorithm {
   DeviceKind device() const override { return DeviceKind::cuda; }
   std::string_view family() const override { return family_; }
   std::string_view description() const override { return description_; }
+  // No device: the usual reason. On a GPU: cuDNN's support is per GPU and
+  // version (H100 + cuDNN 9.14 rejects fused WINOGRAD for every problem), so an
+  // entry cuDNN accepts for none of kCudnnProbes (asked once per process,
+  // through the workspace-size query) is unavailable with that reason, not a
+  // registered algorithm that can run nothing.
+  std::string unavailable_reason() const override;
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
@@ -71,9 +84,18 @@ class CudnnConv final : public Algorithm {
   Ids ids_;
   bool deterministic_;
   bool tf32_;
+  mutable std::once_flag probed_;
+  mutable std::string probe_reason_;
 };
 
-// The thirteen fp32 entries above, in registry order.
+// The problems CudnnConv::unavailable_reason asks cuDNN about: 3x3 (pad 1,
+// stride 1 and 2), 1x1, 5x5, a grouped 3x3, small and AlexNet-sized.
+inline constexpr const char* kCudnnProbes[] = {"mb2ic16ih16oc16kh3ph1", "mb2ic64ih27oc64kh3ph1",
+                                               "mb2ic16ih16oc16kh3ph1sh2", "mb2ic32ih14oc32kh1",
+                                               "mb2ic8ih12oc8kh5ph2", "g2mb2ic16ih13oc32kh3ph1",
+                                               "mb32ic256ih13oc384kh3ph1"};
+
+// The twelve fp32 entries above, in registry order.
 const std::vector<const Algorithm*>& cudnn_algorithms();
 // The four TF32 variants, in registry order (after the fp32 entries).
 const std::vector<const Algorithm*>& cudnn_tf32_algorithms();
@@ -86,7 +108,20 @@ struct CudnnPerf {
   size_t workspace = 0;
   bool deterministic = true;
   std::string math;    // the math type cuDNN reports for this entry: "fma", "default", "tensor_op", ...
+  bool known = true;   // false: an id convlab registers no entry for (algo is cudnn.unknown_<id>)
 };
+
+// The convlab name of cuDNN algorithm `id` (its cudnnConvolution*Algo_t value)
+// in direction `dir`: the registered entry with that id (its _tf32 variant
+// when tensor_op and convlab has one), else "cudnn.unknown_<id>". Needs no device.
+inline constexpr const char* kCudnnUnknownPrefix = "cudnn.unknown_";
+std::string cudnn_algo_name(Direction dir, int id, bool tensor_op = false);
+// Whether `name` is such an unknown id ("cudnn.unknown_..."). Unknown ids are
+// never convlab candidates, so find never measures and no policy picks them.
+bool is_unknown_cudnn_algo(std::string_view name);
+// Why convlab deliberately registers no entry for cuDNN 9's id `id` in `dir`
+// (forward DIRECT, backward-filter WINOGRAD); "" for every other id.
+const char* cudnn_unregistered_reason(Direction dir, int id);
 // cudnnFindConvolution*Algorithm (times every algorithm itself; allocates its
 // own buffers). tf32: ask with the CUDNN_TENSOR_OP_MATH descriptor (the _tf32
 // variants' one) instead of the CUDNN_FMA_MATH one. Throws Error without a device.

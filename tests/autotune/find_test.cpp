@@ -79,6 +79,31 @@ TEST(Find, RanksByTimeAndRejectsEveryBrokenCandidate) {
   EXPECT_EQ(pick->algo, "test.fast");
 }
 
+// A sticky device fault is nobody's verdict but the device's: find stops at it
+// with one line (naming the candidate, the problem and what was not run)
+// instead of marking every later candidate failed. A plain Error before it
+// still marks only its own candidate.
+TEST(Find, DeviceFaultStopsFindWithOneLine) {
+  Planted thrower("test.thrower"), faulty("test.faulty"), after("test.after_the_fault");
+  thrower.throws = true;
+  faulty.device_fault = true;
+  try {
+    (void)find(kSmall, Direction::fwd, one_thread(), quick(), {&thrower, &faulty, &after});
+    ADD_FAILURE() << "find went on after a DeviceFault";
+  } catch (const DeviceFault& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("test.faulty"), std::string::npos) << m;
+    EXPECT_NE(m.find("planted sticky fault"), std::string::npos) << m;
+    EXPECT_NE(m.find(kSmall.key()), std::string::npos) << m;
+    EXPECT_NE(m.find("1 candidate not run"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+    EXPECT_EQ(m.find("planted sticky fault"), m.rfind("planted sticky fault")) << "the fault is reported once: " << m;
+  }
+  EXPECT_GE(thrower.runs.load(), 1) << "a plain Error before the fault is that candidate's failure, find went on";
+  EXPECT_EQ(faulty.runs.load(), 1) << "the faulting candidate is not retried";
+  EXPECT_EQ(after.runs.load(), 0) << "nothing runs after the fault";
+}
+
 TEST(Find, WrongEverywhereMeansNoChoice) {
   Planted wrong("test.wrong");
   wrong.perturb = 1.0f;

@@ -22,6 +22,7 @@ class Planted final : public Algorithm {
   bool drift = false;           // every run adds a different tiny amount (nondeterministic)
   bool claims_deterministic = true;
   bool throws = false;
+  bool device_fault = false;    // throws DeviceFault, as a CUDA call in a sticky-error context does
   bool overrun = false;         // writes one byte past its workspace
   size_t extra_workspace = 0;
   std::string support_reason;   // non-empty: supports() says no with this reason
@@ -41,6 +42,7 @@ class Planted final : public Algorithm {
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* ws, const ExecContext& ctx) const override {
     const int n = ++runs;
     if (throws) fail("planted failure");
+    if (device_fault) throw DeviceFault("planted sticky fault: an illegal memory access was encountered");
     ref().run(p, dir, buf, ws, ctx);
     float* out = dir == Direction::fwd ? buf.dst : dir == Direction::bwd_data ? buf.src : buf.wei;
     const int64_t elems = dir == Direction::fwd ? p.dst_elems() : dir == Direction::bwd_data ? p.src_elems() : p.wei_elems();

@@ -5,7 +5,10 @@
 // pixels q, so writes are coalesced and reads are strided by the stride.
 // col2im: one thread per input element (c, h, w), gathering the <= R*S column
 // entries that copied it: p = (h + pad - r*dil) / stride when that divides.
-// Drivers: a loop over images on the host, the groups are the GEMM batch.
+// Drivers: chunks of images (im2col_chunk_images); per chunk one im2col / col2im
+// launch and one strided-batched GEMM per group over the chunk's images (fwd,
+// bwd-data), or one GEMM per image batched over groups (bwd-filter, and when
+// groups outnumber the chunk's images).
 #include "kernels/cuda/im2col/im2col.hpp"
 
 #include <algorithm>
@@ -21,28 +24,36 @@ constexpr int kThreads = 256;
 
 unsigned blocks_for(int64_t total) { return unsigned(std::min<int64_t>((total + kThreads - 1) / kThreads, 8192)); }
 
-__global__ void im2col_kernel(ConvShape sh, const float* __restrict__ src, float* __restrict__ col) {
+__global__ void im2col_kernel(ConvShape sh, int images, const float* __restrict__ src, float* __restrict__ col) {
   const int64_t pq = int64_t(sh.p) * sh.q;
-  const int64_t total = int64_t(sh.c) * sh.r * sh.s * pq;
+  const int64_t per_img = int64_t(sh.c) * sh.r * sh.s * pq;
+  const int64_t total = per_img * images;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t row = idx / pq;  // (C, R, S)
-    const int col_i = int(idx % pq);
+    const int64_t img = idx / per_img;
+    const int64_t e = idx - img * per_img;
+    const int64_t row = e / pq;  // (C, R, S)
+    const int col_i = int(e % pq);
     const int s = int(row % sh.s), r = int(row / sh.s % sh.r), c = int(row / (int64_t(sh.r) * sh.s));
     const int p = col_i / sh.q, q = col_i % sh.q;
     const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h;
     const int iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
     const bool inside = ih >= 0 && ih < sh.h && iw >= 0 && iw < sh.w;
-    col[idx] = inside ? src[(int64_t(c) * sh.h + ih) * sh.w + iw] : 0.0f;  // (C, H, W)
+    col[idx] = inside ? src[((img * sh.c + c) * sh.h + ih) * sh.w + iw] : 0.0f;  // (images, C, H, W)
   }
 }
 
-__global__ void col2im_kernel(ConvShape sh, const float* __restrict__ col, float* __restrict__ diff_src) {
+__global__ void col2im_kernel(ConvShape sh, int images, const float* __restrict__ col, float* __restrict__ diff_src) {
   const int64_t pq = int64_t(sh.p) * sh.q;
-  const int64_t total = int64_t(sh.c) * sh.h * sh.w;
+  const int64_t chw = int64_t(sh.c) * sh.h * sh.w;
+  const int64_t col_img = int64_t(sh.c) * sh.r * sh.s * pq;
+  const int64_t total = chw * images;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += int64_t(gridDim.x) * blockDim.x) {
-    const int w = int(idx % sh.w), h = int(idx / sh.w % sh.h), c = int(idx / (int64_t(sh.w) * sh.h));
+    const int64_t img = idx / chw;
+    const int64_t e = idx - img * chw;
+    const int w = int(e % sh.w), h = int(e / sh.w % sh.h), c = int(e / (int64_t(sh.w) * sh.h));
+    const float* icol = col + img * col_img;  // (images, C*R*S, P*Q)
     float acc = 0.0f;
     for (int r = 0; r < sh.r; ++r) {
       const int ph = h + sh.pad_h - r * sh.dil_h;
@@ -52,7 +63,7 @@ __global__ void col2im_kernel(ConvShape sh, const float* __restrict__ col, float
         const int qw = w + sh.pad_w - s * sh.dil_w;
         if (qw < 0 || qw % sh.stride_w != 0 || qw / sh.stride_w >= sh.q) continue;
         const int q = qw / sh.stride_w;
-        acc += col[((int64_t(c) * sh.r + r) * sh.s + s) * pq + int64_t(p) * sh.q + q];  // (C*R*S, P*Q)
+        acc += icol[((int64_t(c) * sh.r + r) * sh.s + s) * pq + int64_t(p) * sh.q + q];  // (C*R*S, P*Q)
       }
     }
     diff_src[idx] = acc;
@@ -61,14 +72,16 @@ __global__ void col2im_kernel(ConvShape sh, const float* __restrict__ col, float
 
 }  // namespace
 
-void im2col(const ConvShape& sh, const float* src, float* col, void* stream) {
-  const int64_t total = int64_t(sh.c) * sh.r * sh.s * sh.p * sh.q;
-  CONVLAB_LAUNCH(im2col_kernel, dim3(blocks_for(total)), dim3(kThreads), 0, stream, sh, src, col);
+void im2col(const ConvShape& sh, const float* src, float* col, void* stream, int images) {
+  assert(images >= 1);
+  const int64_t total = int64_t(images) * sh.c * sh.r * sh.s * sh.p * sh.q;
+  CONVLAB_LAUNCH(im2col_kernel, dim3(blocks_for(total)), dim3(kThreads), 0, stream, sh, images, src, col);
 }
 
-void col2im(const ConvShape& sh, const float* col, float* diff_src, void* stream) {
-  const int64_t total = int64_t(sh.c) * sh.h * sh.w;
-  CONVLAB_LAUNCH(col2im_kernel, dim3(blocks_for(total)), dim3(kThreads), 0, stream, sh, col, diff_src);
+void col2im(const ConvShape& sh, const float* col, float* diff_src, void* stream, int images) {
+  assert(images >= 1);
+  const int64_t total = int64_t(images) * sh.c * sh.h * sh.w;
+  CONVLAB_LAUNCH(col2im_kernel, dim3(blocks_for(total)), dim3(kThreads), 0, stream, sh, images, col, diff_src);
 }
 
 GemmFn default_gemm() {
@@ -79,8 +92,17 @@ bool im2col_is_identity(const ConvShape& sh) {
   return sh.r == 1 && sh.s == 1 && sh.stride_h == 1 && sh.stride_w == 1 && sh.pad_h == 0 && sh.pad_w == 0;
 }
 
-int64_t im2col_workspace_floats(const ConvShape& sh) {
-  return im2col_is_identity(sh) ? 0 : int64_t(sh.c) * sh.r * sh.s * sh.p * sh.q;
+int im2col_chunk_images(const ConvShape& sh) {
+  constexpr int kMaxBatch = 65535;  // the GEMM batch is the grid's z dimension
+  if (im2col_is_identity(sh)) return std::max(1, std::min(sh.n, kMaxBatch));
+  const int64_t per_img = std::max<int64_t>(int64_t(sh.c) * sh.r * sh.s * sh.p * sh.q, 1);
+  return int(std::max<int64_t>(1, std::min<int64_t>({kIm2colChunkFloats / per_img, sh.n, kMaxBatch})));
+}
+
+int64_t im2col_workspace_floats(const ConvShape& sh, int chunk) {
+  if (im2col_is_identity(sh)) return 0;
+  if (chunk <= 0) chunk = im2col_chunk_images(sh);
+  return int64_t(std::min(chunk, sh.n)) * sh.c * sh.r * sh.s * sh.p * sh.q;
 }
 
 namespace {
@@ -101,55 +123,114 @@ Dims dims(const ConvShape& sh) {
 }
 }  // namespace
 
+namespace {
+// The chunk's column matrices: in ws (chunk, CRS, PQ), or the images themselves
+// (identity case: CRS = C, PQ = HW, image stride C*H*W).
+struct Cols {
+  const float* base;
+  int64_t img_stride;
+};
+int resolve_chunk(const ConvShape& sh, int chunk) {
+  return std::max(1, std::min(chunk > 0 ? chunk : im2col_chunk_images(sh), sh.n));
+}
+}  // namespace
+
 void im2col_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, float* ws, void* stream,
-                     const GemmFn& gemm) {
+                     const GemmFn& gemm, int chunk) {
   const Dims d = dims(sh);
-  for (int n = 0; n < sh.n; ++n) {
-    const float* col = src + n * d.src_img;
-    if (!im2col_is_identity(sh)) {
-      im2col(sh, src + n * d.src_img, ws, stream);
-      col = ws;
+  const bool identity = im2col_is_identity(sh);
+  chunk = resolve_chunk(sh, chunk);
+  for (int n0 = 0; n0 < sh.n; n0 += chunk) {
+    const int nb = std::min(chunk, sh.n - n0);
+    Cols col{src + n0 * d.src_img, d.src_img};
+    if (!identity) {
+      im2col(sh, src + n0 * d.src_img, ws, stream, nb);
+      col = {ws, int64_t(d.g) * d.crs * d.pq};
     }
+    float* out = dst + n0 * d.dst_img;
+    // dst_n[g] (Kg, PQ) = wei[g] (Kg, CgRS) * col_n[g] (CgRS, PQ), batched over the chunk's images
+    // (one launch per group) or, with more groups than images, over the groups (one launch per image).
     SgemmArgs a;
-    a.m = d.kg; a.n = d.pq; a.k = d.crs; a.batch = d.g;
-    a.a = wei; a.lda = d.crs; a.stride_a = int64_t(d.kg) * d.crs;
-    a.b = col; a.ldb = d.pq; a.stride_b = int64_t(d.crs) * d.pq;
-    a.c = dst + n * d.dst_img; a.ldc = d.pq; a.stride_c = int64_t(d.kg) * d.pq;
-    gemm(a, stream);
+    a.m = d.kg; a.n = d.pq; a.k = d.crs;
+    a.lda = d.crs; a.ldb = d.pq; a.ldc = d.pq;
+    if (nb >= d.g) {
+      a.batch = nb; a.stride_a = 0; a.stride_b = col.img_stride; a.stride_c = d.dst_img;
+      for (int g = 0; g < d.g; ++g) {
+        a.a = wei + int64_t(g) * d.kg * d.crs;
+        a.b = col.base + int64_t(g) * d.crs * d.pq;
+        a.c = out + int64_t(g) * d.kg * d.pq;
+        gemm(a, stream);
+      }
+    } else {
+      a.batch = d.g; a.stride_a = int64_t(d.kg) * d.crs; a.stride_b = int64_t(d.crs) * d.pq;
+      a.stride_c = int64_t(d.kg) * d.pq;
+      for (int i = 0; i < nb; ++i) {
+        a.a = wei;
+        a.b = col.base + i * col.img_stride;
+        a.c = out + i * d.dst_img;
+        gemm(a, stream);
+      }
+    }
   }
 }
 
 void im2col_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src, float* ws,
-                          void* stream, const GemmFn& gemm) {
+                          void* stream, const GemmFn& gemm, int chunk) {
   const Dims d = dims(sh);
   const bool identity = im2col_is_identity(sh);
-  for (int n = 0; n < sh.n; ++n) {
-    float* col = identity ? diff_src + n * d.src_img : ws;
+  chunk = resolve_chunk(sh, chunk);
+  for (int n0 = 0; n0 < sh.n; n0 += chunk) {
+    const int nb = std::min(chunk, sh.n - n0);
+    // col_n[g] (CgRS, PQ) = wei[g]^T * diff_dst_n[g] (Kg, PQ); identity: col_n is diff_src_n itself.
+    float* col = identity ? diff_src + n0 * d.src_img : ws;
+    const int64_t col_img = identity ? d.src_img : int64_t(d.g) * d.crs * d.pq;
+    const float* dy = diff_dst + n0 * d.dst_img;
     SgemmArgs a;
-    a.m = d.crs; a.n = d.pq; a.k = d.kg; a.batch = d.g;
-    a.a = wei; a.lda = d.crs; a.stride_a = int64_t(d.kg) * d.crs; a.trans_a = true;
-    a.b = diff_dst + n * d.dst_img; a.ldb = d.pq; a.stride_b = int64_t(d.kg) * d.pq;
-    a.c = col; a.ldc = d.pq; a.stride_c = int64_t(d.crs) * d.pq;
-    gemm(a, stream);
-    if (!identity) col2im(sh, ws, diff_src + n * d.src_img, stream);
+    a.m = d.crs; a.n = d.pq; a.k = d.kg; a.trans_a = true;
+    a.lda = d.crs; a.ldb = d.pq; a.ldc = d.pq;
+    if (nb >= d.g) {
+      a.batch = nb; a.stride_a = 0; a.stride_b = d.dst_img; a.stride_c = col_img;
+      for (int g = 0; g < d.g; ++g) {
+        a.a = wei + int64_t(g) * d.kg * d.crs;
+        a.b = dy + int64_t(g) * d.kg * d.pq;
+        a.c = col + int64_t(g) * d.crs * d.pq;
+        gemm(a, stream);
+      }
+    } else {
+      a.batch = d.g; a.stride_a = int64_t(d.kg) * d.crs; a.stride_b = int64_t(d.kg) * d.pq;
+      a.stride_c = int64_t(d.crs) * d.pq;
+      for (int i = 0; i < nb; ++i) {
+        a.a = wei;
+        a.b = dy + i * d.dst_img;
+        a.c = col + i * col_img;
+        gemm(a, stream);
+      }
+    }
+    if (!identity) col2im(sh, ws, diff_src + n0 * d.src_img, stream, nb);
   }
 }
 
 void im2col_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei, float* ws,
-                            void* stream, const GemmFn& gemm) {
+                            void* stream, const GemmFn& gemm, int chunk) {
   const Dims d = dims(sh);
-  for (int n = 0; n < sh.n; ++n) {
-    const float* col = src + n * d.src_img;
-    if (!im2col_is_identity(sh)) {
-      im2col(sh, src + n * d.src_img, ws, stream);
-      col = ws;
+  const bool identity = im2col_is_identity(sh);
+  chunk = resolve_chunk(sh, chunk);
+  for (int n0 = 0; n0 < sh.n; n0 += chunk) {
+    const int nb = std::min(chunk, sh.n - n0);
+    Cols col{src + n0 * d.src_img, d.src_img};
+    if (!identity) {
+      im2col(sh, src + n0 * d.src_img, ws, stream, nb);
+      col = {ws, int64_t(d.g) * d.crs * d.pq};
     }
-    SgemmArgs a;
-    a.m = d.kg; a.n = d.crs; a.k = d.pq; a.batch = d.g; a.accumulate = n > 0;
-    a.a = diff_dst + n * d.dst_img; a.lda = d.pq; a.stride_a = int64_t(d.kg) * d.pq;
-    a.b = col; a.ldb = d.pq; a.stride_b = int64_t(d.crs) * d.pq; a.trans_b = true;
-    a.c = diff_wei; a.ldc = d.crs; a.stride_c = int64_t(d.kg) * d.crs;
-    gemm(a, stream);
+    for (int i = 0; i < nb; ++i) {
+      const int n = n0 + i;
+      SgemmArgs a;
+      a.m = d.kg; a.n = d.crs; a.k = d.pq; a.batch = d.g; a.accumulate = n > 0;
+      a.a = diff_dst + n * d.dst_img; a.lda = d.pq; a.stride_a = int64_t(d.kg) * d.pq;
+      a.b = col.base + i * col.img_stride; a.ldb = d.pq; a.stride_b = int64_t(d.crs) * d.pq; a.trans_b = true;
+      a.c = diff_wei; a.ldc = d.crs; a.stride_c = int64_t(d.kg) * d.crs;
+      gemm(a, stream);
+    }
   }
 }
 
