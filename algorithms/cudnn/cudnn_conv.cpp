@@ -210,8 +210,16 @@ Tolerance CudnnConv::tolerance(const ConvProblem& p, Direction dir) const {
     t.global = 16.0 * l * double(FLT_EPSILON);
     t.basis += "; a-priori FFT bound 16*log2(L)*eps*max|terms| (unmeasured on GPU)";
   } else if (fam == "winograd") {
-    t.elem *= 64;
-    t.basis += " x64 a-priori Winograd transform growth (unmeasured on GPU)";
+    // Transforms mix neighbouring outputs' terms: the transform algorithms'
+    // form, eps x max sum|terms| (see algorithms/cuda/winograd.cu), 2x the worst
+    // measured on an H100 with cuDNN over the shared tester's sweep (which
+    // includes 5x5 filters, where cuDNN's tiles grow the error most).
+    static constexpr double kBoundEps[3] = {256, 256, 256};
+    const int col = dir == Direction::fwd ? 0 : dir == Direction::bwd_data ? 1 : 2;
+    t = Tolerance{};
+    t.global = kBoundEps[col] * double(FLT_EPSILON);
+    t.basis = "measured cuDNN Winograd bound " + std::to_string(int(kBoundEps[col])) +
+              " eps x max sum|terms| (2x the worst on an H100, algorithms/cudnn/cudnn_conv.cpp)";
   }
   return t;
 }
