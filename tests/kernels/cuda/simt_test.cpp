@@ -86,6 +86,7 @@ __global__ void dynamic_smem_is_poisoned(int* nan_seen, int n) {
 __global__ void early_return_before_barrier(float* data) {
   CONVLAB_SHARED(float, tile, [64]);
   const int t = int(threadIdx.x);
+  data += blockIdx.x * 64;  // each block its own slice: blocks run concurrently
   if (t == 7) return;  // BUG: thread 7 never reaches the barrier
   tile[t] = data[t];
   __syncthreads();
@@ -212,7 +213,7 @@ void expect_error(const std::function<void()>& f, const std::string& needle) {
 }
 
 TEST(Simt, EarlyReturnBeforeBarrierIsAReportedError) {
-  DeviceArray<float> d(std::vector<float>(64, 1.0f));
+  DeviceArray<float> d(std::vector<float>(128, 1.0f));
   expect_error([&] { CONVLAB_LAUNCH(early_return_before_barrier, dim3(2), dim3(64), 0, nullptr, d.get()); },
                "thread (7,0,0) returned before the __syncthreads");
 }
