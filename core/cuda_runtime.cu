@@ -6,15 +6,16 @@
 
 #include <string>
 
+#include "core/cuda_error.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 
 namespace convlab::cuda_rt {
 
 namespace {
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) fail(std::string(what) + ": " + cudaGetErrorString(e));
-}
+// A failed call: clears the (non-sticky) error it left so the next launch check
+// does not report it; DeviceFault for a sticky one (core/cuda_error.hpp).
+void check(cudaError_t e, const char* what) { check_cuda(e, what); }
 void require_device() {
   const CudaInfo& info = cuda_info();
   if (!info.available) fail("no CUDA device: " + info.reason);

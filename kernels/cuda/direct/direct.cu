@@ -1,7 +1,8 @@
 // Direct convolution, three directions.
 //
 // fwd: one block per (8 x 16 output tile, 8 output channels of one group,
-//   image); 128 threads, one output pixel each, 8 accumulators (one per output
+//   image) (grid (tiles, groups * channel blocks, N), launched in chunks where
+//   y or z exceeds 65535); 128 threads, one output pixel each, 8 accumulators (one per output
 //   channel). Loop over the group's input channels: the block stages the input
 //   window the tile reads ((8-1)*stride + (R-1)*dil + 1 rows, likewise columns,
 //   zero outside the image = padding) and the 8 x R x S filter slice in dynamic
@@ -17,9 +18,10 @@
 //   threads share k, so diff_dst reads are broadcasts).
 #include "kernels/cuda/direct/direct.hpp"
 
-#include <cassert>
 #include <cstdint>
+#include <string>
 
+#include "core/error.hpp"
 #include "kernels/cuda/simt/simt.hpp"
 
 namespace convlab::cuda {
@@ -39,16 +41,17 @@ int bwd_tile_w(const ConvShape& sh) { return (TQ - 1 + (sh.s - 1) * sh.dil_w) / 
 
 __global__ void __launch_bounds__(TP * TQ)
     direct_fwd_kernel(ConvShape sh, const float* __restrict__ src, const float* __restrict__ wei,
-                      float* __restrict__ dst, int tile_h, int tile_w) {
+                      float* __restrict__ dst, int tile_h, int tile_w, unsigned y0, unsigned z0) {
   float* in_t = simt::dynamic_shared<float>();  // (tile_h, tile_w)
   float* w_t = in_t + tile_h * tile_w;          // (KB, R, S)
   const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
   const int tiles_q = ceil_div(sh.q, TQ);
   const int p0 = int(blockIdx.x) / tiles_q * TP, q0 = int(blockIdx.x) % tiles_q * TQ;
   const int kblocks = ceil_div(kg, KB);
-  const int g = int(blockIdx.y) / kblocks, k0 = g * kg + int(blockIdx.y) % kblocks * KB;
+  const int by = int(blockIdx.y + y0);  // grid chunks: (groups * kblocks, N) = (y0 + blockIdx.y, z0 + blockIdx.z)
+  const int g = by / kblocks, k0 = g * kg + by % kblocks * KB;
   const int kend = std::min(k0 + KB, (g + 1) * kg);
-  const int n = int(blockIdx.z);
+  const int n = int(blockIdx.z + z0);
   const int tq = int(threadIdx.x), tp = int(threadIdx.y), tid = tp * TQ + tq;
   const int rs = sh.r * sh.s;
   const int ih0 = p0 * sh.stride_h - sh.pad_h, iw0 = q0 * sh.stride_w - sh.pad_w;
@@ -82,16 +85,17 @@ __global__ void __launch_bounds__(TP * TQ)
 
 __global__ void __launch_bounds__(TP * TQ)
     direct_bwd_data_kernel(ConvShape sh, const float* __restrict__ diff_dst, const float* __restrict__ wei,
-                           float* __restrict__ diff_src, int tile_h, int tile_w) {
+                           float* __restrict__ diff_src, int tile_h, int tile_w, unsigned y0, unsigned z0) {
   float* dy_t = simt::dynamic_shared<float>();  // (tile_h, tile_w) window of one diff_dst plane
   float* w_t = dy_t + tile_h * tile_w;          // (KB channels, R, S)
   const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
   const int tiles_w = ceil_div(sh.w, TQ);
   const int h0 = int(blockIdx.x) / tiles_w * TP, w0 = int(blockIdx.x) % tiles_w * TQ;
   const int cblocks = ceil_div(cg, KB);
-  const int g = int(blockIdx.y) / cblocks, c0 = g * cg + int(blockIdx.y) % cblocks * KB;
+  const int by = int(blockIdx.y + y0);  // grid chunks, as in fwd
+  const int g = by / cblocks, c0 = g * cg + by % cblocks * KB;
   const int cend = std::min(c0 + KB, (g + 1) * cg);
-  const int n = int(blockIdx.z);
+  const int n = int(blockIdx.z + z0);
   const int tw = int(threadIdx.x), th = int(threadIdx.y), tid = th * TQ + tw;
   const int rs = sh.r * sh.s;
   const int p_base = floor_div(h0 + sh.pad_h - (sh.r - 1) * sh.dil_h, sh.stride_h);
@@ -166,23 +170,37 @@ size_t direct_bwd_data_smem_bytes(const ConvShape& sh) {
   return sizeof(float) * (size_t(bwd_tile_h(sh)) * bwd_tile_w(sh) + size_t(KB) * sh.r * sh.s);
 }
 
+// Above 48 KiB the kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize).
+template <typename Kernel>
+void allow_smem(Kernel kernel, size_t bytes) {
+  if (bytes > kDirectSmemMax)
+    fail("cuda direct: " + std::to_string(bytes) + " B of shared memory > the 227 KiB per-block limit");
+  if (bytes > simt::kDefaultMaxDynamicSmem) simt::set_max_dynamic_smem(kernel, bytes);
+}
+
 void direct_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* stream) {
-  assert(direct_fwd_smem_bytes(sh) <= kDirectSmemLimit);
+  const size_t smem = direct_fwd_smem_bytes(sh);
+  allow_smem(direct_fwd_kernel, smem);
   const int kg = sh.k / sh.groups;
-  const dim3 grid(unsigned(ceil_div(sh.p, TP) * ceil_div(sh.q, TQ)), unsigned(sh.groups * ceil_div(kg, KB)),
-                  unsigned(sh.n));
-  CONVLAB_LAUNCH(direct_fwd_kernel, grid, dim3(TQ, TP), direct_fwd_smem_bytes(sh), stream, sh, src, wei, dst,
-                 fwd_tile_h(sh), fwd_tile_w(sh));
+  simt::for_each_grid_chunk(
+      uint64_t(ceil_div(sh.p, TP) * ceil_div(sh.q, TQ)), uint64_t(sh.groups) * ceil_div(kg, KB), uint64_t(sh.n),
+      [&](dim3 grid, unsigned y0, unsigned z0) {
+        CONVLAB_LAUNCH(direct_fwd_kernel, grid, dim3(TQ, TP), smem, stream, sh, src, wei, dst, fwd_tile_h(sh),
+                       fwd_tile_w(sh), y0, z0);
+      });
 }
 
 void direct_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src,
                           void* stream) {
-  assert(direct_bwd_data_smem_bytes(sh) <= kDirectSmemLimit);
+  const size_t smem = direct_bwd_data_smem_bytes(sh);
+  allow_smem(direct_bwd_data_kernel, smem);
   const int cg = sh.c / sh.groups;
-  const dim3 grid(unsigned(ceil_div(sh.h, TP) * ceil_div(sh.w, TQ)), unsigned(sh.groups * ceil_div(cg, KB)),
-                  unsigned(sh.n));
-  CONVLAB_LAUNCH(direct_bwd_data_kernel, grid, dim3(TQ, TP), direct_bwd_data_smem_bytes(sh), stream, sh, diff_dst,
-                 wei, diff_src, bwd_tile_h(sh), bwd_tile_w(sh));
+  simt::for_each_grid_chunk(
+      uint64_t(ceil_div(sh.h, TP) * ceil_div(sh.w, TQ)), uint64_t(sh.groups) * ceil_div(cg, KB), uint64_t(sh.n),
+      [&](dim3 grid, unsigned y0, unsigned z0) {
+        CONVLAB_LAUNCH(direct_bwd_data_kernel, grid, dim3(TQ, TP), smem, stream, sh, diff_dst, wei, diff_src,
+                       bwd_tile_h(sh), bwd_tile_w(sh), y0, z0);
+      });
 }
 
 void direct_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,

@@ -12,8 +12,11 @@ namespace convlab::cuda {
 // (input or diff_dst tile + filter slice), bytes.
 size_t direct_fwd_smem_bytes(const ConvShape& sh);
 size_t direct_bwd_data_smem_bytes(const ConvShape& sh);
-// The per-block limit the launchers respect without opting in (48 KiB).
+// The per-block limit the launchers respect without opting in (48 KiB); the
+// launchers opt in (simt::set_max_dynamic_smem) up to kDirectSmemMax (227 KiB,
+// sm_90) when called with a larger window.
 constexpr size_t kDirectSmemLimit = 48 * 1024;
+constexpr size_t kDirectSmemMax = 232448;
 
 void direct_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* stream);
 void direct_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src, void* stream);

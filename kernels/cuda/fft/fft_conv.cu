@@ -96,13 +96,30 @@ void fft_plane_counts(const ConvShape& sh, int direction, int counts[3]) {
   if (direction == 2) { counts[0] = nc; counts[1] = nk; counts[2] = kc; }
 }
 
-int64_t fft_workspace_floats(const ConvShape& sh, int direction) {
+namespace {
+// Workspace carving, in floats from the (16-byte aligned) start: the padded real
+// planes, then the a / b / out spectra. Every region starts at a multiple of 4
+// floats, so each complex (float2, 8-byte) array is 16-byte aligned whatever the
+// plane counts and sizes (15 x 15 planes times an odd count would otherwise put
+// the spectra at an odd float: a misaligned 8-byte access on a GPU).
+struct FftLayout {
+  int64_t sa, sb, so, total;
+};
+int64_t round4(int64_t floats) { return (floats + 3) / 4 * 4; }
+FftLayout fft_layout(const ConvShape& sh, int direction) {
   const FftSize fs = fft_size(sh);
   int cnt[3] = {0, 0, 0};
   fft_plane_counts(sh, direction, cnt);
-  const int64_t real = int64_t(std::max({cnt[0], cnt[1], cnt[2]})) * fs.fh * fs.fw;
-  return real + 2 * fs.spectrum() * (int64_t(cnt[0]) + cnt[1] + cnt[2]);
+  FftLayout l;
+  l.sa = round4(int64_t(std::max({cnt[0], cnt[1], cnt[2]})) * fs.fh * fs.fw);
+  l.sb = l.sa + round4(2 * fs.spectrum() * cnt[0]);
+  l.so = l.sb + round4(2 * fs.spectrum() * cnt[1]);
+  l.total = l.so + round4(2 * fs.spectrum() * cnt[2]);
+  return l;
 }
+}  // namespace
+
+int64_t fft_workspace_floats(const ConvShape& sh, int direction) { return fft_layout(sh, direction).total; }
 
 void fft_pad(const float* in, int planes, int rows, int cols, int off_h, int off_w, FftSize fs, float* out,
              void* stream) {
@@ -127,10 +144,11 @@ void fft_conv(const ConvShape& sh, int direction, const float* src, const float*
   const FftSize fs = fft_size(sh);
   int cnt[3] = {0, 0, 0};
   fft_plane_counts(sh, direction, cnt);
+  const FftLayout lay = fft_layout(sh, direction);
   float* real = ws;
-  float2* sa = reinterpret_cast<float2*>(real + int64_t(std::max({cnt[0], cnt[1], cnt[2]})) * fs.fh * fs.fw);
-  float2* sb = sa + cnt[0] * fs.spectrum();
-  float2* so = sb + cnt[1] * fs.spectrum();
+  float2* sa = reinterpret_cast<float2*>(ws + lay.sa);
+  float2* sb = reinterpret_cast<float2*>(ws + lay.sb);
+  float2* so = reinterpret_cast<float2*>(ws + lay.so);
   const int cg = sh.c / sh.groups;
   // operand a / b: which tensor, its plane size and where it sits in the fh x fw plane
   if (direction == 0) {

@@ -37,7 +37,8 @@ struct FftSize {
 // Smallest 2^a 3^b 5^c 7^d >= the padded image in each dimension.
 FftSize fft_size(const ConvShape& sh);
 int fft_good_size(int n);
-// Workspace floats of one direction (0 fwd, 1 bwd-data, 2 bwd-filter).
+// Workspace floats of one direction (0 fwd, 1 bwd-data, 2 bwd-filter); ws must
+// be 16-byte aligned, and every complex array inside it is (padding included).
 int64_t fft_workspace_floats(const ConvShape& sh, int direction);
 // How many planes each transform of a direction batches: {a, b, out}.
 void fft_plane_counts(const ConvShape& sh, int direction, int counts[3]);

@@ -42,9 +42,10 @@ struct PlaneMap {
 
 __global__ void __launch_bounds__(kThreads)
     tile_dft_kernel(const float* __restrict__ in, TileGeom tg, PlaneMap pm, float2* __restrict__ out) {
-  __shared__ float patch[T][T];
-  __shared__ float2 rowdft[T][TH];
-  __shared__ float tw_cos[T], tw_sin[T];
+  CONVLAB_SHARED(float, patch, [T][T]);
+  CONVLAB_SHARED(float2, rowdft, [T][TH]);
+  CONVLAB_SHARED(float, tw_cos, [T]);
+  CONVLAB_SHARED(float, tw_sin, [T]);
   const int tiles = tg.tiles_h * tg.tiles_w;
   const int t = int(blockIdx.x) % tiles, b = int(blockIdx.x) / tiles;
   const int ty = int(threadIdx.x) / T, tx = int(threadIdx.x) % T;
@@ -105,8 +106,9 @@ struct OutGeom {
 
 __global__ void __launch_bounds__(kThreads)
     tile_idft_kernel(const float2* __restrict__ in, OutGeom og, float* __restrict__ out) {
-  __shared__ float2 colinv[T][TH];
-  __shared__ float tw_cos[T], tw_sin[T];
+  CONVLAB_SHARED(float2, colinv, [T][TH]);
+  CONVLAB_SHARED(float, tw_cos, [T]);
+  CONVLAB_SHARED(float, tw_sin, [T]);
   const int tiles = og.tiles_h * og.tiles_w;
   const int64_t slot = blockIdx.x;
   const int o = int(slot % og.ch), t = int(slot / og.ch % tiles), img = int(slot / (int64_t(og.ch) * tiles));

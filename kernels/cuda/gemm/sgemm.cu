@@ -1,7 +1,8 @@
 // Tiled SGEMM (see sgemm.hpp for the contract).
 //
 // Work split: one thread block per BM x BN tile of C (blockIdx.x along N,
-// blockIdx.y along M, blockIdx.z = batch), 256 threads, each owning a TM x TN
+// blockIdx.y along M, blockIdx.z = batch; grids over the device's y / z limits
+// run as chunks), 256 threads, each owning a TM x TN
 // register tile of accumulators at rows ty*TM.., columns tx*TN.. of the block tile.
 // Main loop over K in steps of BK: the block stages A's BM x BK slice and B's
 // BK x BN slice in shared memory, both stored k-major (As[kk][i], Bs[kk][j]) so
@@ -34,8 +35,8 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "float4 granularity");
   constexpr int LDA_S = (BM + 4) / 4;  // padded rows, in float4s
   constexpr int LDB_S = (BN + 4) / 4;
-  __shared__ float4 as4[BK][LDA_S];  // (BK, BM + 4)
-  __shared__ float4 bs4[BK][LDB_S];  // (BK, BN + 4)
+  CONVLAB_SHARED(float4, as4, [BK][LDA_S]);  // (BK, BM + 4)
+  CONVLAB_SHARED(float4, bs4, [BK][LDB_S]);  // (BK, BN + 4)
   float* as = reinterpret_cast<float*>(&as4[0][0]);
   float* bs = reinterpret_cast<float*>(&bs4[0][0]);
 
@@ -59,7 +60,7 @@ __global__ void __launch_bounds__(kThreads)
         const int gi = m0 + i, gk = k0 + kk;
         const float* p = a + int64_t(gi) * lda + gk;
         if (vec_a && gi < m && gk + 3 < k) {
-          const float4 t = *reinterpret_cast<const float4*>(p);
+          const float4 t = simt::vload(reinterpret_cast<const float4*>(p));
           v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
         } else {
           for (int e = 0; e < 4; ++e) v[e] = (gi < m && gk + e < k) ? p[e] : 0.0f;
@@ -70,7 +71,7 @@ __global__ void __launch_bounds__(kThreads)
         const int gi = m0 + i, gk = k0 + kk;
         const float* p = a + int64_t(gk) * lda + gi;
         if (vec_a && gk < k && gi + 3 < m) {
-          const float4 t = *reinterpret_cast<const float4*>(p);
+          const float4 t = simt::vload(reinterpret_cast<const float4*>(p));
           v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
         } else {
           for (int e = 0; e < 4; ++e) v[e] = (gk < k && gi + e < m) ? p[e] : 0.0f;
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(kThreads)
         const int gk = k0 + kk, gj = n0 + j;
         const float* p = b + int64_t(gk) * ldb + gj;
         if (vec_b && gk < k && gj + 3 < n) {
-          const float4 t = *reinterpret_cast<const float4*>(p);
+          const float4 t = simt::vload(reinterpret_cast<const float4*>(p));
           v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
         } else {
           for (int e = 0; e < 4; ++e) v[e] = (gk < k && gj + e < n) ? p[e] : 0.0f;
@@ -97,7 +98,7 @@ __global__ void __launch_bounds__(kThreads)
         const int gj = n0 + j, gk = k0 + kk;
         const float* p = b + int64_t(gj) * ldb + gk;
         if (vec_b && gj < n && gk + 3 < k) {
-          const float4 t = *reinterpret_cast<const float4*>(p);
+          const float4 t = simt::vload(reinterpret_cast<const float4*>(p));
           v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
         } else {
           for (int e = 0; e < 4; ++e) v[e] = (gj < n && gk + e < k) ? p[e] : 0.0f;
@@ -141,19 +142,29 @@ bool aligned16(const void* p, int ld, int64_t stride) {
 
 template <int BM, int BN, int BK, int TM, int TN>
 void run_tile(const SgemmArgs& g, void* stream) {
-  const dim3 grid(unsigned((g.n + BN - 1) / BN), unsigned((g.m + BM - 1) / BM), unsigned(g.batch));
   const bool va = aligned16(g.a, g.lda, g.stride_a), vb = aligned16(g.b, g.ldb, g.stride_b);
-#define CONVLAB_SGEMM_CASE(TA, TB)                                                                          \
-  if (g.trans_a == TA && g.trans_b == TB) {                                                                  \
-    CONVLAB_LAUNCH((sgemm_kernel<BM, BN, BK, TM, TN, TA, TB>), grid, dim3(kThreads), 0, stream, g.m, g.n, g.k, \
-                   g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, g.c, g.ldc, g.stride_c, g.accumulate, va, vb); \
-    return;                                                                                                  \
+  // grid.y (M tiles) and grid.z (batch) beyond the device limits: chunks, each
+  // with A, B, C offset to its first row block / batch entry.
+  simt::for_each_grid_chunk(
+      uint64_t((g.n + BN - 1) / BN), uint64_t((g.m + BM - 1) / BM), uint64_t(g.batch),
+      [&](dim3 grid, unsigned y0, unsigned z0) {
+        const int64_t r0 = int64_t(y0) * BM;
+        const float* a = g.a + int64_t(z0) * g.stride_a + (g.trans_a ? r0 : r0 * g.lda);
+        const float* b = g.b + int64_t(z0) * g.stride_b;
+        float* c = g.c + int64_t(z0) * g.stride_c + r0 * g.ldc;
+        const int m = int(g.m - r0);
+#define CONVLAB_SGEMM_CASE(TA, TB)                                                                                 \
+  if (g.trans_a == TA && g.trans_b == TB) {                                                                         \
+    CONVLAB_LAUNCH((sgemm_kernel<BM, BN, BK, TM, TN, TA, TB>), grid, dim3(kThreads), 0, stream, m, g.n, g.k, a, g.lda, \
+                   g.stride_a, b, g.ldb, g.stride_b, c, g.ldc, g.stride_c, g.accumulate, va, vb);                   \
+    return;                                                                                                         \
   }
-  CONVLAB_SGEMM_CASE(false, false)
-  CONVLAB_SGEMM_CASE(true, false)
-  CONVLAB_SGEMM_CASE(false, true)
-  CONVLAB_SGEMM_CASE(true, true)
+        CONVLAB_SGEMM_CASE(false, false)
+        CONVLAB_SGEMM_CASE(true, false)
+        CONVLAB_SGEMM_CASE(false, true)
+        CONVLAB_SGEMM_CASE(true, true)
 #undef CONVLAB_SGEMM_CASE
+      });
 }
 
 }  // namespace

@@ -93,14 +93,15 @@ struct BwdFilterOp {  // M = Kg, N = Cg*R*S, K = N*P*Q
 };
 
 template <typename Op>
-__global__ void __launch_bounds__(kThreads) implicit_gemm_kernel(Op op, int m, int n, int k) {
+__global__ void __launch_bounds__(kThreads) implicit_gemm_kernel(Op op, int m, int n, int k, unsigned y0, unsigned z0) {
   constexpr int LD4 = (BM + 4) / 4;  // padded shared rows, in float4s (BM == BN)
-  __shared__ float4 as4[BK][LD4];    // (BK, BM + 4): A slice, k-major
-  __shared__ float4 bs4[BK][LD4];    // (BK, BN + 4): B slice
+  CONVLAB_SHARED(float4, as4, [BK][LD4]);    // (BK, BM + 4): A slice, k-major
+  CONVLAB_SHARED(float4, bs4, [BK][LD4]);    // (BK, BN + 4): B slice
   float* as = reinterpret_cast<float*>(&as4[0][0]);
   float* bs = reinterpret_cast<float*>(&bs4[0][0]);
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
-  const int m0 = int(blockIdx.y) * BM, n0 = int(blockIdx.x) * BN, g = int(blockIdx.z);
+  // grid chunks: (M tiles, groups) = (y0 + blockIdx.y, z0 + blockIdx.z)
+  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN, g = int(blockIdx.z + z0);
 
   float acc[TM][TN];
   for (int i = 0; i < TM; ++i)
@@ -132,8 +133,11 @@ __global__ void __launch_bounds__(kThreads) implicit_gemm_kernel(Op op, int m, i
 
 template <typename Op>
 void launch(const Op& op, int m, int n, int k, int groups, void* stream) {
-  const dim3 grid(unsigned((n + BN - 1) / BN), unsigned((m + BM - 1) / BM), unsigned(groups));
-  CONVLAB_LAUNCH(implicit_gemm_kernel<Op>, grid, dim3(kThreads), 0, stream, op, m, n, k);
+  simt::for_each_grid_chunk(uint64_t((n + BN - 1) / BN), uint64_t((m + BM - 1) / BM), uint64_t(groups),
+                            [&](dim3 grid, unsigned y0, unsigned z0) {
+                              CONVLAB_LAUNCH(implicit_gemm_kernel<Op>, grid, dim3(kThreads), 0, stream, op, m, n, k,
+                                             y0, z0);
+                            });
 }
 
 }  // namespace

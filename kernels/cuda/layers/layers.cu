@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(kThreads)
 // i * pq + j, thread t taking m = t, t + blockDim.x, ... (coordinates stepped without division).
 __global__ void __launch_bounds__(kBiasRowThreads)
     bias_grad_rows_kernel(int n, int k, int64_t pq, const float* __restrict__ dy, float* __restrict__ db) {
-  __shared__ double red[33];
+  CONVLAB_SHARED(double, red, [33]);
   const int64_t kk = blockIdx.x, count = int64_t(n) * pq, step = blockDim.x;
   const int64_t di = step / pq, dj = step % pq;
   int64_t i = int64_t(threadIdx.x) / pq, j = int64_t(threadIdx.x) % pq;
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kBiasRowThreads)
 // Small pq: lane x on channel blockIdx.x * 32 + x, row y on samples y, y + 8, ...
 __global__ void __launch_bounds__(kBiasColWidth* kBiasColRows)
     bias_grad_cols_kernel(int n, int k, int pq, const float* __restrict__ dy, float* __restrict__ db) {
-  __shared__ double part[kBiasColRows][kBiasColWidth];
+  CONVLAB_SHARED(double, part, [kBiasColRows][kBiasColWidth]);
   const int x = int(threadIdx.x), y = int(threadIdx.y);
   const int kk = int(blockIdx.x) * kBiasColWidth + x;
   double s = 0;
@@ -297,8 +297,8 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     softmax_xent_kernel(int n, int classes, const float* __restrict__ logits, const int32_t* __restrict__ labels,
                         float* __restrict__ dlogits, double* __restrict__ loss) {
-  __shared__ float red_f[33];
-  __shared__ double red_d[33];
+  CONVLAB_SHARED(float, red_f, [33]);
+  CONVLAB_SHARED(double, red_d, [33]);
   const int64_t row = blockIdx.x;
   const float* z = logits + row * classes;  // (n, classes)
   const int t = int(threadIdx.x), nt = int(blockDim.x);

@@ -1,7 +1,9 @@
 // memory.hpp: the thin device-memory API host code around kernels uses, so a
 // test (or a launcher) reads the same on the GPU and under emulation:
 // cudaMalloc / cudaMemcpy / cudaMemset / cudaStreamSynchronize under nvcc,
-// plain (64-byte aligned) host memory under EMULATE. Errors throw convlab::Error.
+// plain (64-byte aligned) host memory under EMULATE. Errors throw convlab::Error;
+// a sticky CUDA error (or, emulated, any call after a modelled device fault)
+// throws convlab::DeviceFault (core/cuda_error.hpp).
 #pragma once
 
 #include <cstddef>
@@ -17,19 +19,32 @@
 namespace convlab::simt {
 
 #if CONVLAB_SIMT_EMULATED
-inline void* device_malloc(size_t bytes) { return ::operator new(bytes ? bytes : 1, std::align_val_t(64)); }
+inline void* device_malloc(size_t bytes) {
+  emu::check_device("device_malloc");
+  return ::operator new(bytes ? bytes : 1, std::align_val_t(64));
+}
 inline void device_free(void* p) noexcept {
   if (p) ::operator delete(p, std::align_val_t(64));
 }
-inline void copy_h2d(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-inline void copy_d2h(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-inline void copy_d2d(void* dst, const void* src, size_t bytes, void* = nullptr) { std::memcpy(dst, src, bytes); }
-inline void memset_device(void* dst, int value, size_t bytes, void* = nullptr) { std::memset(dst, value, bytes); }
-inline void synchronize(void* = nullptr) {}
-#else
-inline void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) fail(std::string(what) + ": " + cudaGetErrorString(e));
+inline void copy_h2d(void* dst, const void* src, size_t bytes) {
+  emu::check_device("copy_h2d");
+  std::memcpy(dst, src, bytes);
 }
+inline void copy_d2h(void* dst, const void* src, size_t bytes) {
+  emu::check_device("copy_d2h");
+  std::memcpy(dst, src, bytes);
+}
+inline void copy_d2d(void* dst, const void* src, size_t bytes, void* = nullptr) {
+  emu::check_device("copy_d2d");
+  std::memcpy(dst, src, bytes);
+}
+inline void memset_device(void* dst, int value, size_t bytes, void* = nullptr) {
+  emu::check_device("memset_device");
+  std::memset(dst, value, bytes);
+}
+inline void synchronize(void* = nullptr) { emu::check_device("synchronize"); }
+#else
+inline void check(cudaError_t e, const char* what) { check_cuda(e, what); }
 inline void* device_malloc(size_t bytes) {
   void* p = nullptr;
   check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");

@@ -113,17 +113,18 @@ struct FusedGeom {
 
 __global__ void __launch_bounds__(kThreads)
     winograd_f2x3_fused_kernel(FusedGeom geo, const float* __restrict__ in, const float* __restrict__ wei,
-                               float* __restrict__ out) {
-  __shared__ float vs[16][CB][TT];  // transformed input tiles
-  __shared__ float us[16][CB][KB];  // transformed filters
+                               float* __restrict__ out, unsigned y0, unsigned z0) {
+  CONVLAB_SHARED(float, vs, [16][CB][TT]);  // transformed input tiles
+  CONVLAB_SHARED(float, us, [16][CB][KB]);  // transformed filters
   const int tid = int(threadIdx.x);
   const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
   const int tiles_w = (geo.ow + 1) / 2, tiles_h = (geo.oh + 1) / 2;
   const int bw = (tiles_w + TCOLS - 1) / TCOLS;
   const int tr0 = int(blockIdx.x) / bw * TROWS, tc0 = int(blockIdx.x) % bw * TCOLS;
   const int kblocks = (cout_g + KB - 1) / KB;
-  const int g = int(blockIdx.y) / kblocks, o0 = int(blockIdx.y) % kblocks * KB;  // o0: within the group
-  const int n = int(blockIdx.z);
+  const int by = int(blockIdx.y + y0);  // grid chunks: (groups * kblocks, N) = (y0 + blockIdx.y, z0 + blockIdx.z)
+  const int g = by / kblocks, o0 = by % kblocks * KB;  // o0: within the group
+  const int n = int(blockIdx.z + z0);
 
   const int t = tid % TT, kq = tid / TT;  // compute role: tile t, output channels kq, kq + 8
   const int my_tr = tr0 + t / TCOLS, my_tc = tc0 + t % TCOLS;
@@ -193,13 +194,14 @@ __global__ void __launch_bounds__(kThreads)
 
 __global__ void __launch_bounds__(kThreads)
     winograd_f2x3_bwd_filter_kernel(ConvShape sh, const float* __restrict__ src, const float* __restrict__ diff_dst,
-                                    float* __restrict__ diff_wei) {
-  __shared__ float ys[16][FKB][FT];  // transformed diff_dst tiles
-  __shared__ float xs[16][FCB][FT];  // transformed input patches
+                                    float* __restrict__ diff_wei, unsigned y0) {
+  CONVLAB_SHARED(float, ys, [16][FKB][FT]);  // transformed diff_dst tiles
+  CONVLAB_SHARED(float, xs, [16][FCB][FT]);  // transformed input patches
   const int tid = int(threadIdx.x);
   const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
   const int kblocks = (kg + FKB - 1) / FKB;
-  const int g = int(blockIdx.y) / kblocks, k0 = int(blockIdx.y) % kblocks * FKB, c0 = int(blockIdx.x) * FCB;
+  const int by = int(blockIdx.y + y0);  // grid chunks along y
+  const int g = by / kblocks, k0 = by % kblocks * FKB, c0 = int(blockIdx.x) * FCB;
   const int tiles_w = (sh.q + 1) / 2, tiles_h = (sh.p + 1) / 2, tiles = tiles_h * tiles_w;
   const int64_t total = int64_t(sh.n) * tiles;
   const int my_k = tid / FCB, my_c = tid % FCB;  // accumulate role
@@ -254,9 +256,12 @@ __global__ void __launch_bounds__(kThreads)
 void launch_fused(const FusedGeom& geo, const float* in, const float* wei, float* out, void* stream) {
   const int tiles_h = (geo.oh + 1) / 2, tiles_w = (geo.ow + 1) / 2;
   const int cout_g = geo.cout / geo.groups;
-  const dim3 grid(unsigned(((tiles_h + TROWS - 1) / TROWS) * ((tiles_w + TCOLS - 1) / TCOLS)),
-                  unsigned(geo.groups * ((cout_g + KB - 1) / KB)), unsigned(geo.n));
-  CONVLAB_LAUNCH(winograd_f2x3_fused_kernel, grid, dim3(kThreads), 0, stream, geo, in, wei, out);
+  simt::for_each_grid_chunk(uint64_t(((tiles_h + TROWS - 1) / TROWS) * ((tiles_w + TCOLS - 1) / TCOLS)),
+                            uint64_t(geo.groups) * ((cout_g + KB - 1) / KB), uint64_t(geo.n),
+                            [&](dim3 grid, unsigned y0, unsigned z0) {
+                              CONVLAB_LAUNCH(winograd_f2x3_fused_kernel, grid, dim3(kThreads), 0, stream, geo, in,
+                                             wei, out, y0, z0);
+                            });
 }
 
 }  // namespace
@@ -285,8 +290,11 @@ void winograd_f2x3_bwd_data(const ConvShape& sh, const float* diff_dst, const fl
 void winograd_f2x3_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,
                               void* stream) {
   const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
-  const dim3 grid(unsigned((cg + FCB - 1) / FCB), unsigned(sh.groups * ((kg + FKB - 1) / FKB)));
-  CONVLAB_LAUNCH(winograd_f2x3_bwd_filter_kernel, grid, dim3(kThreads), 0, stream, sh, src, diff_dst, diff_wei);
+  simt::for_each_grid_chunk(uint64_t((cg + FCB - 1) / FCB), uint64_t(sh.groups) * ((kg + FKB - 1) / FKB), 1,
+                            [&](dim3 grid, unsigned y0, unsigned) {
+                              CONVLAB_LAUNCH(winograd_f2x3_bwd_filter_kernel, grid, dim3(kThreads), 0, stream, sh,
+                                             src, diff_dst, diff_wei, y0);
+                            });
 }
 
 }  // namespace convlab::cuda

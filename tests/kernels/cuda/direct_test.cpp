@@ -37,5 +37,16 @@ TEST(CudaDirect, BwdFilterMatchesReference) {
   for (const ConvShape& sh : test::sanitized_subset(direct_shapes())) test::check_conv(sh, Dir::bwd_filter, run_direct);
 }
 
+// A dilated 3 x 3 filter whose input window needs ~70 KB of shared memory: more
+// than the 48 KiB a kernel gets without opting in, so the launchers must call
+// simt::set_max_dynamic_smem (the emulator rejects the launch otherwise).
+TEST(CudaDirect, WindowOver48KiBOptsIn) {
+  const ConvShape sh = test::shape(1, 1, 128, 128, 1, 3, 3, 0, 0, 1, 1, 60);
+  ASSERT_GT(direct_fwd_smem_bytes(sh), simt::kDefaultMaxDynamicSmem);
+  ASSERT_GT(direct_bwd_data_smem_bytes(sh), simt::kDefaultMaxDynamicSmem);
+  test::check_conv(sh, Dir::fwd, run_direct);
+  test::check_conv(sh, Dir::bwd_data, run_direct);
+}
+
 }  // namespace
 }  // namespace convlab::cuda

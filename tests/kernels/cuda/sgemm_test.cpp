@@ -79,6 +79,19 @@ TEST(CudaSgemm, Tile128RaggedAllTransposes) {
     }
 }
 
+// grid.y (M tiles) and grid.z (batch) over the device limits run in chunks. The
+// real limits (65535) need ~65536 emulated blocks, so the emulator's limits are
+// lowered to 2 here: the launcher chunks by whatever simt::grid_limits() says,
+// and the emulator rejects any launch over it.
+TEST(CudaSgemm, GridOverDeviceLimitsRunsInChunks) {
+  const simt::GridLimits saved = simt::grid_limits();
+  simt::set_grid_limits_for_tests({saved.x, 2, 2});
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int pad : {0, 1}) check(Case{130, 20, 9, 3, ta, tb, pad == 1, pad}, SgemmTile::t64x64);
+  simt::set_grid_limits_for_tests(saved);
+}
+
 TEST(CudaSgemm, PickTile) {
   EXPECT_EQ(sgemm_pick_tile(64, 3025, 1), SgemmTile::t64x64);
   EXPECT_EQ(sgemm_pick_tile(1024, 1024, 1), SgemmTile::t128x128);

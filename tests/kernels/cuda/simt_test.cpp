@@ -16,7 +16,7 @@ namespace {
 
 // Each block reverses its slice of `data` through shared memory.
 __global__ void reverse_block(float* data, int n) {
-  __shared__ float tile[256];
+  CONVLAB_SHARED(float, tile, [256]);
   const int t = int(threadIdx.x), base = int(blockIdx.x * blockDim.x);
   const int i = base + t;
   tile[t] = i < n ? data[i] : 0.0f;
@@ -37,7 +37,7 @@ __global__ void write_ids(int* out) {
 
 // Warp sums with __shfl_down_sync, then a block sum through shared memory.
 __global__ void block_sum(const float* in, float* out, int n) {
-  __shared__ float partial[32];
+  CONVLAB_SHARED(float, partial, [32]);
   const int t = int(threadIdx.x), i = int(blockIdx.x * blockDim.x) + t;
   float v = i < n ? in[i] : 0.0f;
   for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
@@ -84,8 +84,9 @@ __global__ void dynamic_smem_is_poisoned(int* nan_seen, int n) {
 }
 
 __global__ void early_return_before_barrier(float* data) {
-  __shared__ float tile[64];
+  CONVLAB_SHARED(float, tile, [64]);
   const int t = int(threadIdx.x);
+  data += blockIdx.x * 64;  // each block its own slice: blocks run concurrently
   if (t == 7) return;  // BUG: thread 7 never reaches the barrier
   tile[t] = data[t];
   __syncthreads();
@@ -114,7 +115,7 @@ __global__ void throws_in_thread(int* data) {
 }
 
 __global__ void missing_syncthreads(float* data) {
-  __shared__ float tile[128];
+  CONVLAB_SHARED(float, tile, [128]);
   const int t = int(threadIdx.x);
   tile[t] = data[t] + 1.0f;
   // BUG: no __syncthreads() here
@@ -212,7 +213,7 @@ void expect_error(const std::function<void()>& f, const std::string& needle) {
 }
 
 TEST(Simt, EarlyReturnBeforeBarrierIsAReportedError) {
-  DeviceArray<float> d(std::vector<float>(64, 1.0f));
+  DeviceArray<float> d(std::vector<float>(128, 1.0f));
   expect_error([&] { CONVLAB_LAUNCH(early_return_before_barrier, dim3(2), dim3(64), 0, nullptr, d.get()); },
                "thread (7,0,0) returned before the __syncthreads");
 }
@@ -233,6 +234,7 @@ TEST(Simt, ExceptionInAThreadIsReported) {
   DeviceArray<int> d(32);
   expect_error([&] { CONVLAB_LAUNCH(throws_in_thread, dim3(1), dim3(32), 0, nullptr, d.get()); },
                "thread (3,0,0) threw: boom");
+  reset_device_for_tests();  // a thread that throws is a device fault (simt_rules_test.cpp)
 }
 
 TEST(Simt, InvalidLaunchConfigurationIsReported) {
