@@ -12,27 +12,16 @@
 
 #if CONVLAB_HAS_CUDA
 #include <cuda_runtime.h>
+
+#include "core/cuda_error.hpp"
 #endif
 
 namespace convlab {
 
+// The one list of sticky errors is core/cuda_error.hpp's.
 bool is_sticky_cuda_error(int e) {
 #if CONVLAB_HAS_CUDA
-  switch (cudaError_t(e)) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorInvalidPc:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorHardwareStackError:
-    case cudaErrorAssert:
-    case cudaErrorLaunchFailure:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-      return true;
-    default:
-      return false;
-  }
+  return cuda_error_is_sticky(cudaError_t(e));
 #else
   (void)e;
   return false;
@@ -44,10 +33,8 @@ bool is_sticky_cuda_error(int e) {
 namespace {
 
 [[noreturn]] void raise(cudaError_t e, const std::string& what) {
-  const std::string msg = what + ": " + cudaGetErrorString(e);
-  if (is_sticky_cuda_error(int(e)))
-    throw DeviceFault(msg + " (sticky: the CUDA context is unusable for the rest of this process)");
-  fail(msg);
+  if (!cuda_error_is_sticky(e)) (void)cudaGetLastError();  // handled here: not the next launch's error
+  throw_cuda_error(e, cudaGetErrorString(e), what);
 }
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) raise(e, what);

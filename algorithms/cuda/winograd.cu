@@ -30,20 +30,23 @@ void CudaWinogradF2x3::run(const ConvProblem& p, Direction dir, const ConvBuffer
 // (an output whose exact value is 0 comes out as rounding noise from its tile):
 // the bound has the transform algorithms' form, eps x max_j sum|terms_j|
 // (algorithms/algorithm.hpp), as cpu.winograd_* declare theirs. The constants
-// are 2x the worst measured on an H100 (nvcc contracts into FMAs) and in the
-// SIMT emulator over the shared tester's sweep, per direction (fwd, bwd-data,
-// bwd-filter); the tester prints the measured values with each sweep.
+// are 2x the worst measured on an H100 (nvcc contracts into FMAs; cuDNN 9.19,
+// CUDA 13.0, 2026-11-23) over the shared tester's sweep, per direction (fwd,
+// bwd-data, bwd-filter), rounded up; the tester prints the measured values with
+// each sweep. Measured: F(2x2) 1.21 / 1.19 / 1.18 eps, F(4x4) 18.19 / 14.78 /
+// 15.51 eps. (Per element, |err| <= (K + c) eps sum|terms_i| does not hold: on
+// the H100 an output of exact value 0 came out at 1e-16.)
 namespace {
 int dir_col(Direction d) { return d == Direction::fwd ? 0 : d == Direction::bwd_data ? 1 : 2; }
 Tolerance measured_winograd_bound(const double (&eps)[3], Direction dir, const char* what) {
   Tolerance t;
   t.global = eps[dir_col(dir)] * double(FLT_EPSILON);
   t.basis = std::string("measured ") + what + " bound " + std::to_string(int(eps[dir_col(dir)])) +
-            " eps x max sum|terms| (2x the worst on an H100 and in the SIMT emulator, algorithms/cuda/winograd.cu)";
+            " eps x max sum|terms| (2x the worst measured on an H100, algorithms/cuda/winograd.cu)";
   return t;
 }
-constexpr double kF2x3BoundEps[3] = {8, 8, 8};
-constexpr double kF4x3BoundEps[3] = {64, 64, 64};
+constexpr double kF2x3BoundEps[3] = {3, 3, 3};
+constexpr double kF4x3BoundEps[3] = {37, 30, 32};
 }  // namespace
 
 Tolerance CudaWinogradF2x3::tolerance(const ConvProblem&, Direction dir) const {

@@ -211,15 +211,22 @@ Tolerance CudnnConv::tolerance(const ConvProblem& p, Direction dir) const {
     t.basis += "; a-priori FFT bound 16*log2(L)*eps*max|terms| (unmeasured on GPU)";
   } else if (fam == "winograd") {
     // Transforms mix neighbouring outputs' terms: the transform algorithms'
-    // form, eps x max sum|terms| (see algorithms/cuda/winograd.cu), 2x the worst
-    // measured on an H100 with cuDNN over the shared tester's sweep (which
-    // includes 5x5 filters, where cuDNN's tiles grow the error most).
-    static constexpr double kBoundEps[3] = {256, 256, 256};
+    // form, eps x max sum|terms| (see algorithms/cuda/winograd.cu). 2x the worst
+    // measured on an H100 (cuDNN 9.19) over the shared tester's sweep, rounded
+    // up. 5x5 filters (cuDNN's WINOGRAD_NONFUSED tiles them with large
+    // transforms) measured 9184 / 7708 / 3454 eps for fwd / bwd-data /
+    // bwd-filter: about 1e-3 of the largest sum|terms|, a few percent of some
+    // AlexNet conv2 outputs. 3x3 filters stayed under 256 eps in every case.
+    static constexpr double kBoundEps3x3 = 256;
+    static constexpr double kBoundEps5x5[3] = {18400, 15500, 7000};
     const int col = dir == Direction::fwd ? 0 : dir == Direction::bwd_data ? 1 : 2;
+    const double eps = p.r <= 3 && p.s <= 3 ? kBoundEps3x3 : kBoundEps5x5[col];
     t = Tolerance{};
-    t.global = kBoundEps[col] * double(FLT_EPSILON);
-    t.basis = "measured cuDNN Winograd bound " + std::to_string(int(kBoundEps[col])) +
-              " eps x max sum|terms| (2x the worst on an H100, algorithms/cudnn/cudnn_conv.cpp)";
+    t.global = eps * double(FLT_EPSILON);
+    t.basis = "measured cuDNN Winograd bound " + std::to_string(int(eps)) +
+              " eps x max sum|terms| (" + (p.r <= 3 && p.s <= 3 ? "3x3 filters: held on every case on an H100"
+                                                                 : "larger filters: 2x the worst on an H100") +
+              ", algorithms/cudnn/cudnn_conv.cpp)";
   }
   return t;
 }
