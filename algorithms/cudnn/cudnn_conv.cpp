@@ -216,17 +216,17 @@ Tolerance CudnnConv::tolerance(const ConvProblem& p, Direction dir) const {
     // up. 5x5 filters (cuDNN's WINOGRAD_NONFUSED tiles them with large
     // transforms) measured 9184 / 7708 / 3454 eps for fwd / bwd-data /
     // bwd-filter: about 1e-3 of the largest sum|terms|, a few percent of some
-    // AlexNet conv2 outputs. 3x3 filters stayed under 256 eps in every case.
-    static constexpr double kBoundEps3x3 = 256;
+    // AlexNet conv2 outputs. 3x3 filters measured 24.1 / 14.6 / 16.8 eps.
+    static constexpr double kBoundEps3x3[3] = {49, 30, 34};
     static constexpr double kBoundEps5x5[3] = {18400, 15500, 7000};
     const int col = dir == Direction::fwd ? 0 : dir == Direction::bwd_data ? 1 : 2;
-    const double eps = p.r <= 3 && p.s <= 3 ? kBoundEps3x3 : kBoundEps5x5[col];
+    const bool small = p.r <= 3 && p.s <= 3;
+    const double eps = small ? kBoundEps3x3[col] : kBoundEps5x5[col];
     t = Tolerance{};
     t.global = eps * double(FLT_EPSILON);
     t.basis = "measured cuDNN Winograd bound " + std::to_string(int(eps)) +
-              " eps x max sum|terms| (" + (p.r <= 3 && p.s <= 3 ? "3x3 filters: held on every case on an H100"
-                                                                 : "larger filters: 2x the worst on an H100") +
-              ", algorithms/cudnn/cudnn_conv.cpp)";
+              " eps x max sum|terms| (" + (small ? "3x3" : "5x5 and larger") +
+              " filters: 2x the worst measured on an H100, algorithms/cudnn/cudnn_conv.cpp)";
   }
   return t;
 }
