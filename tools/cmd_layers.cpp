@@ -28,11 +28,14 @@ void print_case(const LayerCase& lc, Direction dir, int threads, const std::vect
   std::printf("  %-26s %-12s %10s %9s %7s %11s %10s  %s\n", "algorithm", "status", "median ms", "GFLOP/s", "%peak",
               "workspace", "max rel", "pick");
   for (const ComparisonRow& r : rows) {
-    if (r.ran())
-      std::printf("  %-26s %-12s %10.3f %9.1f %6.1f%% %9.2fMB %10.2e  %s%s\n", r.algo.c_str(), r.status.c_str(),
-                  r.time * 1e3, r.gflops(), r.peak_fraction * 100, double(r.workspace) / 1e6, r.max_rel_error,
+    if (r.ran()) {
+      // No measured peak (a GPU: `convlab peak` measures the CPU): "-", not nan%.
+      char peak[16] = "      -";
+      if (std::isfinite(r.peak_fraction)) std::snprintf(peak, sizeof peak, "%6.1f%%", r.peak_fraction * 100);
+      std::printf("  %-26s %-12s %10.3f %9.1f %s %9.2fMB %10.2e  %s%s\n", r.algo.c_str(), r.status.c_str(),
+                  r.time * 1e3, r.gflops(), peak, double(r.workspace) / 1e6, r.max_rel_error,
                   r.find_choice ? "find " : "", r.get_choice ? "get" : "");
-    else
+    } else
       std::printf("  %-26s %-12s %s\n", r.algo.c_str(), r.status.c_str(), r.note.c_str());
   }
   std::fflush(stdout);
