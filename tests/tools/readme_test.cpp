@@ -116,7 +116,10 @@ TEST(ReadmeExitCodes, MatchTheCodesMainDocuments) {
   ASSERT_GE(exit1.size(), 3u) << list;
   const std::string readme = cli_block().exit_codes;
   ASSERT_FALSE(readme.empty()) << "README's CLI block has no 'exit codes:' paragraph";
-  for (const char* code : {"0 ", "1 ", "2 "}) EXPECT_NE(readme.find(code), std::string::npos) << code;
+  for (const char* code : {"0 ", "1 ", "2 ", "3 "}) {
+    EXPECT_NE(readme.find(code), std::string::npos) << code;
+    EXPECT_NE(main_cpp.find(std::string("//   ") + code), std::string::npos) << "tools/main.cpp documents no " << code;
+  }
   for (const auto& c : exit1)
     EXPECT_NE(readme.find(c + " ("), std::string::npos) << "README's exit codes do not say when " << c << " exits 1";
   // And the other way: every "NAME (" cause in README's exit-1 list is one main.cpp documents.
