@@ -31,7 +31,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${OUT_DIR:-results/gpu}
-mkdir -p "$out"
+mkdir -p "$out" && out=$(cd "$out" && pwd)
 summary="$out/summary.txt"
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
@@ -135,7 +135,10 @@ stage_build() {
   grep -E 'libcudnn|libcublas\.|libcufft|libcudart' "$d/ldd.convlab.txt" | awk '{print "  " $1 " -> " $3}' | tee -a "$summary"
   if ! "$bin/convlab" algos > "$d/algos.txt" 2>&1; then stage_fail build "convlab algos: $(tail -1 "$d/algos.txt")"; return; fi
   "$bin/convlab" algos --json > "$d/algos.json" 2>&1
-  stage_ok build "$(grep -cE '^ *(cuda|cudnn)\.' "$d/algos.txt") cuda/cudnn algorithms listed; $(grep -iE 'cuda device|GPU:' "$d/algos.txt" | head -1 | sed 's/^ *//')"
+  local listed avail
+  listed=$(grep -cE '^(cuda|cudnn)\.' "$d/algos.txt")
+  avail=$(grep -E '^(cuda|cudnn)\.' "$d/algos.txt" | grep -cE ' yes$')
+  stage_ok build "$listed cuda/cudnn algorithms listed, $avail available here$([ "$avail" = 0 ] && echo ": $(grep -m1 -E '^(cuda|cudnn)\.' "$d/algos.txt" | sed -E 's/^[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +//')")"
 }
 
 # The tests that exercise the GPU: by name (CTest runs each discovered test on
@@ -145,7 +148,7 @@ stage_tests() {
   local d=$out/tests; mkdir -p "$d"
   [ -f "$bin/CTestTestfile.cmake" ] || { stage_fail tests "no build-gpu/ (run the build stage first)"; return; }
   ctest --test-dir "$bin" -R "$gpu_test_regex" -E '^(asan|tsan)\.' -j "$jobs" --timeout 600 \
-    --output-junit "$root/$d/ctest.xml" > "$d/ctest.log" 2>&1
+    --output-junit "$d/ctest.xml" > "$d/ctest.log" 2>&1
   local rc=$?
   python3 - "$d/ctest.xml" > "$d/skips.txt" <<'EOF'
 import re, sys, xml.etree.ElementTree as ET

@@ -19,10 +19,13 @@
 #
 #   scripts/gpu-prepare.sh            # build and pack
 #   NO_BUILD=1 scripts/gpu-prepare.sh # pack what build-gpu/ holds
+# GPU_BUILD_DIR (a CUDA build folder to pack instead of build-gpu/, with
+# NO_BUILD=1), CARRY_DIR (instead of gpu-carry/) and XZ_LEVEL (6) serve the
+# offline rehearsal test (tests/scripts/gpu_check_rehearsal_test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-carry=$root/gpu-carry
+carry=${CARRY_DIR:-$root/gpu-carry}
 limit_mb=${CARRY_LIMIT_MB:-48}
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -33,10 +36,11 @@ if [ -z "${NO_BUILD:-}" ]; then
   cmake --preset gpu >/dev/null
   cmake --build --preset gpu -j "$jobs"
 fi
-build=$root/build-gpu
+build=${GPU_BUILD_DIR:-$root/build-gpu}
 [ -x "$build/convlab" ] || { echo "gpu-prepare: $build/convlab missing (build failed?)" >&2; exit 1; }
+build=$(cd "$build" && pwd)
 grep -q '^CONVLAB_CUDA:BOOL=ON' "$build/CMakeCache.txt" \
-  || { echo "gpu-prepare: build-gpu/ was configured without CUDA" >&2; exit 1; }
+  || { echo "gpu-prepare: $build was configured without CUDA" >&2; exit 1; }
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -76,7 +80,7 @@ need_glibcxx=$(for f in "$stage"/build-gpu/convlab "$stage"/build-gpu/tests/test
 
 rm -rf "$carry"
 mkdir -p "$carry"
-tar -C "$stage" -cf - build-gpu | xz -T"$jobs" -6 > "$carry/bundle.tar.xz"
+tar -C "$stage" -cf - build-gpu | xz -T"$jobs" -"${XZ_LEVEL:-6}" > "$carry/bundle.tar.xz"
 source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
 {
   echo "commit=$(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!gpu-carry' || echo '-dirty')"
