@@ -106,27 +106,18 @@ TimingStats time_cuda(const std::function<void()>& enqueue, void* stream_ptr, co
   for (int i = 0; i < opt.warmup; ++i) enqueue();
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (after warm-up)");
   Events ev;
-  std::vector<double> samples;
-  double spent = 0, last_median = -1;
-  while (int(samples.size()) < opt.max_reps) {
-    flush_l2(stream);
-    check(cudaEventRecord(ev.start, stream), "cudaEventRecord");
-    enqueue();
-    check(cudaEventRecord(ev.stop, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(ev.stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, ev.start, ev.stop), "cudaEventElapsedTime");
-    const double dt = double(ms) * 1e-3;
-    samples.push_back(dt);
-    spent += dt;
-    if (int(samples.size()) >= opt.min_reps) {
-      const double med = summarize(samples).median;
-      const bool stable = last_median > 0 && std::fabs(med - last_median) <= opt.stable_rel * med;
-      if (spent >= opt.max_seconds || (stable && samples.size() >= 5)) break;
-      last_median = med;
-    }
-  }
-  return summarize(std::move(samples));
+  return repeat_until_stable(
+      [&] {
+        flush_l2(stream);
+        check(cudaEventRecord(ev.start, stream), "cudaEventRecord");
+        enqueue();
+        check(cudaEventRecord(ev.stop, stream), "cudaEventRecord");
+        check(cudaEventSynchronize(ev.stop), "cudaEventSynchronize");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, ev.start, ev.stop), "cudaEventElapsedTime");
+        return double(ms) * 1e-3;
+      },
+      opt);
 }
 
 PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {

@@ -38,13 +38,21 @@ TimingStats summarize(std::vector<double> samples) {
 
 TimingStats time_it(const std::function<void()>& fn, const TimingOptions& opt) {
   for (int i = 0; i < opt.warmup; ++i) fn();
+  return repeat_until_stable(
+      [&] {
+        if (opt.flush_caches) flush_cpu_caches();
+        const double t0 = now_seconds();
+        fn();
+        return now_seconds() - t0;
+      },
+      opt);
+}
+
+TimingStats repeat_until_stable(const std::function<double()>& timed_rep, const TimingOptions& opt) {
   std::vector<double> samples;
   double spent = 0, last_median = -1;
   while (int(samples.size()) < opt.max_reps) {
-    if (opt.flush_caches) flush_cpu_caches();
-    const double t0 = now_seconds();
-    fn();
-    const double dt = now_seconds() - t0;
+    const double dt = timed_rep();
     samples.push_back(dt);
     spent += dt;
     if (int(samples.size()) >= opt.min_reps) {

@@ -30,6 +30,11 @@ struct TimingOptions {
 // median is stable, max_seconds has passed or max_reps is reached.
 TimingStats time_it(const std::function<void()>& fn, const TimingOptions& opt = {});
 
+// The stopping rule of time_it (and of time_cuda, core/cuda_stream.hpp), for a
+// caller that measures one rep itself: timed_rep() runs one rep and returns its
+// seconds. No warm-up here.
+TimingStats repeat_until_stable(const std::function<double()>& timed_rep, const TimingOptions& opt);
+
 // Streams through a buffer larger than the last-level cache.
 void flush_cpu_caches();
 

@@ -130,6 +130,39 @@ struct Cols {
   const float* base;
   int64_t img_stride;
 };
+// Images n0 .. n0+nb-1 of src as column matrices: unfolded into ws, or the
+// images themselves in the identity case.
+Cols chunk_columns(const ConvShape& sh, const Dims& d, bool identity, const float* src, int n0, int nb, float* ws,
+                   void* stream) {
+  if (identity) return {src + n0 * d.src_img, d.src_img};
+  im2col(sh, src + n0 * d.src_img, ws, stream, nb);
+  return {ws, int64_t(d.g) * d.crs * d.pq};
+}
+// A GEMM operand inside the chunk: where image i, group g starts is
+// base + i * img + g * group.
+template <typename T>
+struct Operand {
+  T* base;
+  int64_t img, group;
+};
+// C = op(A) * op(B) for every (image, group) of the chunk: one strided-batched
+// GEMM per group over the images, or one per image over the groups, whichever
+// launches fewer. `a` holds the shapes, leading dimensions and transposes.
+void gemm_over_images_and_groups(SgemmArgs a, int images, int groups, Operand<const float> A, Operand<const float> B,
+                                 Operand<float> C,
+                                 const GemmFn& gemm, void* stream) {
+  const bool by_group = images >= groups;
+  a.batch = by_group ? images : groups;
+  a.stride_a = by_group ? A.img : A.group;
+  a.stride_b = by_group ? B.img : B.group;
+  a.stride_c = by_group ? C.img : C.group;
+  for (int j = 0; j < (by_group ? groups : images); ++j) {
+    a.a = A.base + j * (by_group ? A.group : A.img);
+    a.b = B.base + j * (by_group ? B.group : B.img);
+    a.c = C.base + j * (by_group ? C.group : C.img);
+    gemm(a, stream);
+  }
+}
 int resolve_chunk(const ConvShape& sh, int chunk) {
   return std::max(1, std::min(chunk > 0 ? chunk : im2col_chunk_images(sh), sh.n));
 }
@@ -142,35 +175,16 @@ void im2col_conv_fwd(const ConvShape& sh, const float* src, const float* wei, fl
   chunk = resolve_chunk(sh, chunk);
   for (int n0 = 0; n0 < sh.n; n0 += chunk) {
     const int nb = std::min(chunk, sh.n - n0);
-    Cols col{src + n0 * d.src_img, d.src_img};
-    if (!identity) {
-      im2col(sh, src + n0 * d.src_img, ws, stream, nb);
-      col = {ws, int64_t(d.g) * d.crs * d.pq};
-    }
+    const Cols col = chunk_columns(sh, d, identity, src, n0, nb, ws, stream);
     float* out = dst + n0 * d.dst_img;
     // dst_n[g] (Kg, PQ) = wei[g] (Kg, CgRS) * col_n[g] (CgRS, PQ), batched over the chunk's images
     // (one launch per group) or, with more groups than images, over the groups (one launch per image).
     SgemmArgs a;
     a.m = d.kg; a.n = d.pq; a.k = d.crs;
     a.lda = d.crs; a.ldb = d.pq; a.ldc = d.pq;
-    if (nb >= d.g) {
-      a.batch = nb; a.stride_a = 0; a.stride_b = col.img_stride; a.stride_c = d.dst_img;
-      for (int g = 0; g < d.g; ++g) {
-        a.a = wei + int64_t(g) * d.kg * d.crs;
-        a.b = col.base + int64_t(g) * d.crs * d.pq;
-        a.c = out + int64_t(g) * d.kg * d.pq;
-        gemm(a, stream);
-      }
-    } else {
-      a.batch = d.g; a.stride_a = int64_t(d.kg) * d.crs; a.stride_b = int64_t(d.crs) * d.pq;
-      a.stride_c = int64_t(d.kg) * d.pq;
-      for (int i = 0; i < nb; ++i) {
-        a.a = wei;
-        a.b = col.base + i * col.img_stride;
-        a.c = out + i * d.dst_img;
-        gemm(a, stream);
-      }
-    }
+    gemm_over_images_and_groups(a, nb, d.g, {wei, 0, int64_t(d.kg) * d.crs},
+                                {col.base, col.img_stride, int64_t(d.crs) * d.pq},
+                                {out, d.dst_img, int64_t(d.kg) * d.pq}, gemm, stream);
   }
 }
 
@@ -188,24 +202,9 @@ void im2col_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const floa
     SgemmArgs a;
     a.m = d.crs; a.n = d.pq; a.k = d.kg; a.trans_a = true;
     a.lda = d.crs; a.ldb = d.pq; a.ldc = d.pq;
-    if (nb >= d.g) {
-      a.batch = nb; a.stride_a = 0; a.stride_b = d.dst_img; a.stride_c = col_img;
-      for (int g = 0; g < d.g; ++g) {
-        a.a = wei + int64_t(g) * d.kg * d.crs;
-        a.b = dy + int64_t(g) * d.kg * d.pq;
-        a.c = col + int64_t(g) * d.crs * d.pq;
-        gemm(a, stream);
-      }
-    } else {
-      a.batch = d.g; a.stride_a = int64_t(d.kg) * d.crs; a.stride_b = int64_t(d.kg) * d.pq;
-      a.stride_c = int64_t(d.crs) * d.pq;
-      for (int i = 0; i < nb; ++i) {
-        a.a = wei;
-        a.b = dy + i * d.dst_img;
-        a.c = col + i * col_img;
-        gemm(a, stream);
-      }
-    }
+    gemm_over_images_and_groups(a, nb, d.g, {wei, 0, int64_t(d.kg) * d.crs},
+                                {dy, d.dst_img, int64_t(d.kg) * d.pq},
+                                {col, col_img, int64_t(d.crs) * d.pq}, gemm, stream);
     if (!identity) col2im(sh, ws, diff_src + n0 * d.src_img, stream, nb);
   }
 }
@@ -217,11 +216,7 @@ void im2col_conv_bwd_filter(const ConvShape& sh, const float* src, const float* 
   chunk = resolve_chunk(sh, chunk);
   for (int n0 = 0; n0 < sh.n; n0 += chunk) {
     const int nb = std::min(chunk, sh.n - n0);
-    Cols col{src + n0 * d.src_img, d.src_img};
-    if (!identity) {
-      im2col(sh, src + n0 * d.src_img, ws, stream, nb);
-      col = {ws, int64_t(d.g) * d.crs * d.pq};
-    }
+    const Cols col = chunk_columns(sh, d, identity, src, n0, nb, ws, stream);
     for (int i = 0; i < nb; ++i) {
       const int n = n0 + i;
       SgemmArgs a;
