@@ -13,7 +13,9 @@
 
 namespace convlab::cuda {
 
-// Declared error (the tolerance of cuda.winograd_f4x3), per output element
+// The emulated kernel tests' bound, per output element (for the emulator's
+// rounding only; on a GPU cuda.winograd_f4x3 declares the transform form with a
+// constant measured there, algorithms/cuda/winograd.cu):
 //   |y - ref| <= (K + kWinogradF4x3ExtraEps) * eps * sum|terms|
 // F(4,3)'s points +-2 and the 1/6, 1/24 filter coefficients amplify rounding
 // far more than F(2,3). Measured under the SIMT emulator
