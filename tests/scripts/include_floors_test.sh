@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# usage: include_floors_test.sh SRC
+# ARCHITECTURE.md's floors: a folder includes only itself and the folders below
+# it, core < kernels < algorithms < autotune < train < tools; bench/ and
+# examples/ sit beside tools (anything but tools). Prints every include that
+# points up a floor and fails on any.
+set -uo pipefail
+cd "$1" || exit 1
+floors=(core kernels algorithms autotune train tools)
+rank() { local i; for i in "${!floors[@]}"; do [ "${floors[$i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }
+bad=0
+check_folder() {  # folder, highest floor it may include
+  local dir=$1 max=$2 f line target r
+  while IFS= read -r line; do
+    f=${line%%:*}
+    target=$(sed -nE 's/.*#include "([a-z_]+)\/.*/\1/p' <<<"${line#*:}")
+    r=$(rank "$target")
+    [ "$r" -ge 0 ] || continue
+    if [ "$r" -gt "$max" ]; then echo "up a floor: $f includes $target/ (${dir} may include up to ${floors[$max]}/)"; bad=1; fi
+  done < <(grep -rnE '^\s*#\s*include "[a-z_]+/' "$dir" --include='*.hpp' --include='*.cpp' --include='*.cu' --include='*.inc' | sed -E 's/^([^:]+):[0-9]+:/\1:/')
+}
+for i in "${!floors[@]}"; do [ -d "${floors[$i]}" ] && check_folder "${floors[$i]}" "$i"; done
+for extra in bench examples; do [ -d "$extra" ] && check_folder "$extra" 4; done
+[ $bad = 0 ] && echo "ok: every include stays on its floor or below (${floors[*]})"
+exit $bad
