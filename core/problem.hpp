@@ -15,12 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "core/direction.hpp"
+
 namespace convlab {
-
-enum class Direction { fwd, bwd_data, bwd_filter };
-
-inline constexpr Direction kAllDirections[] = {Direction::fwd, Direction::bwd_data,
-                                               Direction::bwd_filter};
 
 std::string_view to_string(Direction d);
 // Accepts "fwd", "bwd-data", "bwd-filter" (and "bwd_data", "bwd_filter"); throws Error.

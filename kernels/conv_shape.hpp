@@ -6,6 +6,8 @@
 // dense, C order. dil_* is 1-based (1 = dense). Padding is symmetric.
 #pragma once
 
+#include "core/direction.hpp"
+
 namespace convlab {
 
 struct ConvShape {

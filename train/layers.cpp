@@ -166,7 +166,7 @@ void ConvLayer::choose(const Policy& policy, size_t workspace_limit, bool need_i
     if (unused) c.why = "input gradient not computed; default's choice, run only to report its cost";
     // Policies that choose without timing report 0; record the call's own cost anyway.
     if (c.tuning_seconds <= 0) c.tuning_seconds = now_seconds() - t0;
-    choice_[int(d)] = c;
+    choice_[direction_index(d)] = c;
   }
 }
 
@@ -177,7 +177,7 @@ void ConvLayer::inject(Direction dir, const Algorithm& algo, std::string why) {
   if (auto u = algo.unavailable_reason(); !u.empty()) fail(std::string(algo.name()) + ": " + u);
   if (auto s = algo.supports(p_, dir); !s)
     fail(std::string(algo.name()) + " cannot run " + name_ + " " + std::string(to_string(dir)) + ": " + s.reason);
-  choice_[int(dir)] = Choice{&algo, std::move(why), 0};
+  choice_[direction_index(dir)] = Choice{&algo, std::move(why), 0};
 }
 
 bool ConvLayer::chosen() const {
@@ -187,12 +187,12 @@ bool ConvLayer::chosen() const {
 size_t ConvLayer::workspace_bytes() const {
   size_t ws = 0;
   for (Direction d : kAllDirections)
-    if (const Algorithm* a = choice_[int(d)].algo) ws = std::max(ws, a->workspace_bytes(p_, d));
+    if (const Algorithm* a = choice_[direction_index(d)].algo) ws = std::max(ws, a->workspace_bytes(p_, d));
   return ws;
 }
 
 void ConvLayer::run(Direction dir, const float* src, const float* wei, const float* dst, float* out) {
-  const Algorithm* a = choice_[int(dir)].algo;
+  const Algorithm* a = choice_[direction_index(dir)].algo;
   if (!a) fail(name_ + ": no algorithm chosen for " + std::string(to_string(dir)));
   assert(ws_bytes_ >= a->workspace_bytes(p_, dir));
   ConvBuffers b{const_cast<float*>(src), const_cast<float*>(wei), const_cast<float*>(dst)};

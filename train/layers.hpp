@@ -119,7 +119,7 @@ class ConvLayer : public Layer {
   void choose(const Policy& policy, size_t workspace_limit = size_t(-1), bool need_input_grad = true);
   // Test / expert path: run `algo` for `dir` (any registered algorithm, the reference included).
   void inject(Direction dir, const Algorithm& algo, std::string why = "injected");
-  const Choice& choice(Direction dir) const { return choice_[int(dir)]; }
+  const Choice& choice(Direction dir) const { return choice_[direction_index(dir)]; }
   bool chosen() const;
   // The largest workspace any chosen direction needs; the net hands one shared buffer.
   size_t workspace_bytes() const;

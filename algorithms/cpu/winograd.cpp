@@ -242,7 +242,7 @@ Tolerance CpuWinograd::tolerance(const ConvProblem& p, Direction dir) const {
       {79, 80, 36},  // F(6x6, 3x3)
   };
   const int row = m_ == 2 ? 0 : m_ == 4 ? 1 : 2;
-  const int col = dir == Direction::fwd ? 0 : dir == Direction::bwd_data ? 1 : 2;
+  const int col = direction_index(dir);
   Tolerance t;
   t.global = kBoundEps[row][col] * double(FLT_EPSILON);
   t.basis = "measured Winograd bound " + std::to_string(int(kBoundEps[row][col])) +

@@ -18,7 +18,6 @@ namespace convlab {
 
 namespace {
 
-int dir_index(Direction d) { return d == Direction::fwd ? 0 : d == Direction::bwd_data ? 1 : 2; }
 
 void check(cufftResult r, const char* what) {
   if (r == CUFFT_SUCCESS) return;
@@ -85,7 +84,7 @@ struct Plans {
   const CachedPlan *a, *b, *o;
   size_t work() const { return std::max({a->work, b->work, o->work}); }
 };
-Plans plans_locked(const ConvShape& sh, int d) {
+Plans plans_locked(const ConvShape& sh, Direction d) {
   PlanCache& c = plan_cache();
   if (c.plans.size() + 3 > kMaxPlans) {  // before taking any pointer into the map
     cudaDeviceSynchronize();              // no plan may be destroyed while a transform of it is in flight
@@ -100,7 +99,7 @@ Plans plans_locked(const ConvShape& sh, int d) {
 }
 
 // Where cuFFT's work area starts in the workspace: after the planes and spectra, 256-byte aligned.
-size_t work_offset(const ConvShape& sh, int d) {
+size_t work_offset(const ConvShape& sh, Direction d) {
   return (size_t(cuda::fft_workspace_floats(sh, d)) * sizeof(float) + 255) / 256 * 256;
 }
 
@@ -109,13 +108,13 @@ size_t work_offset(const ConvShape& sh, int d) {
 Support CudaFft::supports(const ConvProblem& p, Direction dir) const {
   if (p.stride_h != 1 || p.stride_w != 1) return Support::no("needs stride 1");
   if (p.dil_h != 1 || p.dil_w != 1) return Support::no("needs dilation 1");
-  if (cuda::fft_workspace_floats(to_shape(p), dir_index(dir)) > INT_MAX)
+  if (cuda::fft_workspace_floats(to_shape(p), dir) > INT_MAX)
     return Support::no("padded planes and spectra exceed 2^31 floats");
   if (cuda_info().available) {
     // Plan now (cached): a geometry cuFFT cannot plan is unsupported, with cuFFT's reason.
     try {
       std::lock_guard lock(plan_cache().mu);
-      (void)plans_locked(to_shape(p), dir_index(dir));
+      (void)plans_locked(to_shape(p), dir);
     } catch (const DeviceFault&) {
       throw;
     } catch (const Error& e) {
@@ -131,7 +130,7 @@ Support CudaFft::supports(const ConvProblem& p, Direction dir) const {
 // counted only where the algorithm can run at all.
 size_t CudaFft::workspace_bytes(const ConvProblem& p, Direction dir) const {
   const ConvShape sh = to_shape(p);
-  const int d = dir_index(dir);
+  const Direction d = dir;
   if (!cuda_info().available) return size_t(cuda::fft_workspace_floats(sh, d)) * sizeof(float);
   std::lock_guard lock(plan_cache().mu);
   const size_t work = plans_locked(sh, d).work();
@@ -141,7 +140,7 @@ size_t CudaFft::workspace_bytes(const ConvProblem& p, Direction dir) const {
 void CudaFft::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                   const ExecContext& ctx) const {
   const ConvShape sh = to_shape(p);
-  const int d = dir_index(dir);
+  const Direction d = dir;
   int cnt[3] = {0, 0, 0};
   cuda::fft_plane_counts(sh, d, cnt);
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
@@ -176,19 +175,19 @@ Tolerance CudaFft::tolerance(const ConvProblem& p, Direction dir) const {
 Support CudaFftTiled::supports(const ConvProblem& p, Direction dir) const {
   const char* why = cuda::fft_tiled_unsupported(to_shape(p));
   if (*why) return Support::no(why);
-  if (cuda::fft_tiled_workspace_floats(to_shape(p), dir_index(dir)) > INT_MAX)
+  if (cuda::fft_tiled_workspace_floats(to_shape(p), dir) > INT_MAX)
     return Support::no("tile spectra exceed 2^31 floats");
   return Support::yes();
 }
 
 size_t CudaFftTiled::workspace_bytes(const ConvProblem& p, Direction dir) const {
-  return size_t(cuda::fft_tiled_workspace_floats(to_shape(p), dir_index(dir))) * sizeof(float);
+  return size_t(cuda::fft_tiled_workspace_floats(to_shape(p), dir)) * sizeof(float);
 }
 
 void CudaFftTiled::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                        const ExecContext& ctx) const {
   float* out = dir == Direction::fwd ? buf.dst : dir == Direction::bwd_data ? buf.src : buf.wei;
-  cuda::fft_tiled_conv(to_shape(p), dir_index(dir), buf.src, buf.wei, buf.dst, out, static_cast<float*>(workspace),
+  cuda::fft_tiled_conv(to_shape(p), dir, buf.src, buf.wei, buf.dst, out, static_cast<float*>(workspace),
                        ctx.stream);
 }
 

@@ -37,11 +37,10 @@ void CudaWinogradF2x3::run(const ConvProblem& p, Direction dir, const ConvBuffer
 // 15.51 eps. (Per element, |err| <= (K + c) eps sum|terms_i| does not hold: on
 // the H100 an output of exact value 0 came out at 1e-16.)
 namespace {
-int dir_col(Direction d) { return d == Direction::fwd ? 0 : d == Direction::bwd_data ? 1 : 2; }
 Tolerance measured_winograd_bound(const double (&eps)[3], Direction dir, const char* what) {
   Tolerance t;
-  t.global = eps[dir_col(dir)] * double(FLT_EPSILON);
-  t.basis = std::string("measured ") + what + " bound " + std::to_string(int(eps[dir_col(dir)])) +
+  t.global = eps[direction_index(dir)] * double(FLT_EPSILON);
+  t.basis = std::string("measured ") + what + " bound " + std::to_string(int(eps[direction_index(dir)])) +
             " eps x max sum|terms| (2x the worst measured on an H100, algorithms/cuda/winograd.cu)";
   return t;
 }
@@ -57,13 +56,13 @@ Support CudaWinogradF4x3::supports(const ConvProblem& p, Direction dir) const {
   const char* why = cuda::winograd_f4x3_unsupported(to_shape(p));
   if (*why) return Support::no(why);
   // The batched SGEMM's N (tiles) and the transformed tensors use 32-bit sizes.
-  if (cuda::winograd_f4x3_workspace_floats(to_shape(p), dir_col(dir)) > INT_MAX)
+  if (cuda::winograd_f4x3_workspace_floats(to_shape(p), dir) > INT_MAX)
     return Support::no("transformed tensors exceed 2^31 elements");
   return Support::yes();
 }
 
 size_t CudaWinogradF4x3::workspace_bytes(const ConvProblem& p, Direction dir) const {
-  return size_t(cuda::winograd_f4x3_workspace_floats(to_shape(p), dir_col(dir))) * sizeof(float);
+  return size_t(cuda::winograd_f4x3_workspace_floats(to_shape(p), dir)) * sizeof(float);
 }
 
 void CudaWinogradF4x3::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,

@@ -219,7 +219,7 @@ Tolerance CudnnConv::tolerance(const ConvProblem& p, Direction dir) const {
     // AlexNet conv2 outputs. 3x3 filters measured 24.1 / 14.6 / 16.8 eps.
     static constexpr double kBoundEps3x3[3] = {49, 30, 34};
     static constexpr double kBoundEps5x5[3] = {18400, 15500, 7000};
-    const int col = dir == Direction::fwd ? 0 : dir == Direction::bwd_data ? 1 : 2;
+    const int col = direction_index(dir);
     const bool small = p.r <= 3 && p.s <= 3;
     const double eps = small ? kBoundEps3x3[col] : kBoundEps5x5[col];
     t = Tolerance{};

@@ -39,22 +39,22 @@ __global__ void fft_crop_kernel(const float* __restrict__ in, int planes, int ro
   }
 }
 
-// mode 0 fwd, 1 bwd-data, 2 bwd-filter (see fft_conv.hpp).
-__global__ void fft_cmac_kernel(ConvShape sh, int mode, int64_t spec, const float2* __restrict__ a,
+// mode: the direction whose products this sums (see fft_conv.hpp).
+__global__ void fft_cmac_kernel(ConvShape sh, Direction mode, int64_t spec, const float2* __restrict__ a,
                                 const float2* __restrict__ b, float2* __restrict__ out, int64_t out_planes) {
   const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
   const int64_t total = out_planes * spec;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t f = i % spec, o = i / spec;
     float re = 0.0f, im = 0.0f;
-    if (mode == 0) {  // o = n*K + k: sum_cl X(n, g*cg+cl) conj(W(k, cl))
+    if (mode == Direction::fwd) {  // o = n*K + k: sum_cl X(n, g*cg+cl) conj(W(k, cl))
       const int n = int(o / sh.k), k = int(o % sh.k), g = k / kg;
       for (int cl = 0; cl < cg; ++cl) {
         const float2 x = a[(int64_t(n) * sh.c + g * cg + cl) * spec + f], w = b[(int64_t(k) * cg + cl) * spec + f];
         re += x.x * w.x + x.y * w.y;
         im += x.y * w.x - x.x * w.y;
       }
-    } else if (mode == 1) {  // o = n*C + c: sum_kl DY(n, g*kg+kl) W(g*kg+kl, cl)
+    } else if (mode == Direction::bwd_data) {  // o = n*C + c: sum_kl DY(n, g*kg+kl) W(g*kg+kl, cl)
       const int n = int(o / sh.c), c = int(o % sh.c), g = c / cg, cl = c % cg;
       for (int kl = 0; kl < kg; ++kl) {
         const int k = g * kg + kl;
@@ -89,11 +89,11 @@ FftSize fft_size(const ConvShape& sh) {
   return FftSize{fft_good_size(sh.h + 2 * sh.pad_h), fft_good_size(sh.w + 2 * sh.pad_w)};
 }
 
-void fft_plane_counts(const ConvShape& sh, int direction, int counts[3]) {
+void fft_plane_counts(const ConvShape& sh, Direction direction, int counts[3]) {
   const int nc = sh.n * sh.c, nk = sh.n * sh.k, kc = sh.k * (sh.c / sh.groups);
-  if (direction == 0) { counts[0] = nc; counts[1] = kc; counts[2] = nk; }
-  if (direction == 1) { counts[0] = nk; counts[1] = kc; counts[2] = nc; }
-  if (direction == 2) { counts[0] = nc; counts[1] = nk; counts[2] = kc; }
+  if (direction == Direction::fwd) { counts[0] = nc; counts[1] = kc; counts[2] = nk; }
+  if (direction == Direction::bwd_data) { counts[0] = nk; counts[1] = kc; counts[2] = nc; }
+  if (direction == Direction::bwd_filter) { counts[0] = nc; counts[1] = nk; counts[2] = kc; }
 }
 
 namespace {
@@ -106,7 +106,7 @@ struct FftLayout {
   int64_t sa, sb, so, total;
 };
 int64_t round4(int64_t floats) { return (floats + 3) / 4 * 4; }
-FftLayout fft_layout(const ConvShape& sh, int direction) {
+FftLayout fft_layout(const ConvShape& sh, Direction direction) {
   const FftSize fs = fft_size(sh);
   int cnt[3] = {0, 0, 0};
   fft_plane_counts(sh, direction, cnt);
@@ -119,7 +119,7 @@ FftLayout fft_layout(const ConvShape& sh, int direction) {
 }
 }  // namespace
 
-int64_t fft_workspace_floats(const ConvShape& sh, int direction) { return fft_layout(sh, direction).total; }
+int64_t fft_workspace_floats(const ConvShape& sh, Direction direction) { return fft_layout(sh, direction).total; }
 
 void fft_pad(const float* in, int planes, int rows, int cols, int off_h, int off_w, FftSize fs, float* out,
              void* stream) {
@@ -133,13 +133,13 @@ void fft_crop(const float* in, int planes, int rows, int cols, int off_h, int of
                  planes, rows, cols, off_h, off_w, fs.fh, fs.fw, scale, out);
 }
 
-void fft_cmac(const ConvShape& sh, int mode, int64_t spec, const float2* a, const float2* b, float2* out,
+void fft_cmac(const ConvShape& sh, Direction mode, int64_t spec, const float2* a, const float2* b, float2* out,
               int64_t out_planes, void* stream) {
   CONVLAB_LAUNCH(fft_cmac_kernel, dim3(blocks_for(out_planes * spec)), dim3(kThreads), 0, stream, sh, mode, spec, a, b,
                  out, out_planes);
 }
 
-void fft_conv(const ConvShape& sh, int direction, const float* src, const float* wei, const float* dst_in,
+void fft_conv(const ConvShape& sh, Direction direction, const float* src, const float* wei, const float* dst_in,
               float* out, float* ws, void* stream, const FftFns& fft) {
   const FftSize fs = fft_size(sh);
   int cnt[3] = {0, 0, 0};
@@ -151,12 +151,12 @@ void fft_conv(const ConvShape& sh, int direction, const float* src, const float*
   float2* so = reinterpret_cast<float2*>(ws + lay.so);
   const int cg = sh.c / sh.groups;
   // operand a / b: which tensor, its plane size and where it sits in the fh x fw plane
-  if (direction == 0) {
+  if (direction == Direction::fwd) {
     fft_pad(src, cnt[0], sh.h, sh.w, sh.pad_h, sh.pad_w, fs, real, stream);
     fft.r2c(real, sa, cnt[0]);
     fft_pad(wei, cnt[1], sh.r, sh.s, 0, 0, fs, real, stream);
     fft.r2c(real, sb, cnt[1]);
-  } else if (direction == 1) {
+  } else if (direction == Direction::bwd_data) {
     fft_pad(dst_in, cnt[0], sh.p, sh.q, 0, 0, fs, real, stream);
     fft.r2c(real, sa, cnt[0]);
     fft_pad(wei, cnt[1], sh.r, sh.s, 0, 0, fs, real, stream);
@@ -170,9 +170,9 @@ void fft_conv(const ConvShape& sh, int direction, const float* src, const float*
   fft_cmac(sh, direction, fs.spectrum(), sa, sb, so, cnt[2], stream);
   fft.c2r(so, real, cnt[2]);
   const float scale = 1.0f / float(int64_t(fs.fh) * fs.fw);
-  if (direction == 0) fft_crop(real, cnt[2], sh.p, sh.q, 0, 0, fs, scale, out, stream);
-  if (direction == 1) fft_crop(real, cnt[2], sh.h, sh.w, sh.pad_h, sh.pad_w, fs, scale, out, stream);
-  if (direction == 2) fft_crop(real, sh.k * cg, sh.r, sh.s, 0, 0, fs, scale, out, stream);
+  if (direction == Direction::fwd) fft_crop(real, cnt[2], sh.p, sh.q, 0, 0, fs, scale, out, stream);
+  if (direction == Direction::bwd_data) fft_crop(real, cnt[2], sh.h, sh.w, sh.pad_h, sh.pad_w, fs, scale, out, stream);
+  if (direction == Direction::bwd_filter) fft_crop(real, sh.k * cg, sh.r, sh.s, 0, 0, fs, scale, out, stream);
 }
 
 }  // namespace convlab::cuda

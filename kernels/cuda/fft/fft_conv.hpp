@@ -37,19 +37,18 @@ struct FftSize {
 // Smallest 2^a 3^b 5^c 7^d >= the padded image in each dimension.
 FftSize fft_size(const ConvShape& sh);
 int fft_good_size(int n);
-// Workspace floats of one direction (0 fwd, 1 bwd-data, 2 bwd-filter); ws must
+// Workspace floats of one direction; ws must
 // be 16-byte aligned, and every complex array inside it is (padding included).
-int64_t fft_workspace_floats(const ConvShape& sh, int direction);
+int64_t fft_workspace_floats(const ConvShape& sh, Direction direction);
 // How many planes each transform of a direction batches: {a, b, out}.
-void fft_plane_counts(const ConvShape& sh, int direction, int counts[3]);
+void fft_plane_counts(const ConvShape& sh, Direction direction, int counts[3]);
 
-void fft_conv(const ConvShape& sh, int direction, const float* src, const float* wei, const float* dst_in,
+void fft_conv(const ConvShape& sh, Direction direction, const float* src, const float* wei, const float* dst_in,
               float* out, float* ws, void* stream, const FftFns& fft);
 
-// The pointwise complex multiply-accumulate alone: mode 0 fwd, 1 bwd-data,
-// 2 bwd-filter, over spectra of `spec` complex values per plane (sh.n may
+// The pointwise complex multiply-accumulate alone, for direction `mode`, over spectra of `spec` complex values per plane (sh.n may
 // count (image, tile) pairs, see fft_tiled.hpp).
-void fft_cmac(const ConvShape& sh, int mode, int64_t spec, const float2* a, const float2* b, float2* out,
+void fft_cmac(const ConvShape& sh, Direction mode, int64_t spec, const float2* a, const float2* b, float2* out,
               int64_t out_planes, void* stream);
 
 // The hand-written kernels, exposed for tests.

@@ -177,16 +177,16 @@ const char* fft_tiled_unsupported(const ConvShape& sh) {
   return "";
 }
 
-int64_t fft_tiled_workspace_floats(const ConvShape& sh, int direction) {
-  const Plan pl = plan_fwd_like(sh, direction == 1);
+int64_t fft_tiled_workspace_floats(const ConvShape& sh, Direction direction) {
+  const Plan pl = plan_fwd_like(sh, direction == Direction::bwd_data);
   const int64_t tiles = int64_t(sh.n) * pl.tiles_h * pl.tiles_w;
   const int64_t filt = int64_t(sh.k) * (sh.c / sh.groups);
   return int64_t(2) * SPEC * (tiles * pl.cin + filt + tiles * pl.cout);
 }
 
-void fft_tiled_conv(const ConvShape& sh, int direction, const float* src, const float* wei, const float* dst_in,
+void fft_tiled_conv(const ConvShape& sh, Direction direction, const float* src, const float* wei, const float* dst_in,
                     float* out, float* ws, void* stream) {
-  const Plan pl = plan_fwd_like(sh, direction == 1);
+  const Plan pl = plan_fwd_like(sh, direction == Direction::bwd_data);
   const int tiles = pl.tiles_h * pl.tiles_w;
   const int64_t slots = int64_t(sh.n) * tiles;
   const int64_t nfilt = int64_t(sh.k) * (sh.c / sh.groups);
@@ -194,16 +194,16 @@ void fft_tiled_conv(const ConvShape& sh, int direction, const float* src, const 
   float2* sb = sa + slots * pl.cin * SPEC;
   float2* so = sb + nfilt * SPEC;
   const dim3 block(kThreads);
-  if (direction != 2) {
+  if (direction != Direction::bwd_filter) {
     // input tiles: T x T patches at (t * m - pad)
     const TileGeom in_g{pl.in_rows, pl.in_cols, T, T, pl.mh, pl.mw, -pl.pad_h, -pl.pad_w, pl.tiles_h, pl.tiles_w};
     CONVLAB_LAUNCH(tile_dft_kernel, dim3(unsigned(int64_t(sh.n) * pl.cin * tiles)), block, 0, stream,
-                   direction == 0 ? src : dst_in, in_g, (PlaneMap{0, pl.cin, 0, 0}), sa);
+                   direction == Direction::fwd ? src : dst_in, in_g, (PlaneMap{0, pl.cin, 0, 0}), sa);
     const TileGeom w_g{sh.r, sh.s, sh.r, sh.s, 0, 0, 0, 0, 1, 1};
-    const PlaneMap wm = direction == 0 ? PlaneMap{1, 0, 0, 0}
+    const PlaneMap wm = direction == Direction::fwd ? PlaneMap{1, 0, 0, 0}
                                        : PlaneMap{2, 0, sh.c / sh.groups, sh.k / sh.groups};
     CONVLAB_LAUNCH(tile_dft_kernel, dim3(unsigned(nfilt)), block, 0, stream, wei, w_g, wm, sb);
-    fft_cmac(pl.cm, 0, SPEC, sa, sb, so, slots * pl.cout, stream);
+    fft_cmac(pl.cm, Direction::fwd, SPEC, sa, sb, so, slots * pl.cout, stream);
     const OutGeom og{pl.cout, pl.out_rows, pl.out_cols, pl.mh, pl.mw, pl.mh, pl.mw, pl.tiles_h, pl.tiles_w};
     CONVLAB_LAUNCH(tile_idft_kernel, dim3(unsigned(slots * pl.cout)), block, 0, stream, so, og, out);
   } else {
@@ -217,7 +217,7 @@ void fft_tiled_conv(const ConvShape& sh, int direction, const float* src, const 
     const TileGeom dy_g{sh.p, sh.q, pl.mh, pl.mw, pl.mh, pl.mw, 0, 0, pl.tiles_h, pl.tiles_w};
     CONVLAB_LAUNCH(tile_dft_kernel, dim3(unsigned(int64_t(sh.n) * sh.k * tiles)), block, 0, stream, dst_in, dy_g,
                    (PlaneMap{0, sh.k, 0, 0}), sdy);
-    fft_cmac(pl.cm, 2, SPEC, sa, sdy, sdw, nfilt, stream);
+    fft_cmac(pl.cm, Direction::bwd_filter, SPEC, sa, sdy, sdw, nfilt, stream);
     const OutGeom og{int(nfilt), sh.r, sh.s, sh.r, sh.s, 0, 0, 1, 1};
     CONVLAB_LAUNCH(tile_idft_kernel, dim3(unsigned(nfilt)), block, 0, stream, sdw, og, out);
   }

@@ -17,8 +17,8 @@ namespace convlab::cuda {
 constexpr int kFftTile = 16;
 
 const char* fft_tiled_unsupported(const ConvShape& sh);
-int64_t fft_tiled_workspace_floats(const ConvShape& sh, int direction);
-void fft_tiled_conv(const ConvShape& sh, int direction, const float* src, const float* wei, const float* dst_in,
+int64_t fft_tiled_workspace_floats(const ConvShape& sh, Direction direction);
+void fft_tiled_conv(const ConvShape& sh, Direction direction, const float* src, const float* wei, const float* dst_in,
                     float* out, float* ws, void* stream);
 
 }  // namespace convlab::cuda

@@ -211,11 +211,11 @@ const char* winograd_f4x3_unsupported(const ConvShape& sh) {
   return "";
 }
 
-int64_t winograd_f4x3_workspace_floats(const ConvShape& sh, int direction) {
-  const Geom geo = direction == 1 ? bwd_data_geom(sh) : fwd_geom(sh);
+int64_t winograd_f4x3_workspace_floats(const ConvShape& sh, Direction direction) {
+  const Geom geo = direction == Direction::bwd_data ? bwd_data_geom(sh) : fwd_geom(sh);
   const int64_t filt = int64_t(36) * geo.groups * (geo.cout / geo.groups) * (geo.cin / geo.groups);
   const int64_t tiles = geo.tiles();
-  if (direction == 2) return int64_t(36) * (geo.cout + geo.cin) * tiles + filt;  // Y', V, M
+  if (direction == Direction::bwd_filter) return int64_t(36) * (geo.cout + geo.cin) * tiles + filt;  // Y', V, M
   return filt + int64_t(36) * (geo.cin + geo.cout) * tiles;                      // U, V, M
 }
 

@@ -26,7 +26,7 @@ constexpr double kWinogradF4x3ExtraEps = 64.0;
 
 const char* winograd_f4x3_unsupported(const ConvShape& sh);
 // Workspace floats for one direction: transformed filter, input and product.
-int64_t winograd_f4x3_workspace_floats(const ConvShape& sh, int direction /*0 fwd, 1 bwd-data, 2 bwd-filter*/);
+int64_t winograd_f4x3_workspace_floats(const ConvShape& sh, Direction direction);
 
 void winograd_f4x3_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, float* ws, void* stream);
 void winograd_f4x3_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src, float* ws,

@@ -111,7 +111,7 @@ TEST(OnednnThreads, ConcurrentCallers) {
     const Algorithm& algo = get_algorithm(a);
     for (Direction dir : kAllDirections)
       for (const auto& tp : probs) {
-        const ConvProblem p = tp.problem.with_batch(3 + int(dir));  // keys no other test has built
+        const ConvProblem p = tp.problem.with_batch(3 + direction_index(dir));  // keys no other test has built
         if (!algo.supports(p, dir)) continue;
         const ConvData in = ConvData::random(p, 5);
         const Reference ref = compute_reference(p, dir, in);

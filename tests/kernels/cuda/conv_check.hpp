@@ -18,9 +18,9 @@
 
 namespace convlab::cuda::test {
 
-enum class Dir { fwd, bwd_data, bwd_filter };
+using Dir = Direction;  // the one Direction type (core/direction.hpp, via kernels/conv_shape.hpp)
 inline const char* name(Dir d) { return d == Dir::fwd ? "fwd" : d == Dir::bwd_data ? "bwd-data" : "bwd-filter"; }
-inline constexpr Dir kDirs[] = {Dir::fwd, Dir::bwd_data, Dir::bwd_filter};
+inline constexpr const Dir (&kDirs)[3] = kAllDirections;
 
 inline ConvShape shape(int n, int c, int h, int w, int k, int r, int s, int pad_h, int pad_w, int stride_h,
                        int stride_w, int dil = 1, int groups = 1) {

@@ -54,11 +54,10 @@ FftFns host_dft(FftSize fs) {
 }
 
 void run_fft(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-  const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
-  simt::DeviceArray<float> ws(size_t(fft_workspace_floats(sh, dir)));
+  simt::DeviceArray<float> ws(size_t(fft_workspace_floats(sh, d)));
   ws.fill_bytes(0xFF);
   float* out = d == Dir::fwd ? dst : d == Dir::bwd_data ? src : wei;
-  fft_conv(sh, dir, src, wei, dst, out, ws.get(), nullptr, host_dft(fft_size(sh)));
+  fft_conv(sh, d, src, wei, dst, out, ws.get(), nullptr, host_dft(fft_size(sh)));
 }
 
 TEST(CudaFft, GoodSizes) {
@@ -77,8 +76,7 @@ TEST(CudaFft, SpectraAreAlignedAfterOddRealPlanes) {
   const ConvShape sh = test::shape(1, 1, 15, 15, 3, 3, 3, 0, 0, 1, 1);
   ASSERT_EQ(fft_size(sh).fh, 15);
   for (Dir d : test::kDirs) {
-    const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
-    EXPECT_EQ(fft_workspace_floats(sh, dir) % 4, 0);
+    EXPECT_EQ(fft_workspace_floats(sh, d) % 4, 0);
     test::check_conv(sh, d, run_fft, -1, kFftGlobalEps * FLT_EPSILON);
   }
 }
@@ -99,11 +97,10 @@ TEST(CudaFft, AllDirectionsMatchReference) {
 }
 
 void run_fft_tiled(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-  const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
-  simt::DeviceArray<float> ws(size_t(fft_tiled_workspace_floats(sh, dir)));
+  simt::DeviceArray<float> ws(size_t(fft_tiled_workspace_floats(sh, d)));
   ws.fill_bytes(0xFF);
   float* out = d == Dir::fwd ? dst : d == Dir::bwd_data ? src : wei;
-  fft_tiled_conv(sh, dir, src, wei, dst, out, ws.get(), nullptr);
+  fft_tiled_conv(sh, d, src, wei, dst, out, ws.get(), nullptr);
 }
 
 // Output sizes around the tile's m = 16 - R + 1, filters 1x1 .. 11x11, padding

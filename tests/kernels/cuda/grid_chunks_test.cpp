@@ -60,8 +60,7 @@ TEST_F(LowGridLimits, WinogradF2x3ChunksImagesAndChannelBlocks) {
 TEST_F(LowGridLimits, WinogradF4x3ChunksItsBatchedGemm) {
   // batch = 36 * groups = 144 > 2: the SGEMM launches 72 chunks.
   const auto run = [](Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-    const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
-    simt::DeviceArray<float> ws(size_t(winograd_f4x3_workspace_floats(sh, dir)));
+    simt::DeviceArray<float> ws(size_t(winograd_f4x3_workspace_floats(sh, d)));
     ws.fill_bytes(0xFF);
     if (d == Dir::fwd) winograd_f4x3_fwd(sh, src, wei, dst, ws.get(), nullptr);
     if (d == Dir::bwd_data) winograd_f4x3_bwd_data(sh, dst, wei, src, ws.get(), nullptr);

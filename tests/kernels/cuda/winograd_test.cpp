@@ -34,8 +34,7 @@ void run_f2x3(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
 }
 
 void run_f4x3(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-  const int dir = d == Dir::fwd ? 0 : d == Dir::bwd_data ? 1 : 2;
-  simt::DeviceArray<float> ws(size_t(winograd_f4x3_workspace_floats(sh, dir)));
+  simt::DeviceArray<float> ws(size_t(winograd_f4x3_workspace_floats(sh, d)));
   ws.fill_bytes(0xFF);
   if (d == Dir::fwd) winograd_f4x3_fwd(sh, src, wei, dst, ws.get(), nullptr);
   if (d == Dir::bwd_data) winograd_f4x3_bwd_data(sh, dst, wei, src, ws.get(), nullptr);
