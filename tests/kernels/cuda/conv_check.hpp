@@ -62,6 +62,17 @@ inline int64_t reduction(const ConvShape& sh, Dir d) {
 // run(dir, sh, src, wei, dst): device pointers; writes the output of `dir`.
 using ConvRun = std::function<void(Dir, const ConvShape&, float*, float*, float*)>;
 
+// A family's three entry points without workspace (kernel(sh, in, in, out, stream),
+// in each direction's own argument order) as one ConvRun.
+using NoWsKernel = void (*)(const ConvShape&, const float*, const float*, float*, void*);
+inline ConvRun by_direction(NoWsKernel fwd, NoWsKernel bwd_data, NoWsKernel bwd_filter) {
+  return [=](Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
+    if (d == Dir::fwd) fwd(sh, src, wei, dst, nullptr);
+    if (d == Dir::bwd_data) bwd_data(sh, dst, wei, src, nullptr);
+    if (d == Dir::bwd_filter) bwd_filter(sh, src, dst, wei, nullptr);
+  };
+}
+
 // elem / global as in algorithms/algorithm.hpp's Tolerance; elem < 0 means K*eps.
 // Returns max_i |y_i - ref_i| / mag_i (the measured error per unit of sum |terms|).
 inline double check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double elem = -1, double global = 0) {

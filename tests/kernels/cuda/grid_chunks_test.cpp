@@ -37,20 +37,12 @@ class LowGridLimits : public ::testing::Test {
 const ConvShape kShape = test::shape(5, 4, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 4);
 
 TEST_F(LowGridLimits, DirectChunksImagesAndChannelBlocks) {
-  const auto run = [](Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-    if (d == Dir::fwd) direct_conv_fwd(sh, src, wei, dst, nullptr);
-    if (d == Dir::bwd_data) direct_conv_bwd_data(sh, dst, wei, src, nullptr);
-    if (d == Dir::bwd_filter) direct_conv_bwd_filter(sh, src, dst, wei, nullptr);
-  };
+  const test::ConvRun run = test::by_direction(direct_conv_fwd, direct_conv_bwd_data, direct_conv_bwd_filter);
   for (Dir d : test::kDirs) test::check_conv(kShape, d, run);
 }
 
 TEST_F(LowGridLimits, WinogradF2x3ChunksImagesAndChannelBlocks) {
-  const auto run = [](Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-    if (d == Dir::fwd) winograd_f2x3_fwd(sh, src, wei, dst, nullptr);
-    if (d == Dir::bwd_data) winograd_f2x3_bwd_data(sh, dst, wei, src, nullptr);
-    if (d == Dir::bwd_filter) winograd_f2x3_bwd_filter(sh, src, dst, wei, nullptr);
-  };
+  const test::ConvRun run = test::by_direction(winograd_f2x3_fwd, winograd_f2x3_bwd_data, winograd_f2x3_bwd_filter);
   for (Dir d : test::kDirs) {
     const double k = double(test::reduction(kShape, d));
     test::check_conv(kShape, d, run, (k + kWinogradF2x3ExtraEps) * FLT_EPSILON);
@@ -73,11 +65,7 @@ TEST_F(LowGridLimits, WinogradF4x3ChunksItsBatchedGemm) {
 }
 
 TEST_F(LowGridLimits, ImplicitGemmChunksGroups) {
-  const auto run = [](Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-    if (d == Dir::fwd) implicit_gemm_conv_fwd(sh, src, wei, dst, nullptr);
-    if (d == Dir::bwd_data) implicit_gemm_conv_bwd_data(sh, dst, wei, src, nullptr);
-    if (d == Dir::bwd_filter) implicit_gemm_conv_bwd_filter(sh, src, dst, wei, nullptr);
-  };
+  const test::ConvRun run = test::by_direction(implicit_gemm_conv_fwd, implicit_gemm_conv_bwd_data, implicit_gemm_conv_bwd_filter);
   for (Dir d : test::kDirs) test::check_conv(kShape, d, run);
 }
 
