@@ -1,0 +1,55 @@
+# The libraries convlab links beside its own, found ONE way: by the build
+# (CMakeLists.txt) and by projects that link the installed library
+# (convlabConfig.cmake includes this file, installed beside it). Every
+# dependency ends up as an imported target, so no raw path is exported.
+#
+# Inputs:  CONVLAB_CUDA, CONVLAB_ONEDNN (ON/OFF).
+# Targets: OpenMP::OpenMP_CXX, PkgConfig::OPENBLAS (cpu.im2col_openblas, the fc
+#          layers), convlab::fftw3f (cpu.fft_fftw), DNNL::dnnl (cpu.onednn_*),
+#          CUDA::cudart/cublas/cufft (CUDAToolkit), convlab::cudnn (cudnn.*).
+# Each is found with REQUIRED: a missing one stops the configure with CMake's
+# line naming it (scripts/install-deps.sh installs them on Debian).
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+
+if(NOT TARGET PkgConfig::OPENBLAS)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET GLOBAL openblas)
+endif()
+
+if(NOT TARGET convlab::fftw3f)
+  find_path(CONVLAB_FFTW3_INCLUDE fftw3.h REQUIRED)
+  find_library(CONVLAB_FFTW3F_LIBRARY fftw3f REQUIRED)
+  add_library(convlab::fftw3f UNKNOWN IMPORTED GLOBAL)
+  set_target_properties(convlab::fftw3f PROPERTIES IMPORTED_LOCATION "${CONVLAB_FFTW3F_LIBRARY}"
+                                                   INTERFACE_INCLUDE_DIRECTORIES "${CONVLAB_FFTW3_INCLUDE}")
+endif()
+
+if(CONVLAB_ONEDNN)
+  find_package(dnnl CONFIG REQUIRED)
+endif()
+
+if(CONVLAB_CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  if(NOT TARGET convlab::cudnn)
+    # cuDNN: the toolkit or system folders, CUDNN_ROOT, or the Python wheel
+    # nvidia-cudnn-cu13 (where PyTorch keeps it on machines without a system
+    # cuDNN; the wheel ships libcudnn.so.9 without the unversioned link).
+    set(_cudnn_hints ${CUDNN_ROOT} $ENV{CUDNN_ROOT})
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+    if(Python3_Interpreter_FOUND)
+      execute_process(
+        COMMAND ${Python3_EXECUTABLE} -c "import nvidia.cudnn as m; print(list(m.__path__)[0])"
+        OUTPUT_VARIABLE _cudnn_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _cudnn_wheel_rc)
+      if(_cudnn_wheel_rc EQUAL 0 AND IS_DIRECTORY "${_cudnn_wheel}")
+        list(APPEND _cudnn_hints "${_cudnn_wheel}")
+      endif()
+    endif()
+    find_library(CONVLAB_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+                 HINTS ${CUDAToolkit_LIBRARY_DIR} ${_cudnn_hints} PATH_SUFFIXES lib lib64 REQUIRED)
+    find_path(CONVLAB_CUDNN_INCLUDE_DIR cudnn.h
+              HINTS ${CUDAToolkit_INCLUDE_DIRS} ${_cudnn_hints} PATH_SUFFIXES include REQUIRED)
+    add_library(convlab::cudnn UNKNOWN IMPORTED GLOBAL)
+    set_target_properties(convlab::cudnn PROPERTIES IMPORTED_LOCATION "${CONVLAB_CUDNN_LIBRARY}"
+                                                    INTERFACE_INCLUDE_DIRECTORIES "${CONVLAB_CUDNN_INCLUDE_DIR}")
+  endif()
+endif()
