@@ -1,0 +1,122 @@
+// What a kernel thread calls inside the SIMT emulator: its lane, shared
+// memory, __syncthreads, warp barriers and exchanges, and the checks that
+// turn a misaligned access into a device fault (emulator.cpp has the model).
+#include <string>
+
+#include "kernels/cuda/simt/emulator_state.hpp"
+
+namespace convlab::simt::emu {
+
+using namespace detail;
+
+int lane_id() { return t_tid % 32; }
+
+void* dynamic_shared() { return current("dynamic_shared").smem.p; }
+
+void* static_shared(SharedDecl& decl, size_t bytes, size_t align) {
+  Slot& S = current("CONVLAB_SHARED");
+  Launch& L = *S.L;
+  uint64_t tag = decl.tag.load(std::memory_order_relaxed);
+  if ((tag >> 32) != (L.id & 0xffffffffu)) {
+    std::lock_guard<std::mutex> lk(L.static_m);
+    tag = decl.tag.load(std::memory_order_relaxed);
+    if ((tag >> 32) != (L.id & 0xffffffffu)) {
+      const size_t offset = (L.static_bytes + align - 1) / align * align;
+      const size_t end = offset + bytes;
+      std::string err;
+      if (end > kMaxStaticSmem)
+        err = "static shared memory (CONVLAB_SHARED) " + std::to_string(end) + " B > 48 KiB (49152 B)";
+      else if (end + L.shmem > L.smem_total_limit)
+        err = "static + dynamic shared memory " + std::to_string(end) + " + " + std::to_string(L.shmem) +
+              " B > " + std::to_string(L.smem_total_limit) + " B per block" +
+              (L.smem_total_limit == kDefaultMaxDynamicSmem ? " (without simt::set_max_dynamic_smem)" : "");
+      if (!err.empty()) {
+        S.report(err);
+        throw Abort{};
+      }
+      L.static_bytes = end;
+      tag = (uint64_t(L.id & 0xffffffffu) << 32) | offset;
+      decl.tag.store(tag, std::memory_order_relaxed);
+    }
+  }
+  return S.static_smem.p + (tag & 0xffffffffu);
+}
+
+void syncthreads(const Site& site) {
+  Slot& S = current("__syncthreads");
+  wait_at(S, kAtSync, "__syncthreads", site);
+  S.sync->arrive_and_wait();
+  S.recs[t_tid].state.store(kRunning);
+}
+
+namespace {
+Warp& enter_warp(Slot& S, unsigned mask, const char* op, const Site& site) {
+  Warp& w = *S.warps[t_tid / 32];
+  if (mask != w.full_mask)
+    S.report(S.L->thread_name(t_tid) + ": " + op + " with mask 0x" + [&] {
+      char b[16];
+      std::snprintf(b, sizeof b, "%08x", mask);
+      return std::string(b);
+    }() + " at " + site.file_name() + ":" + std::to_string(site.line()) +
+             ": partial-mask warp operations are not supported (the mask must name every lane of the warp)");
+  wait_at(S, kAtWarp, op, site);
+  return w;
+}
+unsigned full(Slot& S, unsigned mask) { return mask == 0xffffffffu ? S.warps[t_tid / 32]->full_mask : mask; }
+}  // namespace
+
+void syncwarp(unsigned mask, const Site& site) {
+  Slot& S = current("__syncwarp");
+  Warp& w = enter_warp(S, full(S, mask), "__syncwarp", site);
+  w.bar->arrive_and_wait();
+  S.recs[t_tid].state.store(kRunning);
+}
+
+uint64_t exchange(unsigned mask, uint64_t value, int src, const Site& site) {
+  Slot& S = current("__shfl_sync");
+  Warp& w = enter_warp(S, full(S, mask), "__shfl*_sync", site);
+  const int lane = t_tid - w.base;
+  w.slot[lane] = value;
+  w.bar->arrive_and_wait();
+  const uint64_t out = (src >= 0 && src < w.size) ? w.slot[src] : value;
+  w.bar->arrive_and_wait();  // nobody overwrites a slot before every lane read
+  S.recs[t_tid].state.store(kRunning);
+  return out;
+}
+
+unsigned ballot(unsigned mask, bool pred, const Site& site) {
+  Slot& S = current("__ballot_sync");
+  Warp& w = enter_warp(S, full(S, mask), "__ballot_sync", site);
+  w.slot[t_tid - w.base] = pred ? 1 : 0;
+  w.bar->arrive_and_wait();
+  unsigned bits = 0;
+  for (int l = 0; l < w.size; ++l)
+    if (w.slot[l]) bits |= 1u << l;
+  w.bar->arrive_and_wait();
+  S.recs[t_tid].state.store(kRunning);
+  return bits;
+}
+
+void check_device(const char* what) {
+  Device& d = device();
+  std::lock_guard<std::mutex> lk(d.m);
+  if (!d.fault.empty())
+    throw DeviceFault(std::string("simt emulator: ") + what + " after a device fault: " + d.fault +
+                      " (the emulated device, like a CUDA context, is unusable for the rest of this process)");
+}
+
+void misaligned(const void* p, size_t bytes, size_t align, const char* what) {
+  throw Fault("misaligned address (cudaErrorMisalignedAddress): " + std::to_string(bytes) + "-byte " + what +
+              " at " + hex(p) + ", which is not " + std::to_string(align) + "-byte aligned");
+}
+
+void misaligned_argument(const char* name, int index, const void* p, size_t align) {
+  const std::string msg = std::string("simt emulator: kernel ") + name +
+                          ": misaligned address (cudaErrorMisalignedAddress): pointer argument " +
+                          std::to_string(index) + " = " + hex(p) + " is not " + std::to_string(align) +
+                          "-byte aligned, as its pointee type requires";
+  record_fault(msg);
+  throw DeviceFault(msg);
+}
+
+}  // namespace convlab::simt::emu
