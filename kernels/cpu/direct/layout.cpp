@@ -101,23 +101,39 @@ void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
   }
 }
 
-void block_wei_fwd(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
-  const int kb_count = (b.kg + b.v - 1) / b.v, cb_count = (b.cg + b.bi - 1) / b.bi;
+namespace {
+
+// Both directions' blocked filter, tiles (G, LB, RB, R, S, BI, V): the V lanes
+// run over the direction's output channels (K for fwd, C for bwd-data), the BI
+// rows over its reduction channels; padded lanes and rows are zeros. flip_s
+// stores the filter columns reversed (s' = S-1-s).
+void block_wei(const WeiBlocking& b, const float* wei, float* dst, bool lanes_are_k, bool flip_s, int ithr,
+               int nthr) {
+  const int lanes = lanes_are_k ? b.kg : b.cg, rows = lanes_are_k ? b.cg : b.kg;
+  const int lb_count = (lanes + b.v - 1) / b.v, rb_count = (rows + b.bi - 1) / b.bi;
   const int rs = b.r * b.s;
   const int64_t tile = int64_t(rs) * b.bi * b.v;  // (R, S, BI, V)
   int64_t begin, end;
-  share(int64_t(b.groups) * kb_count * cb_count, ithr, nthr, begin, end);
+  share(int64_t(b.groups) * lb_count * rb_count, ithr, nthr, begin, end);
   for (int64_t idx = begin; idx < end; ++idx) {
-    const int cb = int(idx % cb_count), kb = int(idx / cb_count % kb_count), g = int(idx / cb_count / kb_count);
+    const int rb = int(idx % rb_count), lb = int(idx / rb_count % lb_count), g = int(idx / rb_count / lb_count);
     float* o = dst + idx * tile;
     for (int t = 0; t < rs; ++t)
       for (int i = 0; i < b.bi; ++i)
         for (int l = 0; l < b.v; ++l) {
-          const int k = kb * b.v + l, c = cb * b.bi + i;
+          const int lane = lb * b.v + l, row = rb * b.bi + i;
+          const int k = lanes_are_k ? lane : row, c = lanes_are_k ? row : lane;
+          const int ts = flip_s ? (t / b.s) * b.s + (b.s - 1 - t % b.s) : t;  // source tap
           o[(int64_t(t) * b.bi + i) * b.v + l] =
-              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + t] : 0.f;
+              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + ts] : 0.f;
         }
   }
+}
+
+}  // namespace
+
+void block_wei_fwd(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
+  block_wei(b, wei, dst, true, false, ithr, nthr);
 }
 
 void unblock_wei_fwd(const WeiBlocking& b, const float* blk, float* wei, int ithr, int nthr) {
@@ -139,23 +155,7 @@ void unblock_wei_fwd(const WeiBlocking& b, const float* blk, float* wei, int ith
 }
 
 void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, bool flip_s, int ithr, int nthr) {
-  const int cb_count = (b.cg + b.v - 1) / b.v, kb_count = (b.kg + b.bi - 1) / b.bi;
-  const int rs = b.r * b.s;
-  const int64_t tile = int64_t(rs) * b.bi * b.v;  // (R, S, BK, V)
-  int64_t begin, end;
-  share(int64_t(b.groups) * cb_count * kb_count, ithr, nthr, begin, end);
-  for (int64_t idx = begin; idx < end; ++idx) {
-    const int kb = int(idx % kb_count), cb = int(idx / kb_count % cb_count), g = int(idx / kb_count / cb_count);
-    float* o = dst + idx * tile;
-    for (int t = 0; t < rs; ++t)
-      for (int i = 0; i < b.bi; ++i)
-        for (int l = 0; l < b.v; ++l) {
-          const int k = kb * b.bi + i, c = cb * b.v + l;
-          const int ts = flip_s ? (t / b.s) * b.s + (b.s - 1 - t % b.s) : t;  // source tap
-          o[(int64_t(t) * b.bi + i) * b.v + l] =
-              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + ts] : 0.f;
-        }
-  }
+  block_wei(b, wei, dst, false, flip_s, ithr, nthr);
 }
 
 void block_wei_pix(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr) {
