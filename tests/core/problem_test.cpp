@@ -4,6 +4,7 @@
 #include "core/layers.hpp"
 #include "core/problem.hpp"
 #include "core/problem_list.hpp"
+#include "tests/support/conv_tester.hpp"
 
 namespace convlab {
 namespace {
@@ -78,33 +79,15 @@ TEST(Problem, CanonicalRoundTrips) {
 }
 
 TEST(Problem, RandomShapesRoundTrip) {
-  uint64_t s = 7;
-  auto next = [&](int lo, int hi) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    return lo + int((s >> 33) % uint64_t(hi - lo + 1));
-  };
+  uint64_t state = 7;
   int checked = 0;
   for (int i = 0; i < 2000; ++i) {
-    ConvProblem p;
-    p.groups = next(1, 4);
-    p.n = next(1, 9);
-    p.c = p.groups * next(1, 9);
-    p.k = p.groups * next(1, 9);
-    p.h = next(1, 40);
-    p.w = next(1, 40);
-    p.r = next(1, 7);
-    p.s = next(1, 7);
-    p.stride_h = next(1, 4);
-    p.stride_w = next(1, 4);
-    p.pad_h = next(0, 3);
-    p.pad_w = next(0, 3);
-    p.dil_h = next(1, 3);
-    p.dil_w = next(1, 3);
+    const ConvProblem p = testing::random_problem(state, {4, 9, 9, 40, 7, 4, 3, 3});
     if (!p.validate().empty()) continue;
     EXPECT_EQ(parse_problem(p.canonical()), p) << p.canonical();
     ++checked;
   }
-  EXPECT_GT(checked, 500);
+  EXPECT_GT(checked, 500);  // most draws are valid problems
 }
 
 void expect_rejected(const char* text, const char* fragment) {

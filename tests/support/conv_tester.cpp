@@ -99,29 +99,34 @@ std::vector<TestProblem> alexnet_sweep(int batch) {
   return v;
 }
 
-std::vector<TestProblem> random_sweep(uint64_t seed, int count) {
-  std::vector<TestProblem> v;
-  uint64_t state = seed;
+ConvProblem random_problem(uint64_t& state, const RandomProblemLimits& lim) {
   auto next = [&](int lo, int hi) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return lo + int((state >> 33) % uint64_t(hi - lo + 1));
   };
+  ConvProblem p;
+  p.groups = next(1, lim.groups);
+  p.n = next(1, lim.n);
+  p.c = p.groups * next(1, lim.per_group);
+  p.k = p.groups * next(1, lim.per_group);
+  p.h = next(1, lim.hw);
+  p.w = next(1, lim.hw);
+  p.r = next(1, lim.rs);
+  p.s = next(1, lim.rs);
+  p.stride_h = next(1, lim.stride);
+  p.stride_w = next(1, lim.stride);
+  p.pad_h = next(0, lim.pad);
+  p.pad_w = next(0, lim.pad);
+  p.dil_h = next(1, lim.dil);
+  p.dil_w = next(1, lim.dil);
+  return p;
+}
+
+std::vector<TestProblem> random_sweep(uint64_t seed, int count) {
+  std::vector<TestProblem> v;
+  uint64_t state = seed;
   while (int(v.size()) < count) {
-    ConvProblem p;
-    p.groups = next(1, 3);
-    p.n = next(1, 3);
-    p.c = p.groups * next(1, 6);
-    p.k = p.groups * next(1, 6);
-    p.h = next(1, 16);
-    p.w = next(1, 16);
-    p.r = next(1, 5);
-    p.s = next(1, 5);
-    p.stride_h = next(1, 3);
-    p.stride_w = next(1, 3);
-    p.pad_h = next(0, 2);
-    p.pad_w = next(0, 2);
-    p.dil_h = next(1, 2);
-    p.dil_w = next(1, 2);
+    const ConvProblem p = random_problem(state, {3, 3, 6, 16, 5, 3, 2, 2});
     if (!p.validate().empty()) continue;
     v.push_back({"random" + std::to_string(v.size()) + "_seed" + std::to_string(seed), p});
   }

@@ -32,6 +32,13 @@ std::vector<TestProblem> edge_sweep();
 std::vector<TestProblem> alexnet_sweep(int batch = 1);
 // `count` valid random small problems from `seed`.
 std::vector<TestProblem> random_sweep(uint64_t seed, int count);
+// One seeded random problem (an LCG, so a seed reproduces the sequence), maybe
+// invalid (the caller checks validate()): groups, n, channels per group, h, w,
+// r, s, strides, dilations uniform in [1, max], paddings in [0, max].
+struct RandomProblemLimits {
+  int groups, n, per_group, hw, rs, stride, pad, dil;
+};
+ConvProblem random_problem(uint64_t& state, const RandomProblemLimits& lim);
 // edge_sweep + AlexNet's five layers at batch 1 + random_sweep(test seed, 12). The seed is
 // CONVLAB_TEST_SEED from the environment when set, else fixed.
 std::vector<TestProblem> standard_sweep();
