@@ -20,6 +20,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -173,6 +174,25 @@ void plan_tensor(PlanTensor& t, const memory::desc& ours, const memory::desc& th
   (input ? t.to_theirs : t.to_ours) = dnnl::reorder(rpd);
 }
 
+// A tensor of a primitive: ours (plain NCHW / OIHW), the layout oneDNN chose.
+struct TensorRole {
+  PlanTensor* plan;
+  const memory::desc* ours;
+  memory::desc theirs;
+};
+
+// The primitive of pd, its implementation name and scratchpad, and its tensors
+// (roles: the two inputs, then the output) planned with their reorders.
+template <class Primitive, class PrimitiveDesc>
+void adopt(Plan& plan, const PrimitiveDesc& pd, const dnnl::primitive_attr& attr, size_t& scratch,
+           const std::array<TensorRole, 3>& roles) {
+  plan.conv = Primitive(pd);
+  plan.impl = pd.impl_info_str();
+  scratch = pd.scratchpad_desc().get_size();
+  for (size_t i = 0; i < roles.size(); ++i)
+    plan_tensor(*roles[i].plan, *roles[i].ours, roles[i].theirs, i < 2, attr, scratch);
+}
+
 PlanOrWhy build_plan(OnednnKind kind, const ConvProblem& p, Direction dir, int threads) {
   OmpThreads omp(threads);
   const dnnl::engine& eng = cpu_engine();
@@ -197,36 +217,30 @@ PlanOrWhy build_plan(OnednnKind kind, const ConvProblem& p, Direction dir, int t
     const dnnl::convolution_forward::desc fwd_d(dnnl::prop_kind::forward_training, alg, src_any, wei_any, dst_any,
                                                 strides, dilates, pad, pad);
     const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_d, attr, eng);
+    // Each primitive's tensors in the order they flow: the two inputs, then the output.
     switch (dir) {
-      case Direction::fwd: {
-        plan->conv = dnnl::convolution_forward(fwd_pd);
-        plan->impl = fwd_pd.impl_info_str();
-        scratch = fwd_pd.scratchpad_desc().get_size();
-        plan_tensor(plan->src, src_ours, fwd_pd.src_desc(), true, attr, scratch);
-        plan_tensor(plan->wei, wei_ours, fwd_pd.weights_desc(), true, attr, scratch);
-        plan_tensor(plan->dst, dst_ours, fwd_pd.dst_desc(), false, attr, scratch);
+      case Direction::fwd:
+        adopt<dnnl::convolution_forward>(*plan, fwd_pd, attr, scratch,
+                                         {{{&plan->src, &src_ours, fwd_pd.src_desc()},
+                                           {&plan->wei, &wei_ours, fwd_pd.weights_desc()},
+                                           {&plan->dst, &dst_ours, fwd_pd.dst_desc()}}});
         break;
-      }
       case Direction::bwd_data: {
         const dnnl::convolution_backward_data::desc d(alg, src_any, wei_any, dst_any, strides, dilates, pad, pad);
         const dnnl::convolution_backward_data::primitive_desc pd(d, attr, eng, fwd_pd);
-        plan->conv = dnnl::convolution_backward_data(pd);
-        plan->impl = pd.impl_info_str();
-        scratch = pd.scratchpad_desc().get_size();
-        plan_tensor(plan->dst, dst_ours, pd.diff_dst_desc(), true, attr, scratch);
-        plan_tensor(plan->wei, wei_ours, pd.weights_desc(), true, attr, scratch);
-        plan_tensor(plan->src, src_ours, pd.diff_src_desc(), false, attr, scratch);
+        adopt<dnnl::convolution_backward_data>(*plan, pd, attr, scratch,
+                                               {{{&plan->dst, &dst_ours, pd.diff_dst_desc()},
+                                                 {&plan->wei, &wei_ours, pd.weights_desc()},
+                                                 {&plan->src, &src_ours, pd.diff_src_desc()}}});
         break;
       }
       case Direction::bwd_filter: {
         const dnnl::convolution_backward_weights::desc d(alg, src_any, wei_any, dst_any, strides, dilates, pad, pad);
         const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, eng, fwd_pd);
-        plan->conv = dnnl::convolution_backward_weights(pd);
-        plan->impl = pd.impl_info_str();
-        scratch = pd.scratchpad_desc().get_size();
-        plan_tensor(plan->src, src_ours, pd.src_desc(), true, attr, scratch);
-        plan_tensor(plan->dst, dst_ours, pd.diff_dst_desc(), true, attr, scratch);
-        plan_tensor(plan->wei, wei_ours, pd.diff_weights_desc(), false, attr, scratch);
+        adopt<dnnl::convolution_backward_weights>(*plan, pd, attr, scratch,
+                                                  {{{&plan->src, &src_ours, pd.src_desc()},
+                                                    {&plan->dst, &dst_ours, pd.diff_dst_desc()},
+                                                    {&plan->wei, &wei_ours, pd.diff_weights_desc()}}});
         break;
       }
     }
