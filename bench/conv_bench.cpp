@@ -1,33 +1,57 @@
-// The per-layer convolution benchmark: one Google Benchmark per
-// (network layer x algorithm x direction), registered at startup from the layer
-// tables (core/layers.hpp) and the registry — every CPU algorithm available here
-// that supports the case, except cpu.reference. Names:
-//   conv/alexnet.conv3/fwd/cpu.winograd_f4x3
-// Google Benchmark appends "/real_time" (wall-clock time: the work runs on
-// OpenMP threads) and, per aggregate, "_median" etc.: in the JSON, "run_name" is
-// conv/alexnet.conv3/fwd/cpu.winograd_f4x3/real_time.
-// Counters: GFLOP/s (the direct convolution's FLOPs, a kIsRate counter),
-// images/s (items_per_second), workspace bytes. Medians over repetitions.
+// bench_conv: the one convolution benchmark, both devices. One Google Benchmark per
+// (network layer x direction x registered algorithm), from the layer tables (core/layers.hpp) and the
+// registry, in that order, so the algorithms of one layer and direction sit side by side:
+//   conv/alexnet.conv3/fwd/cpu.winograd_f4x3/real_time      CPU: wall clock around run() (OpenMP threads)
+//   conv/alexnet.conv3/fwd/cudnn.fft/manual_time            CUDA: events around one run, L2 flushed first
+// Every algorithm of the chosen device(s) but cpu.reference; the vendors' own convolutions are registry
+// entries like any other (cpu.onednn_*, cudnn.*), so nothing here calls a vendor library. An algorithm that
+// is unavailable here or does not support a layer and direction reports its reason as a skipped entry.
+// The JSON "run_name" is the name above; aggregates add "_median" etc.
+// Counters: GFLOP/s (the direct convolution's FLOPs, every algorithm and direction), %peak (CPU: of the
+// FMA peak measured at start, core/peak.hpp), images/s, workspace bytes. Medians over --reps repetitions.
+// Labels: oneDNN's implementation (cpu.onednn_*), the FFT tiling (cpu.fft*). After the run (console
+// format) a table: median ms per layer/direction x algorithm, the fastest marked *.
 //
-//   bench_conv [--net=alexnet] [--batch=32] [--threads=N] [--reps=5] [benchmark flags...]
-//   bench_conv --benchmark_filter='alexnet.*onednn' --benchmark_out=r.json
+//   bench_conv [--device=cpu|cuda|all] [--family=NAME] [--net=alexnet] [--batch=32] [--threads=N] [--reps=5]
+//              [--process_time] [benchmark flags...]
 //
-// --threads 0 (default) = all hardware threads. --reps sets the repetitions
-// (and shows aggregates only) unless --benchmark_repetitions is given. Each benchmark runs the algorithm
-// once untimed (warm-up: plans, page faults) before its timed iterations.
+// --family=NAME keeps that family (gemm, direct, fft, winograd, implicit_gemm) and the vendor peers of its
+// device (cpu.onednn_*, cudnn.*); the table then ends with the best family member / best fp32 peer.
+// The per-family comparisons of the old family benches, as filters (names are matched as regexes):
+//   bench_conv --family=direct                                           cpu.direct vs oneDNN
+//   bench_conv --family=winograd --benchmark_filter='alexnet.conv[345]/' cpu.winograd_* vs oneDNN
+//   bench_conv --family=fft --benchmark_filter='alexnet.conv2/'          cpu.fft* vs oneDNN
+//   bench_conv --benchmark_filter='/cpu\.(winograd|onednn)'              the same without --family
+//   bench_conv --device=cuda                                             every cuda.* and cudnn.* entry
+// --threads: CPU threads (0, the default, = all). --reps sets the repetitions (and shows aggregates only)
+// unless --benchmark_repetitions is given. --process_time: the CPU column is the CPU time of all threads
+// (names gain /process_time); on a shared machine compare flops / (cpu / threads).
+// Each benchmark runs its algorithm once untimed first (plans, page faults).
+// Exit codes as the convlab CLI: 2 for bad flags or --device=cuda without a CUDA device (one line; with
+// --device=all the CUDA half is skipped with that line), 3 when the CUDA device faults.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
+#include "algorithms/cpu/fft.hpp"
 #include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/layers.hpp"
+#include "core/peak.hpp"
+#include "kernels/cpu/fft/fft.hpp"
+#ifdef CONVLAB_HAS_ONEDNN
+#include "algorithms/cpu/onednn.hpp"
+#endif
 
 namespace {
 
@@ -35,10 +59,15 @@ using namespace convlab;
 
 struct Options {
   std::string net = "alexnet";
+  std::string family;  // empty: every family
   int batch = 32;
   int threads = 0;
   int reps = 5;
+  bool cpu = true, cuda = false;
+  bool process_time = false;
   bool user_reps = false;  // --benchmark_repetitions given: leave repetitions to it
+  bool console = true;     // no --benchmark_format other than console: print the closing table
+  double peak_gflops = 0;  // the CPU's measured FMA peak; 0 = none
 };
 
 int to_int(std::string_view flag, std::string_view v) {
@@ -60,11 +89,18 @@ Options parse_own_flags(int& argc, char** argv) {
       return {};
     };
     if (auto v = value("--net"); !v.empty()) o.net = std::string(v);
+    else if (auto v = value("--family"); !v.empty()) o.family = std::string(v);
     else if (auto v = value("--batch"); !v.empty()) o.batch = to_int("--batch", v);
     else if (auto v = value("--threads"); !v.empty()) o.threads = to_int("--threads", v);
     else if (auto v = value("--reps"); !v.empty()) o.reps = to_int("--reps", v);
+    else if (auto v = value("--device"); !v.empty()) {
+      if (v != "cpu" && v != "cuda" && v != "all") fail("bench_conv: --device must be cpu, cuda or all, got '" + std::string(v) + "'");
+      o.cpu = v != "cuda";
+      o.cuda = v != "cpu";
+    } else if (a == "--process_time") o.process_time = true;
     else {
       if (a.substr(0, 24) == "--benchmark_repetitions=") o.user_reps = true;
+      if (a.substr(0, 19) == "--benchmark_format=" && a != "--benchmark_format=console") o.console = false;
       argv[out++] = argv[i];
     }
   }
@@ -74,45 +110,153 @@ Options parse_own_flags(int& argc, char** argv) {
   return o;
 }
 
-void bench_case(benchmark::State& state, const Algorithm* algo, ConvProblem p, Direction dir, int threads) {
+// The vendors' own convolutions, which --family keeps beside the family.
+bool vendor_peer(const Algorithm& a) {
+  return a.name().substr(0, 11) == "cpu.onednn_" || a.name().substr(0, 6) == "cudnn.";
+}
+
+bool selected(const Options& o, const Algorithm& a) {
+  if (a.name() == "cpu.reference") return false;
+  if (!(a.device() == DeviceKind::cpu ? o.cpu : o.cuda)) return false;
+  return o.family.empty() || a.family() == o.family || vendor_peer(a);
+}
+
+// What the entry runs, where its class can say: oneDNN's implementation, the FFT tiling.
+std::string plan_label(const Algorithm& a, const ConvProblem& p, Direction dir, int threads) {
+#ifdef CONVLAB_HAS_ONEDNN
+  if (const auto* o = dynamic_cast<const CpuOnednn*>(&a)) return o->implementation(p, dir, threads);
+#endif
+  if (const auto* f = dynamic_cast<const FftConvolution*>(&a)) {
+    const FftGeometry g = f->geometry(p, dir);
+    return "T=" + std::to_string(g.h.t) + "x" + std::to_string(g.w.t) + " tiles=" + std::to_string(g.h.tiles) + "x" +
+           std::to_string(g.w.tiles) + " " + fft::isa_used();
+  }
+  (void)threads;
+  return {};
+}
+
+void bench_case(benchmark::State& state, const Algorithm* algo, ConvProblem p, Direction dir, const Options* o) {
+  if (const std::string why = algo->unavailable_reason(); !why.empty()) return state.SkipWithError(why.c_str());
+  if (const Support s = algo->supports(p, dir); !s) return state.SkipWithError(s.reason.c_str());
   ExecContext ctx;
-  ctx.threads = threads;
+  ctx.device = algo->device();
+  ctx.threads = o->threads;
   try {
     ConvRunner runner(*algo, p, dir, ctx);
     runner.upload(ConvData::random(p, 1));
     runner.run();  // untimed warm-up
-    for (auto _ : state) runner.run();
+    if (ctx.device == DeviceKind::cpu) {
+      for (auto _ : state) runner.run();
+    } else {
+      TimingOptions one;  // one rep per iteration: CUDA events after an L2 flush (ConvRunner::time)
+      one.warmup = 0;
+      one.min_reps = one.max_reps = 1;
+      for (auto _ : state) state.SetIterationTime(runner.time(one).median);
+    }
     const double it = double(state.iterations());
     state.counters["GFLOP/s"] = benchmark::Counter(p.flops() * 1e-9 * it, benchmark::Counter::kIsRate);
+    if (ctx.device == DeviceKind::cpu && o->peak_gflops > 0)
+      state.counters["%peak"] = benchmark::Counter(p.flops() * 1e-9 * 100 / o->peak_gflops * it, benchmark::Counter::kIsRate);
     state.counters["workspace"] = benchmark::Counter(double(runner.workspace_bytes()), benchmark::Counter::kDefaults,
                                                      benchmark::Counter::kIs1024);
     state.SetItemsProcessed(int64_t(it) * p.n);
+    state.SetLabel(plan_label(*algo, p, dir, o->threads));
+    // OpenBLAS's pthread workers busy-wait ~2^28 cycles after a call before they sleep; without a pause
+    // they would steal the cores from the next benchmark. Not timed.
+    if (algo->name() == "cpu.im2col_openblas") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  } catch (const DeviceFault& e) {
+    // Every later case would fail the same way: stop with one line.
+    std::fprintf(stderr, "error: device fault in %s: %s\n", std::string(algo->name()).c_str(), e.what());
+    std::exit(3);
   } catch (const Error& e) {
     state.SkipWithError(e.what());
   }
 }
 
 int register_all(const Options& o) {
-  const std::vector<NetLayer> layers = network_layers(o.net, o.batch);
   int count = 0;
-  for (const NetLayer& l : layers)
+  for (const NetLayer& l : network_layers(o.net, o.batch))
     for (Direction dir : kAllDirections)
       for (const Algorithm* a : registry()) {
-        if (a->device() != DeviceKind::cpu || a->name() == "cpu.reference") continue;
-        if (!a->unavailable_reason().empty() || !a->supports(l.problem, dir)) continue;
+        if (!selected(o, *a)) continue;
         const std::string name = "conv/" + l.id + "/" + std::string(to_string(dir)) + "/" + std::string(a->name());
-        auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_case, a, l.problem, dir, o.threads);
-        b->UseRealTime()->Unit(benchmark::kMillisecond);
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_case, a, l.problem, dir, &o);
+        if (a->device() == DeviceKind::cpu) b->UseRealTime();
+        else b->UseManualTime();
+        if (a->device() == DeviceKind::cpu && o.process_time) b->MeasureProcessCPUTime();
+        b->Unit(benchmark::kMillisecond);
         ++count;
       }
   return count;
 }
 
+// The console output, plus the median ms of every entry for the closing table.
+class TableReporter : public benchmark::ConsoleReporter {
+ public:
+  std::vector<std::string> rows, cols;           // "alexnet.conv3/fwd", "cpu.direct": in first-seen order
+  std::map<std::pair<std::string, std::string>, double> ms;
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred || (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median")) continue;
+      const std::string name = r.run_name.function_name;  // conv/<layer>/<dir>/<algorithm>
+      const size_t cut = name.rfind('/');
+      const std::string row = name.substr(5, cut - 5), col = name.substr(cut + 1);
+      if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+      if (std::find(cols.begin(), cols.end(), col) == cols.end()) cols.push_back(col);
+      ms[{row, col}] = r.GetAdjustedRealTime();  // the median aggregate, when there is one, comes last
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+
+  // With --family, one more column per device: its best family member's time / its best fp32 vendor peer's.
+  void print_table(const std::string& family) const {
+    if (rows.empty()) return;
+    bool device_seen[2] = {false, false};
+    for (const std::string& c : cols)
+      if (const Algorithm* a = find_algorithm(c)) device_seen[int(a->device())] = true;
+    std::printf("\nmedian ms, * fastest%s\n%-24s", family.empty() ? "" : (" (" + family + " / peer: best " + family +
+                                                                        " / best fp32 vendor peer)").c_str(), "layer/dir");
+    for (const std::string& c : cols) std::printf(" %*s", width(c), c.c_str());
+    for (int d = 0; d < 2; ++d)
+      if (!family.empty() && device_seen[d]) std::printf(" %16s", d == 0 ? "cpu family/peer" : "cuda family/peer");
+    std::printf("\n");
+    for (const std::string& r : rows) {
+      double best = 0, best_family[2] = {0, 0}, best_peer[2] = {0, 0};
+      auto keep_min = [](double& m, double v) { m = m == 0 ? v : std::min(m, v); };
+      std::printf("%-24s", r.c_str());
+      for (const std::string& c : cols)
+        if (const auto it = ms.find({r, c}); it != ms.end()) keep_min(best, it->second);
+      for (const std::string& c : cols) {
+        const auto it = ms.find({r, c});
+        if (it == ms.end()) {
+          std::printf(" %*s ", width(c) - 1, "-");
+          continue;
+        }
+        std::printf(" %*.3f%c", width(c) - 1, it->second, it->second == best ? '*' : ' ');
+        const Algorithm* a = find_algorithm(c);
+        if (!a) continue;
+        if (a->family() == family) keep_min(best_family[int(a->device())], it->second);
+        else if (vendor_peer(*a) && a->math() == "fp32") keep_min(best_peer[int(a->device())], it->second);
+      }
+      for (int d = 0; d < 2; ++d) {
+        if (family.empty() || !device_seen[d]) continue;
+        if (best_family[d] > 0 && best_peer[d] > 0) std::printf(" %15.2fx", best_family[d] / best_peer[d]);
+        else std::printf(" %16s", "-");
+      }
+      std::printf("\n");
+    }
+  }
+
+ private:
+  static int width(const std::string& col) { return int(std::max<size_t>(col.size(), 9)); }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    const Options o = parse_own_flags(argc, argv);
+    Options o = parse_own_flags(argc, argv);
     // Repetitions through the global flags, so that names carry no "/repeats:N".
     std::vector<char*> args(argv, argv + argc);
     std::string reps_flag = "--benchmark_repetitions=" + std::to_string(o.reps);
@@ -125,16 +269,34 @@ int main(int argc, char** argv) {
     args.push_back(nullptr);
     benchmark::Initialize(&nargs, args.data());
     if (benchmark::ReportUnrecognizedArguments(nargs, args.data())) return 2;
-    const int threads = ExecContext{DeviceKind::cpu, o.threads}.resolved_threads();
+    if (o.cuda && !cuda_info().available) {
+      const std::string why = "bench_conv --device=" + std::string(o.cpu ? "all" : "cuda") + ": no CUDA device (" +
+                              cuda_info().reason + ")";
+      if (!o.cpu) fail(why);
+      std::fprintf(stderr, "note: %s; the CUDA half is skipped\n", why.c_str());
+      o.cuda = false;
+    }
+    if (!o.family.empty() && std::none_of(registry().begin(), registry().end(), [&](const Algorithm* a) {
+          return selected(o, *a) && a->family() == o.family;
+        }))
+      fail("bench_conv: --family=" + o.family + ": no algorithm of that family on the chosen device");
     benchmark::AddCustomContext("convlab_net", o.net);
     benchmark::AddCustomContext("convlab_batch", std::to_string(o.batch));
-    benchmark::AddCustomContext("convlab_threads", std::to_string(threads));
-    benchmark::AddCustomContext("convlab_cpu", cpu_info().model + " (" + cpu_info().isa() + ")");
-    if (register_all(o) == 0) fail("bench_conv: no algorithm supports any layer of " + o.net);
-    benchmark::RunSpecifiedBenchmarks();
+    if (o.cpu) {
+      const int threads = ExecContext{DeviceKind::cpu, o.threads}.resolved_threads();
+      o.peak_gflops = measure_fma_peak(threads).gflops;
+      benchmark::AddCustomContext("convlab_threads", std::to_string(threads));
+      benchmark::AddCustomContext("convlab_cpu", cpu_info().model + " (" + cpu_info().isa() + ")");
+      benchmark::AddCustomContext("convlab_cpu_peak_gflops", std::to_string(o.peak_gflops));
+    }
+    if (o.cuda) benchmark::AddCustomContext("convlab_gpu", cuda_info().name);
+    if (register_all(o) == 0) fail("bench_conv: no algorithm to benchmark on " + o.net);
+    TableReporter table;
+    benchmark::RunSpecifiedBenchmarks(o.console ? &table : nullptr);
+    table.print_table(o.family);
     benchmark::Shutdown();
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   }
   return 0;

@@ -1,12 +1,12 @@
-// The CPU GEMM family on AlexNet (batch 32):
+// The CPU GEMM on AlexNet (batch 32):
 //   gemm/alexnet.convN/<dir>/{sgemm,openblas,dnnl}: the GEMM call the im2col
 //     lowering makes for one chunk and group (shapes from plan_im2col_gemm on
 //     network_layers("alexnet", 32)), hand SGEMM vs cblas_sgemm vs dnnl_sgemm,
 //     all with the same thread count, consecutively per shape.
-//   conv/alexnet.convN/<dir>/<algo>: every registered CPU algorithm of family
-//     "gemm", whole convolution.
-// After the run: a table of GFLOP/s, the ratio to dnnl_sgemm, the fraction of
-// the measured AVX-512 FMA peak, and im2col_gemm vs im2col_openblas per layer.
+// After the run: a table of GFLOP/s, the ratio to dnnl_sgemm and the fraction
+// of the measured FMA peak. Whole convolutions of the GEMM family
+// (cpu.im2col_gemm beside cpu.im2col_openblas and oneDNN) are bench_conv's:
+//   bench_conv --family=gemm
 // Times are medians when --benchmark_repetitions > 1, else the mean of the run.
 //   ./build-cpu/bench_gemm [--threads N] [--table_time=cpu] [--benchmark_filter=...] [--benchmark_repetitions=5]
 // --table_time=cpu builds the tables from the benchmark thread's CPU time
@@ -33,11 +33,10 @@
 #include <vector>
 
 #include "algorithms/cpu/im2col_gemm.hpp"
-#include "algorithms/execute.hpp"
-#include "algorithms/registry.hpp"
 #include "core/device.hpp"
 #include "core/layers.hpp"
 #include "core/peak.hpp"
+#include "core/tensor.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
 
 using namespace convlab;
@@ -121,16 +120,6 @@ void bench_dnnl(benchmark::State& st, Im2colGemmCall g) {
 }
 #endif
 
-void bench_conv(benchmark::State& st, const Algorithm* algo, ConvProblem p, Direction d) {
-  ExecContext ctx;
-  ctx.threads = g_threads;
-  ConvRunner runner(*algo, p, d, ctx);
-  runner.upload(ConvData::random(p, 11));
-  for (auto _ : st) runner.run();
-  set_flops(st, p.flops());
-  if (algo->name() == "cpu.im2col_openblas") let_openblas_threads_sleep();
-}
-
 // Collects per-benchmark times (ms) for the closing tables.
 class TableReporter : public benchmark::ConsoleReporter {
  public:
@@ -172,17 +161,6 @@ int main(int argc, char** argv) {
     reg(benchmark::RegisterBenchmark((base + "dnnl").c_str(), bench_dnnl, s.g));
 #endif
   }
-  std::vector<std::string> gemm_algos;
-  for (const Algorithm* a : registry())
-    if (a->device() == DeviceKind::cpu && a->family() == "gemm") gemm_algos.emplace_back(a->name());
-  for (const NetLayer& l : network_layers("alexnet", 32))
-    for (Direction d : kAllDirections)
-      for (const std::string& an : gemm_algos) {
-        const Algorithm* a = find_algorithm(an);
-        if (!a->supports(l.problem, d)) continue;
-        reg(benchmark::RegisterBenchmark(("conv/" + l.id + "/" + std::string(to_string(d)) + "/" + an).c_str(),
-                                         bench_conv, a, l.problem, d));
-      }
   benchmark::Initialize(&argc, argv);
 
   // The same measured peak every convlab report uses (core/peak.hpp), wall-clock based.
@@ -212,25 +190,6 @@ int main(int argc, char** argv) {
                 s.g.trans_a ? 'T' : 'N', s.g.trans_b ? 'T' : 'N', s.g.m, s.g.n, s.g.k, sg, ob, dn,
                 dn > 0 ? sg / dn : 0.0, dn > 0 ? ob / dn : 0.0, peak > 0 ? 100 * sg * 1e9 / peak : 0.0);
   }
-  std::printf("\nConvolution, GEMM family (GFLOP/s of the direct convolution's flops)\n%-26s", "layer/dir");
-  for (const std::string& an : gemm_algos) std::printf(" %20s", an.c_str());
-  std::printf(" %14s\n", "gemm/openblas");
-  for (const NetLayer& l : network_layers("alexnet", 32))
-    for (Direction d : kAllDirections) {
-      const std::string id = l.id + "/" + std::string(to_string(d));
-      std::string line;
-      bool any = false;
-      char cell[32];
-      for (const std::string& an : gemm_algos) {
-        const double v = gflops("conv/" + id + "/" + an, l.problem.flops());
-        any |= v > 0;
-        std::snprintf(cell, sizeof cell, " %20.1f", v);
-        line += cell;
-      }
-      const double hand = gflops("conv/" + id + "/cpu.im2col_gemm", l.problem.flops());
-      const double ob = gflops("conv/" + id + "/cpu.im2col_openblas", l.problem.flops());
-      if (any) std::printf("%-26s%s %14.2f\n", id.c_str(), line.c_str(), ob > 0 ? hand / ob : 0.0);
-    }
   benchmark::Shutdown();
   return 0;
 }
