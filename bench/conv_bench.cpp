@@ -74,7 +74,8 @@ int to_int(std::string_view flag, std::string_view v) {
   char* end = nullptr;
   const std::string s(v);
   const long x = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end || x < 0) fail("bench_conv: " + std::string(flag) + " needs a non-negative integer, got '" + s + "'");
+  if (s.empty() || *end || x < 0)
+    fail("bench_conv: " + std::string(flag) + " needs a non-negative integer, got '" + s + "'");
   return int(x);
 }
 
@@ -85,7 +86,8 @@ Options parse_own_flags(int& argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     auto value = [&](std::string_view flag) -> std::string_view {
-      if (a.size() > flag.size() && a.substr(0, flag.size()) == flag && a[flag.size()] == '=') return a.substr(flag.size() + 1);
+      if (a.size() > flag.size() && a.substr(0, flag.size()) == flag && a[flag.size()] == '=')
+        return a.substr(flag.size() + 1);
       return {};
     };
     if (auto v = value("--net"); !v.empty()) o.net = std::string(v);
@@ -94,7 +96,8 @@ Options parse_own_flags(int& argc, char** argv) {
     else if (auto v = value("--threads"); !v.empty()) o.threads = to_int("--threads", v);
     else if (auto v = value("--reps"); !v.empty()) o.reps = to_int("--reps", v);
     else if (auto v = value("--device"); !v.empty()) {
-      if (v != "cpu" && v != "cuda" && v != "all") fail("bench_conv: --device must be cpu, cuda or all, got '" + std::string(v) + "'");
+      if (v != "cpu" && v != "cuda" && v != "all")
+        fail("bench_conv: --device must be cpu, cuda or all, got '" + std::string(v) + "'");
       o.cpu = v != "cuda";
       o.cuda = v != "cpu";
     } else if (a == "--process_time") o.process_time = true;
@@ -156,7 +159,8 @@ void bench_case(benchmark::State& state, const Algorithm* algo, ConvProblem p, D
     const double it = double(state.iterations());
     state.counters["GFLOP/s"] = benchmark::Counter(p.flops() * 1e-9 * it, benchmark::Counter::kIsRate);
     if (ctx.device == DeviceKind::cpu && o->peak_gflops > 0)
-      state.counters["%peak"] = benchmark::Counter(p.flops() * 1e-9 * 100 / o->peak_gflops * it, benchmark::Counter::kIsRate);
+      state.counters["%peak"] =
+          benchmark::Counter(p.flops() * 1e-9 * 100 / o->peak_gflops * it, benchmark::Counter::kIsRate);
     state.counters["workspace"] = benchmark::Counter(double(runner.workspace_bytes()), benchmark::Counter::kDefaults,
                                                      benchmark::Counter::kIs1024);
     state.SetItemsProcessed(int64_t(it) * p.n);
@@ -215,8 +219,9 @@ class TableReporter : public benchmark::ConsoleReporter {
     bool device_seen[2] = {false, false};
     for (const std::string& c : cols)
       if (const Algorithm* a = find_algorithm(c)) device_seen[int(a->device())] = true;
-    std::printf("\nmedian ms, * fastest%s\n%-24s", family.empty() ? "" : (" (" + family + " / peer: best " + family +
-                                                                        " / best fp32 vendor peer)").c_str(), "layer/dir");
+    std::printf("\nmedian ms per layer/direction, * the fastest");
+    if (!family.empty()) std::printf("; family/peer = best %s / best fp32 vendor peer", family.c_str());
+    std::printf("\n%-24s", "layer/dir");
     for (const std::string& c : cols) std::printf(" %*s", width(c), c.c_str());
     for (int d = 0; d < 2; ++d)
       if (!family.empty() && device_seen[d]) std::printf(" %16s", d == 0 ? "cpu family/peer" : "cuda family/peer");
