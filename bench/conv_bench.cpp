@@ -66,7 +66,6 @@ struct Options {
   bool cpu = true, cuda = false;
   bool process_time = false;
   bool user_reps = false;  // --benchmark_repetitions given: leave repetitions to it
-  bool console = true;     // no --benchmark_format other than console: print the closing table
   double peak_gflops = 0;  // the CPU's measured FMA peak; 0 = none
 };
 
@@ -103,7 +102,6 @@ Options parse_own_flags(int& argc, char** argv) {
     } else if (a == "--process_time") o.process_time = true;
     else {
       if (a.substr(0, 24) == "--benchmark_repetitions=") o.user_reps = true;
-      if (a.substr(0, 19) == "--benchmark_format=" && a != "--benchmark_format=console") o.console = false;
       argv[out++] = argv[i];
     }
   }
@@ -194,12 +192,17 @@ int register_all(const Options& o) {
   return count;
 }
 
-// The console output, plus the median ms of every entry for the closing table.
-class TableReporter : public benchmark::ConsoleReporter {
+// Google Benchmark's own display reporter (--benchmark_format, colour, tabular flags as usual), plus the
+// median ms of every entry for the closing table.
+class TableReporter : public benchmark::BenchmarkReporter {
  public:
-  std::vector<std::string> rows, cols;           // "alexnet.conv3/fwd", "cpu.direct": in first-seen order
+  std::vector<std::string> rows, ran;  // "alexnet.conv3/fwd" in first-seen order; "cpu.direct"
   std::map<std::pair<std::string, std::string>, double> ms;
 
+  // The table only under the console format: JSON or CSV on stdout stays one document.
+  bool console() const { return dynamic_cast<benchmark::ConsoleReporter*>(display_) != nullptr; }
+  bool ReportContext(const Context& context) override { return display_->ReportContext(context); }
+  void Finalize() override { display_->Finalize(); }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.error_occurred || (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median")) continue;
@@ -207,15 +210,18 @@ class TableReporter : public benchmark::ConsoleReporter {
       const size_t cut = name.rfind('/');
       const std::string row = name.substr(5, cut - 5), col = name.substr(cut + 1);
       if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
-      if (std::find(cols.begin(), cols.end(), col) == cols.end()) cols.push_back(col);
+      if (std::find(ran.begin(), ran.end(), col) == ran.end()) ran.push_back(col);
       ms[{row, col}] = r.GetAdjustedRealTime();  // the median aggregate, when there is one, comes last
     }
-    ConsoleReporter::ReportRuns(runs);
+    display_->ReportRuns(runs);
   }
 
   // With --family, one more column per device: its best family member's time / its best fp32 vendor peer's.
   void print_table(const std::string& family) const {
     if (rows.empty()) return;
+    std::vector<std::string> cols;  // the algorithms that ran, in registry order
+    for (const Algorithm* a : registry())
+      if (std::find(ran.begin(), ran.end(), a->name()) != ran.end()) cols.emplace_back(a->name());
     bool device_seen[2] = {false, false};
     for (const std::string& c : cols)
       if (const Algorithm* a = find_algorithm(c)) device_seen[int(a->device())] = true;
@@ -254,6 +260,7 @@ class TableReporter : public benchmark::ConsoleReporter {
   }
 
  private:
+  benchmark::BenchmarkReporter* display_ = benchmark::CreateDefaultDisplayReporter();
   static int width(const std::string& col) { return int(std::max<size_t>(col.size(), 9)); }
 };
 
@@ -297,8 +304,8 @@ int main(int argc, char** argv) {
     if (o.cuda) benchmark::AddCustomContext("convlab_gpu", cuda_info().name);
     if (register_all(o) == 0) fail("bench_conv: no algorithm to benchmark on " + o.net);
     TableReporter table;
-    benchmark::RunSpecifiedBenchmarks(o.console ? &table : nullptr);
-    table.print_table(o.family);
+    benchmark::RunSpecifiedBenchmarks(&table);
+    if (table.console()) table.print_table(o.family);
     benchmark::Shutdown();
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
