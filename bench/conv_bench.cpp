@@ -21,7 +21,8 @@
 //   bench_conv --family=direct                                           cpu.direct vs oneDNN
 //   bench_conv --family=winograd --benchmark_filter='alexnet.conv[345]/' cpu.winograd_* vs oneDNN
 //   bench_conv --family=fft --benchmark_filter='alexnet.conv2/'          cpu.fft* vs oneDNN
-//   bench_conv --benchmark_filter='/cpu\.(winograd|onednn)'              the same without --family
+//   bench_conv --family=gemm                                             cpu.im2col_* vs oneDNN
+//   bench_conv --benchmark_filter='/cpu\.(winograd|onednn)'              Winograd vs oneDNN, as a plain filter
 //   bench_conv --device=cuda                                             every cuda.* and cudnn.* entry
 // --threads: CPU threads (0, the default, = all). --reps sets the repetitions (and shows aggregates only)
 // unless --benchmark_repetitions is given. --process_time: the CPU column is the CPU time of all threads
@@ -137,12 +138,12 @@ std::string plan_label(const Algorithm& a, const ConvProblem& p, Direction dir, 
 }
 
 void bench_case(benchmark::State& state, const Algorithm* algo, ConvProblem p, Direction dir, const Options* o) {
-  if (const std::string why = algo->unavailable_reason(); !why.empty()) return state.SkipWithError(why.c_str());
-  if (const Support s = algo->supports(p, dir); !s) return state.SkipWithError(s.reason.c_str());
   ExecContext ctx;
   ctx.device = algo->device();
   ctx.threads = o->threads;
   try {
+    if (const std::string why = algo->unavailable_reason(); !why.empty()) return state.SkipWithError(why.c_str());
+    if (const Support s = algo->supports(p, dir); !s) return state.SkipWithError(s.reason.c_str());
     ConvRunner runner(*algo, p, dir, ctx);
     runner.upload(ConvData::random(p, 1));
     runner.run();  // untimed warm-up
