@@ -197,13 +197,7 @@ bool is_onednn_verbose_line(std::string_view line) {
 std::optional<VerboseConv> parse_onednn_verbose_line(std::string_view line) {
   if (!is_onednn_verbose_line(line)) return std::nullopt;
   std::vector<std::string_view> f;
-  line = trim(line);
-  for (size_t at = 0;;) {
-    const size_t comma = line.find(',', at);
-    f.push_back(trim(line.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at)));
-    if (comma == std::string_view::npos) break;
-    at = comma + 1;
-  }
+  for (std::string_view field : split_list(trim(line))) f.push_back(trim(field));
   // marker[,v1][,timestamp][,primitive],exec,[engine,]convolution,impl,prop_kind,...
   size_t i = 1;
   while (i < f.size() && i <= 4 && f[i] != "exec") ++i;

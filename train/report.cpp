@@ -46,11 +46,13 @@ double loss_rel_diff(const PolicyResult& p, const PolicyResult& base) {
 
 }  // namespace
 
-std::string report_markdown(const TrainReport& r) {
-  std::ostringstream o;
+namespace {
+
+using Out = std::ostringstream;
+
+// The run's setup, one bullet per line.
+void md_setup(Out& o, const TrainReport& r) {
   const TrainConfig& c = r.config;
-  const int bi = r.baseline();
-  const PolicyResult* base = bi >= 0 ? &r.policies[size_t(bi)] : nullptr;
   o << "# convlab train " << c.net << "\n\n";
   o << "- batch " << c.batch << ", " << c.iters << " timed iterations after " << c.warmup << " warm-up, threads "
     << (c.threads ? std::to_string(c.threads) : std::string("all")) << ", SGD lr " << c.sgd.lr << " momentum "
@@ -60,14 +62,13 @@ std::string report_markdown(const TrainReport& r) {
   o << "- first layer's input gradient (dL/dimage): " << (c.first_layer_grad ? "computed (--first-layer-grad)" : "skipped")
     << "\n- peak RSS: " << fmt("%.1f", double(r.peak_rss_kb) / 1024) << " MiB; wall time " << fmt("%.1f", r.wall_seconds)
     << " s\n\n";
+}
 
-  if (!base) {
-    o << "No policy could run:\n\n";
-    for (auto& p : r.policies) o << "- " << p.policy << ": skipped (" << p.skipped << ")\n";
-    return o.str();
-  }
+// Iteration time, speedup and final loss per policy; the targets; the loss per iteration.
+void md_iterations(Out& o, const TrainReport& r, const PolicyResult& base) {
+  const TrainConfig& c = r.config;
   o << "## Iteration time per policy\n\n";
-  o << "median over the timed iterations; speedup = " << (base ? base->policy : std::string("-"))
+  o << "median over the timed iterations; speedup = " << base.policy
     << "'s median / the policy's median; loss = after the last iteration, proof that a faster policy trains the same "
        "network (must agree within "
     << fmt("%.0e", c.loss_rtol) << " relative)\n\n";
@@ -78,8 +79,8 @@ std::string report_markdown(const TrainReport& r) {
       o << "| " << p.policy << " | skipped: " << p.skipped << " | | | | | | |\n";
       continue;
     }
-    const double rd = base ? loss_rel_diff(p, *base) : 0;
-    o << "| " << p.policy << " | " << ms(p.iter_median) << " | " << (base ? fmt("%.2fx", base->iter_median / p.iter_median) : "")
+    const double rd = loss_rel_diff(p, base);
+    o << "| " << p.policy << " | " << ms(p.iter_median) << " | " << fmt("%.2fx", base.iter_median / p.iter_median)
       << " | " << fmt("%.6f", p.losses.back()) << " | " << fmt("%.1e", rd) << " | " << (rd <= c.loss_rtol ? "yes" : "NO")
       << " | " << fmt("%.3f", p.choose_seconds) << " | " << fmt("%.1f", double(p.workspace_bytes) / 1048576) << " |\n";
   }
@@ -116,7 +117,10 @@ std::string report_markdown(const TrainReport& r) {
     for (double l : p.losses) o << " " << fmt("%.6f", l) << " |";
     o << "\n";
   }
+}
 
+// What find spent choosing, and after how many iterations it pays for itself against default and get.
+void md_tuning_cost(Out& o, const TrainReport& r) {
   o << "\n## Tuning cost and break-even\n\n";
   const PolicyResult* find = find_policy(r, "find");
   const PolicyResult* get = find_policy(r, "get");
@@ -126,113 +130,139 @@ std::string report_markdown(const TrainReport& r) {
     for (auto& p : r.policies)
       if (p.policy == "find" && !p.ran) o << " (" << p.skipped << ")";
     o << ": no tuning cost to report.\n";
-  } else {
-    o << "`find` spent " << fmt("%.2f", find->choose_seconds) << " s choosing (all layers and directions).\n\n";
-    for (const PolicyResult* other : {def, get}) {
-      if (!other) continue;
-      const double be = break_even_iterations(*find, *other);
-      o << "- vs `" << other->policy << "` (" << fmt("%.3f", other->choose_seconds) << " s choosing, " << ms(other->iter_median)
-        << " ms/iteration vs find's " << ms(find->iter_median) << "): ";
-      if (be < 0) o << "find is not faster per iteration here; it never pays for itself.\n";
-      else o << "pays for itself after " << fmt("%.1f", be) << " iterations.\n";
-    }
+    return;
   }
+  o << "`find` spent " << fmt("%.2f", find->choose_seconds) << " s choosing (all layers and directions).\n\n";
+  for (const PolicyResult* other : {def, get}) {
+    if (!other) continue;
+    const double be = break_even_iterations(*find, *other);
+    o << "- vs `" << other->policy << "` (" << fmt("%.3f", other->choose_seconds) << " s choosing, " << ms(other->iter_median)
+      << " ms/iteration vs find's " << ms(find->iter_median) << "): ";
+    if (be < 0) o << "find is not faster per iteration here; it never pays for itself.\n";
+    else o << "pays for itself after " << fmt("%.1f", be) << " iterations.\n";
+  }
+}
 
+// The rest of a header row after two leading columns: one column per policy that ran, then the rule.
+void md_policy_columns(Out& o, const TrainReport& r) {
+  for (auto& p : r.policies)
+    if (p.ran) o << " " << p.policy << " |";
+  o << "\n|---|---|";
+  for (auto& p : r.policies)
+    if (p.ran) o << "---|";
+  o << "\n";
+}
+
+// The algorithm each policy chose per conv layer and direction.
+void md_choices(Out& o, const TrainReport& r, const PolicyResult& base) {
   o << "\n## Algorithm chosen per layer and direction\n\n| layer | dir |";
-  for (auto& p : r.policies)
-    if (p.ran) o << " " << p.policy << " |";
-  o << "\n|---|---|";
-  for (auto& p : r.policies)
-    if (p.ran) o << "---|";
-  o << "\n";
-  if (base) {
-    for (size_t li = 0; li < base->layers.size(); ++li) {
-      if (base->layers[li].kind != "conv") continue;
-      for (Direction d : kAllDirections) {
-        o << "| " << base->layers[li].name << " | " << to_string(d) << " |";
-        for (auto& p : r.policies)
-          if (p.ran) {
-            const LayerResult& l = p.layers[li];
-            o << " " << l.algo[direction_index(d)] << (skipped(l, d) ? " (skipped)" : "") << " |";
-          }
-        o << "\n";
-      }
-    }
-  }
-
-  o << "\n## Per-layer time (ms, medians)\n\nconv layers: fwd / bwd-data / bwd-filter (incl. bias); other layers: fwd / "
-       "backward\n\n| layer | kind |";
-  for (auto& p : r.policies)
-    if (p.ran) o << " " << p.policy << " |";
-  o << "\n|---|---|";
-  for (auto& p : r.policies)
-    if (p.ran) o << "---|";
-  o << "\n";
-  if (base) {
-    for (size_t li = 0; li < base->layers.size(); ++li) {
-      o << "| " << base->layers[li].name << " | " << base->layers[li].kind << " |";
-      for (auto& p : r.policies) {
-        if (!p.ran) continue;
-        const LayerTime& t = p.layers[li].median;
-        if (p.layers[li].kind == "conv") o << " " << ms(t.fwd) << " / " << ms(t.bwd_data) << " / " << ms(t.bwd_filter) << " |";
-        else o << " " << ms(t.fwd) << " / " << ms(t.bwd_data) << " |";
-      }
+  md_policy_columns(o, r);
+  for (size_t li = 0; li < base.layers.size(); ++li) {
+    if (base.layers[li].kind != "conv") continue;
+    for (Direction d : kAllDirections) {
+      o << "| " << base.layers[li].name << " | " << to_string(d) << " |";
+      for (auto& p : r.policies)
+        if (p.ran) {
+          const LayerResult& l = p.layers[li];
+          o << " " << l.algo[direction_index(d)] << (skipped(l, d) ? " (skipped)" : "") << " |";
+        }
       o << "\n";
     }
-    o << "| loss | softmax-CE |";
-    for (auto& p : r.policies)
-      if (p.ran) o << " " << ms(p.loss_median_loss) << " |";
-    o << "\n| update | SGD |";
-    for (auto& p : r.policies)
-      if (p.ran) o << " " << ms(p.loss_median_update) << " |";
-    o << "\n| **iteration** | |";
-    for (auto& p : r.policies)
-      if (p.ran) o << " **" << ms(p.iter_median) << "** |";
+  }
+}
+
+// Median time per layer and policy, then the loss, the update and the iteration.
+void md_layer_times(Out& o, const TrainReport& r, const PolicyResult& base) {
+  o << "\n## Per-layer time (ms, medians)\n\nconv layers: fwd / bwd-data / bwd-filter (incl. bias); other layers: fwd / "
+       "backward\n\n| layer | kind |";
+  md_policy_columns(o, r);
+  for (size_t li = 0; li < base.layers.size(); ++li) {
+    o << "| " << base.layers[li].name << " | " << base.layers[li].kind << " |";
+    for (auto& p : r.policies) {
+      if (!p.ran) continue;
+      const LayerTime& t = p.layers[li].median;
+      if (p.layers[li].kind == "conv") o << " " << ms(t.fwd) << " / " << ms(t.bwd_data) << " / " << ms(t.bwd_filter) << " |";
+      else o << " " << ms(t.fwd) << " / " << ms(t.bwd_data) << " |";
+    }
     o << "\n";
   }
+  o << "| loss | softmax-CE |";
+  for (auto& p : r.policies)
+    if (p.ran) o << " " << ms(p.loss_median_loss) << " |";
+  o << "\n| update | SGD |";
+  for (auto& p : r.policies)
+    if (p.ran) o << " " << ms(p.loss_median_update) << " |";
+  o << "\n| **iteration** | |";
+  for (auto& p : r.policies)
+    if (p.ran) o << " **" << ms(p.iter_median) << "** |";
+  o << "\n";
+}
 
-  if (base) {
-    o << "\n## Attribution: time saved per layer and direction vs `" << base->policy << "` (ms per iteration)\n\n";
-    o << "positive = faster than " << base->policy << "; 'other' = every non-convolution layer, the loss and the update "
-         "(same code in every policy: its difference is noise)\n\n";
-    for (auto& p : r.policies) {
-      if (!p.ran || &p == base) continue;
-      o << "### " << p.policy << "\n\n| layer | dir | " << base->policy << " | " << p.policy << " | saved | algorithm |\n";
-      o << "|---|---|---:|---:|---:|---|\n";
-      double conv_saved = 0, other_saved = 0;
-      for (size_t li = 0; li < p.layers.size(); ++li) {
-        const LayerResult &a = base->layers[li], &b = p.layers[li];
-        if (b.kind != "conv") {
-          other_saved += a.median.total() - b.median.total();
-          continue;
-        }
-        for (Direction d : kAllDirections) {
-          if (skipped(b, d)) continue;
-          const double s = comp(a.median, d) - comp(b.median, d);
-          conv_saved += s;
-          const std::string &was = a.algo[direction_index(d)], &now = b.algo[direction_index(d)];
-          o << "| " << b.name << " | " << to_string(d) << " | " << ms(comp(a.median, d)) << " | " << ms(comp(b.median, d))
-            << " | " << ms(s) << " | " << (was == now ? now : was + " -> " + now) << " |\n";
-        }
+// Per policy: the time saved against the baseline per conv layer and direction, and the rest.
+void md_attribution(Out& o, const TrainReport& r, const PolicyResult& base) {
+  o << "\n## Attribution: time saved per layer and direction vs `" << base.policy << "` (ms per iteration)\n\n";
+  o << "positive = faster than " << base.policy << "; 'other' = every non-convolution layer, the loss and the update "
+       "(same code in every policy: its difference is noise)\n\n";
+  for (auto& p : r.policies) {
+    if (!p.ran || &p == &base) continue;
+    o << "### " << p.policy << "\n\n| layer | dir | " << base.policy << " | " << p.policy << " | saved | algorithm |\n";
+    o << "|---|---|---:|---:|---:|---|\n";
+    double conv_saved = 0, other_saved = 0;
+    for (size_t li = 0; li < p.layers.size(); ++li) {
+      const LayerResult &a = base.layers[li], &b = p.layers[li];
+      if (b.kind != "conv") {
+        other_saved += a.median.total() - b.median.total();
+        continue;
       }
-      other_saved += (base->loss_median_loss + base->loss_median_update) - (p.loss_median_loss + p.loss_median_update);
-      o << "| all conv | | | | **" << ms(conv_saved) << "** | |\n| other | | | | " << ms(other_saved) << " | |\n";
-      o << "| iteration (medians) | | " << ms(base->iter_median) << " | " << ms(p.iter_median) << " | "
-        << ms(base->iter_median - p.iter_median) << " | |\n\n";
+      for (Direction d : kAllDirections) {
+        if (skipped(b, d)) continue;
+        const double s = comp(a.median, d) - comp(b.median, d);
+        conv_saved += s;
+        const std::string &was = a.algo[direction_index(d)], &now = b.algo[direction_index(d)];
+        o << "| " << b.name << " | " << to_string(d) << " | " << ms(comp(a.median, d)) << " | " << ms(comp(b.median, d))
+          << " | " << ms(s) << " | " << (was == now ? now : was + " -> " + now) << " |\n";
+      }
     }
+    other_saved += (base.loss_median_loss + base.loss_median_update) - (p.loss_median_loss + p.loss_median_update);
+    o << "| all conv | | | | **" << ms(conv_saved) << "** | |\n| other | | | | " << ms(other_saved) << " | |\n";
+    o << "| iteration (medians) | | " << ms(base.iter_median) << " | " << ms(p.iter_median) << " | "
+      << ms(base.iter_median - p.iter_median) << " | |\n\n";
   }
+}
 
+// What the skipped dL/dimage would cost per policy (or where its time is, when computed).
+void md_first_layer(Out& o, const TrainReport& r) {
   o << "\n## Skipping the first layer's input gradient\n\n";
-  if (c.first_layer_grad) {
+  if (r.config.first_layer_grad) {
     o << "computed (--first-layer-grad): its time is in the first conv layer's bwd-data column above.\n";
-  } else {
-    o << "dL/dimage is not computed (use --first-layer-grad to compute it); what it would cost:\n\n| policy | "
-         "conv1 bwd-data ms | share of the iteration |\n|---|---:|---:|\n";
-    for (auto& p : r.policies)
-      if (p.ran && p.first_layer_dx_seconds > 0)
-        o << "| " << p.policy << " | " << ms(p.first_layer_dx_seconds) << " | "
-          << fmt("%.1f%%", 100 * p.first_layer_dx_seconds / (p.iter_median + p.first_layer_dx_seconds)) << " |\n";
+    return;
   }
+  o << "dL/dimage is not computed (use --first-layer-grad to compute it); what it would cost:\n\n| policy | "
+       "conv1 bwd-data ms | share of the iteration |\n|---|---:|---:|\n";
+  for (auto& p : r.policies)
+    if (p.ran && p.first_layer_dx_seconds > 0)
+      o << "| " << p.policy << " | " << ms(p.first_layer_dx_seconds) << " | "
+        << fmt("%.1f%%", 100 * p.first_layer_dx_seconds / (p.iter_median + p.first_layer_dx_seconds)) << " |\n";
+}
+
+}  // namespace
+
+std::string report_markdown(const TrainReport& r) {
+  Out o;
+  md_setup(o, r);
+  const int bi = r.baseline();
+  if (bi < 0) {
+    o << "No policy could run:\n\n";
+    for (auto& p : r.policies) o << "- " << p.policy << ": skipped (" << p.skipped << ")\n";
+    return o.str();
+  }
+  const PolicyResult& base = r.policies[size_t(bi)];
+  md_iterations(o, r, base);
+  md_tuning_cost(o, r);
+  md_choices(o, r, base);
+  md_layer_times(o, r, base);
+  md_attribution(o, r, base);
+  md_first_layer(o, r);
   return o.str();
 }
 
