@@ -45,8 +45,7 @@ void find_all(std::vector<TunePair>& pairs, const std::vector<const Algorithm*>&
 void get_all(std::vector<TunePair>& pairs, const std::vector<const Algorithm*>& candidates, const TuneCache* cache,
              const TuneOptions& opt, TuneResult& res) {
   std::vector<Measured> data;
-  if (cache)
-    for (auto& m : cache->measurements({res.fingerprint})) data.push_back(std::move(m));
+  if (cache) data = cache->measurements({res.fingerprint});
   if (opt.find && !cache)
     for (const TunePair& pr : pairs) data.push_back({pr.problem, pr.dir, pr.found});
   const CalibrationData cal_data(data, MachineModel::for_context(opt.ctx));  // one pass; every fit is O(factor keys)
