@@ -9,215 +9,22 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "algorithms/registry.hpp"
 #include "autotune/build_identity.hpp"
-#include "autotune/json_value.hpp"
 #include "core/error.hpp"
-#include "core/json.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
+#include "core/timing.hpp"
 
 namespace convlab {
-
-namespace {
-constexpr int kFormat = 1;
-}  // namespace
-
-std::string CacheKey::str() const {
-  return problem + '\x1f' + dir + '\x1f' + dtype + '\x1f' + device + '\x1f' + build + '\x1f' + version;
-}
-
-CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& ctx) {
-  CacheKey k;
-  k.problem = p.key();
-  k.dir = std::string(to_string(dir));
-  k.device = device_fingerprint(ctx.device, ctx.device == DeviceKind::cpu ? ctx.resolved_threads() : 0);
-  k.build = build_identity(ctx.device);
-  k.version = CONVLAB_VERSION;
-  return k;
-}
-
-bool is_current_build(const CacheKey& k) {
-  if (k.version != CONVLAB_VERSION) return false;
-  if (k.build == build_identity(DeviceKind::cpu)) return true;
-  // Asked of CUDA only for a key that names a CUDA runtime (a CPU run never initializes CUDA).
-  return k.build.find("| CUDA runtime") != std::string::npos && k.build == build_identity(DeviceKind::cuda);
-}
-
-// ---- one line ------------------------------------------------------------
-
-std::string to_json(const AlgoPerf& r) {
-  using json::number;
-  using json::quote;
-  return "{\"algo\":" + quote(r.algo) + ",\"status\":" + quote(to_string(r.status)) + ",\"time\":" + number(r.time) +
-         ",\"spread\":" + number(r.spread) + ",\"reps\":" + std::to_string(r.reps) +
-         ",\"workspace\":" + std::to_string(r.workspace) + ",\"max_rel_error\":" + number(r.max_rel_error) +
-         ",\"err_ratio\":" + number(r.err_ratio) + ",\"deterministic\":" + (r.deterministic ? "true" : "false") +
-         ",\"note\":" + quote(r.note) + "}";
-}
-
-std::string serialize(const CacheEntry& e) {
-  using json::number;
-  using json::quote;
-  auto size_or_null = [](size_t v) { return v == size_t(-1) ? std::string("null") : std::to_string(v); };
-  std::string o = "{\"format\":" + std::to_string(kFormat) + ",\"problem\":" + quote(e.key.problem) +
-                  ",\"dir\":" + quote(e.key.dir) + ",\"dtype\":" + quote(e.key.dtype) + ",\"device\":" +
-                  quote(e.key.device) + ",\"build\":" + quote(e.key.build) + ",\"version\":" + quote(e.key.version) + ",\"tuned_at\":" + number(e.tuned_at) +
-                  ",\"workspace_limit\":" + size_or_null(e.workspace_limit) + ",\"results\":[";
-  for (size_t i = 0; i < e.results.size(); ++i) o += (i ? "," : "") + to_json(e.results[i]);
-  return o + "]}";
-}
-
-namespace {
-
-using json::Value;
-
-bool get_string(const Value& o, const char* k, std::string& out, std::string* err) {
-  const Value* v = o.get(k);
-  if (!v || v->type != Value::Type::string) {
-    if (err) *err = std::string("field '") + k + "' missing or not a string";
-    return false;
-  }
-  out = v->str;
-  return true;
-}
-
-// A number, or null (-> NaN) when allow_null.
-bool get_number(const Value& o, const char* k, double& out, std::string* err, bool allow_null) {
-  const Value* v = o.get(k);
-  if (v && v->type == Value::Type::number) {
-    out = v->num;
-    return true;
-  }
-  if (v && allow_null && v->type == Value::Type::null) {
-    out = std::numeric_limits<double>::quiet_NaN();
-    return true;
-  }
-  if (err) *err = std::string("field '") + k + "' missing or not a number";
-  return false;
-}
-
-bool get_count(const Value& o, const char* k, size_t& out, std::string* err, bool null_is_max) {
-  double d = 0;
-  if (!get_number(o, k, d, err, null_is_max)) return false;
-  if (std::isnan(d) && null_is_max) {
-    out = size_t(-1);
-    return true;
-  }
-  if (!(d >= 0) || d > 9.007199254740992e15 || d != std::floor(d)) {
-    if (err) *err = std::string("field '") + k + "' is not a non-negative integer";
-    return false;
-  }
-  out = size_t(d);
-  return true;
-}
-
-// Which format a line claims: -1 if it is not a JSON object with an integer "format".
-int line_format(const Value& v) {
-  const Value* f = v.is_object() ? v.get("format") : nullptr;
-  if (!f || f->type != Value::Type::number || f->num != std::floor(f->num) || std::fabs(f->num) > 1e6) return -1;
-  return int(f->num);
-}
-
-std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
-  CacheEntry e;
-  if (!get_string(v, "problem", e.key.problem, err) || !get_string(v, "dir", e.key.dir, err) ||
-      !get_string(v, "dtype", e.key.dtype, err) || !get_string(v, "device", e.key.device, err) ||
-      !get_string(v, "version", e.key.version, err) || !get_number(v, "tuned_at", e.tuned_at, err, false) ||
-      !get_count(v, "workspace_limit", e.workspace_limit, err, true))
-    return std::nullopt;
-  // "build" came later: a line without it is an entry of an unknown (so stale) build.
-  if (const Value* b = v.get("build"); b && !get_string(v, "build", e.key.build, err)) return std::nullopt;
-  const Value* rs = v.get("results");
-  if (!rs || rs->type != Value::Type::array) {
-    if (err) *err = "field 'results' missing or not an array";
-    return std::nullopt;
-  }
-  for (const Value& x : rs->arr) {
-    if (!x.is_object()) {
-      if (err) *err = "a result is not an object";
-      return std::nullopt;
-    }
-    AlgoPerf r;
-    std::string status;
-    double reps = 0;
-    const Value* det = x.get("deterministic");
-    if (!get_string(x, "algo", r.algo, err) || !get_string(x, "status", status, err) ||
-        !get_number(x, "time", r.time, err, true) || !get_number(x, "spread", r.spread, err, true) ||
-        !get_number(x, "reps", reps, err, false) || !get_count(x, "workspace", r.workspace, err, false) ||
-        !get_number(x, "max_rel_error", r.max_rel_error, err, true) ||
-        !get_number(x, "err_ratio", r.err_ratio, err, true) || !get_string(x, "note", r.note, err))
-      return std::nullopt;
-    if (!det || det->type != Value::Type::boolean) {
-      if (err) *err = "field 'deterministic' missing or not a boolean";
-      return std::nullopt;
-    }
-    r.deterministic = det->b;
-    r.reps = int(std::clamp(reps, 0.0, 1e9));
-    if (!parse_perf_status(status, r.status)) {
-      if (err) *err = "unknown status '" + status + "'";
-      return std::nullopt;
-    }
-    if (r.status == PerfStatus::ok && !(r.time > 0)) {
-      if (err) *err = "an ok result without a positive time";
-      return std::nullopt;
-    }
-    for (const AlgoPerf& seen : e.results)
-      if (seen.algo == r.algo) {  // one measurement per algorithm: a second would make the ranking ambiguous
-        if (err) *err = "algorithm '" + printable(r.algo) + "' listed twice in results";
-        return std::nullopt;
-      }
-    e.results.push_back(std::move(r));
-  }
-  try {
-    (void)parse_direction(e.key.dir);
-  } catch (const Error&) {
-    if (err) *err = "bad direction '" + e.key.dir + "'";
-    return std::nullopt;
-  }
-  // Stored lists are re-ranked so a hand-edited or older file cannot smuggle in an order.
-  rank(e.results);
-  return e;
-}
-
-}  // namespace
-
-std::optional<CacheEntry> deserialize(std::string_view line, std::string* error) {
-  auto v = json::parse(line, error);
-  if (!v) return std::nullopt;
-  if (!v->is_object()) {
-    if (error) *error = "not a JSON object";
-    return std::nullopt;
-  }
-  if (line_format(*v) != kFormat) {
-    if (error) *error = "format is not " + std::to_string(kFormat);
-    return std::nullopt;
-  }
-  return from_value(*v, error);
-}
-
-bool entry_covers(const CacheEntry& e, const std::vector<const Algorithm*>& candidates, size_t workspace_limit) {
-  std::map<std::string, const AlgoPerf*> by_name;
-  for (const AlgoPerf& r : e.results) by_name[r.algo] = &r;
-  for (const Algorithm* a : candidates) {
-    if (a->family() == "reference") continue;
-    auto it = by_name.find(std::string(a->name()));
-    if (it == by_name.end()) return false;  // registered since the entry was tuned
-    const AlgoPerf& r = *it->second;
-    if (r.status == PerfStatus::over_workspace && r.workspace <= workspace_limit) return false;
-  }
-  return true;
-}
 
 // ---- the file ------------------------------------------------------------
 
@@ -323,21 +130,16 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
   read_cache_lines(path_, [&](int n, std::string_view line, bool too_long) {
     line_no = n;
     if (blank(line)) return;
-    std::string why;
-    std::optional<CacheEntry> e;
-    if (too_long) {
-      why = "line longer than " + std::to_string(kCacheMaxLineBytes >> 20) + " MiB";
-    } else if (auto v = json::parse(line, &why)) {
-      const int f = line_format(*v);
-      if (f > 0 && f != kFormat) {
-        fc.foreign_lines.emplace_back(line);
-        return;
-      }
-      if (f < 0) why = "no integer 'format' field";
-      else e = from_value(*v, &why);
+    CacheLine cl;
+    if (too_long) cl.error = "line longer than " + std::to_string(kCacheMaxLineBytes >> 20) + " MiB";
+    else cl = parse_cache_line(line);
+    if (cl.other_format) {
+      fc.foreign_lines.emplace_back(line);
+      return;
     }
+    std::optional<CacheEntry>& e = cl.entry;
     if (!e) {
-      if (fc.bad_lines++ == 0) first_bad = "line " + std::to_string(n) + ": " + why;
+      if (fc.bad_lines++ == 0) first_bad = "line " + std::to_string(n) + ": " + cl.error;
       return;
     }
     if (!is_current_build(e->key) && stale++ == 0)
@@ -498,6 +300,28 @@ std::vector<Measured> TuneCache::measurements(const std::vector<std::string>& de
   return out;
 }
 
+Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                    const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune) {
+  const CacheKey key = make_cache_key(p, dir, ctx);
+  if (const CacheEntry* hit = cache && !retune ? cache->lookup(key) : nullptr;
+      hit && entry_covers(*hit, candidates, opt.workspace_limit))
+    return {hit->results, true, 0};
+  Tuned out;
+  const double t0 = now_seconds();
+  out.results = find(p, dir, ctx, opt, candidates);
+  out.find_seconds = now_seconds() - t0;
+  if (cache) {
+    CacheEntry e;
+    e.key = key;
+    e.tuned_at = double(std::time(nullptr));
+    e.workspace_limit = opt.workspace_limit;
+    e.results = out.results;
+    cache->put(std::move(e));
+    cache->save();
+  }
+  return out;
+}
+
 int merge_cache_files(const std::vector<std::string>& inputs, const std::string& output, bool echo_warnings) {
   if (inputs.empty()) fail("cache merge: no input files");
   require_output_path(output, "cache merge: output");
@@ -559,22 +383,15 @@ CacheCheck check_cache_file(const std::string& path) {
       why.push_back("longer than " + std::to_string(kCacheMaxLineBytes >> 20) + " MiB");
       return report();
     }
-    std::string err;
-    auto v = json::parse(line, &err);
-    if (!v) {
-      why.push_back("unreadable: " + err);
+    const CacheLine cl = parse_cache_line(line);
+    if (cl.other_format) {
+      why.push_back("cache format " + std::to_string(cl.other_format) + ", this build reads " +
+                    std::to_string(kCacheFormat) + " (kept, never used)");
       return report();
     }
-    const int f = line_format(*v);
-    if (f > 0 && f != kFormat) {
-      why.push_back("cache format " + std::to_string(f) + ", this build reads " + std::to_string(kFormat) + " (kept, never used)");
-      return report();
-    }
-    std::optional<CacheEntry> e;
-    if (f < 0) err = "no integer 'format' field";
-    else e = from_value(*v, &err);
+    const std::optional<CacheEntry>& e = cl.entry;
     if (!e) {
-      why.push_back("unreadable: " + err);
+      why.push_back("unreadable: " + cl.error);
       return report();
     }
     ++out.entries;

@@ -1,15 +1,7 @@
 // The persistent autotune cache: a JSON-lines file, one line per
 //   (problem key, direction, dtype, device fingerprint, build identity, convlab version)
-// holding the whole ranked list find produced, e.g.
-//
-//   {"format":1,"problem":"mb32ic96ih27oc256oh27kh5ph2","dir":"fwd","dtype":"f32",
-//    "device":"Intel Xeon ... | avx512 | 2 threads","build":"convlab 0.1.0 65c8b8b74b9b | oneDNN 2.6.3 ...",
-//    "version":"0.1.0","tuned_at":1763800000,
-//    "workspace_limit":null,"results":[{"algo":"cpu.im2col_gemm","status":"ok","time":0.0123,...},...]}
-//
-// "build" is build_identity() (autotune/build_identity.hpp: convlab's git
-// commit and the oneDNN / OpenBLAS / FFTW / cuDNN versions). Lines written
-// before it existed have none: they are read as entries of an unknown build.
+// holding the whole ranked list find produced (the line, its key and its
+// format: autotune/cache_entry.hpp).
 //
 // Reading never throws on bad content: a line that is not valid JSON, misses a
 // field, has a wrong type or is longer than 1 MiB is ignored with one warning
@@ -35,45 +27,15 @@
 #include <string>
 #include <vector>
 
+#include "autotune/cache_entry.hpp"
+#include "autotune/find.hpp"
 #include "autotune/get.hpp"
-#include "autotune/perf.hpp"
 
 namespace convlab {
-
-struct CacheKey {
-  std::string problem;  // ConvProblem::key()
-  std::string dir;      // "fwd", "bwd-data", "bwd-filter"
-  std::string dtype = "f32";
-  std::string device;   // device_fingerprint()
-  std::string build;    // build_identity() ("" in lines written before it was recorded)
-  std::string version;  // CONVLAB_VERSION
-  std::string str() const;  // one string joining all fields (map key)
-  bool operator==(const CacheKey&) const = default;
-};
-// The key for this machine, context and build.
-CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& ctx);
-// True when the key's convlab version and build identity are this build's.
-bool is_current_build(const CacheKey& k);
 
 // The limits on what is read (see above).
 constexpr size_t kCacheMaxLineBytes = size_t(1) << 20;
 constexpr size_t kCacheMaxFileBytes = size_t(256) << 20;
-
-struct CacheEntry {
-  CacheKey key;
-  double tuned_at = 0;                   // unix seconds
-  size_t workspace_limit = size_t(-1);   // the limit find ran with
-  std::vector<AlgoPerf> results;         // ranked
-};
-
-std::string serialize(const CacheEntry& e);  // one line, no newline
-std::string to_json(const AlgoPerf& r);      // one result as a JSON object (the cache's form)
-// nullopt with a reason on anything malformed (never throws).
-std::optional<CacheEntry> deserialize(std::string_view line, std::string* error = nullptr);
-
-// True when `e` can answer for this candidate set and limit: every candidate
-// is in the list, and nothing skipped as over-workspace would fit the limit now.
-bool entry_covers(const CacheEntry& e, const std::vector<const Algorithm*>& candidates, size_t workspace_limit);
 
 class TuneCache {
  public:
@@ -117,6 +79,21 @@ class TuneCache {
   std::vector<std::string> foreign_lines_;
   std::vector<std::string> warnings_;
 };
+
+// What cache_or_find() answered with.
+struct Tuned {
+  std::vector<AlgoPerf> results;  // ranked, as find returns them
+  bool from_cache = false;        // a cache entry answered: find did not run
+  double find_seconds = 0;        // find's wall time, when it ran
+};
+
+// The one cache-or-find step (`convlab tune`, the cache policy): the entry of
+// (p, dir, ctx) in `cache` answers when it covers `candidates` and
+// opt.workspace_limit (entry_covers()); otherwise find runs with `opt` and its
+// results are stored in `cache` and saved. `cache` may be null: find runs and
+// nothing is stored. `retune` ignores the entry (find runs and replaces it).
+Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                    const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune = false);
 
 // `convlab cache merge A B ... -o C`: the union of the inputs, per key the
 // newer tuned_at; unreadable lines warned about and dropped. Returns entries written.

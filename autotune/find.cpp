@@ -131,6 +131,7 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
 
 std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt,
                            const std::vector<const Algorithm*>& candidates) {
+  if (opt.on_start) opt.on_start();
   if (auto e = p.validate(); !e.empty()) fail(e);
   std::vector<AlgoPerf> out;
   CheckSlice slice(p, opt.check_batch, opt.seed);

@@ -38,7 +38,8 @@ struct FindOptions {
   double max_seconds = 0.3;     // timed work per candidate before giving up on stability
   double stable_rel = 0.02;     // median moved less than this -> stable
   double slow_cutoff = 3;       // see above
-  // Called before each candidate (progress display): index, count, name.
+  // Progress display: once when find starts, then before each candidate (index, count, name).
+  std::function<void()> on_start;
   std::function<void(int, int, const Algorithm&)> on_candidate;
 };
 

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -125,16 +124,6 @@ bool is_constraint(std::string_view t) {
   return t == "deterministic" || t == "tf32" || t.rfind("max-error=", 0) == 0 || t.rfind("workspace=", 0) == 0;
 }
 
-std::vector<std::string_view> split_on(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  for (size_t at = 0;;) {
-    const size_t next = s.find(sep, at);
-    out.push_back(s.substr(at, next == std::string_view::npos ? std::string_view::npos : next - at));
-    if (next == std::string_view::npos) return out;
-    at = next + 1;
-  }
-}
-
 // "" when `text` is one valid policy, else Policy::parse's message.
 std::string parse_error(std::string_view text) {
   try {
@@ -151,7 +140,7 @@ std::vector<std::string> split_policy_list(std::string_view text) {
   std::vector<std::string> out;
   if (text.find(';') != std::string_view::npos) {
     // The explicit form: every ';'-piece is exactly one policy (its commas are constraints or path characters).
-    for (std::string_view piece : split_on(text, ';')) {
+    for (std::string_view piece : split_list(text, ';')) {
       if (piece.empty()) continue;
       Policy::parse(piece);  // throws with the reason
       out.emplace_back(piece);
@@ -166,7 +155,7 @@ std::vector<std::string> split_policy_list(std::string_view text) {
     return {std::string(text)};
   }
   // The plain comma list: every token a policy without constraints.
-  const auto tokens = split_on(text, ',');
+  const auto tokens = split_list(text, ',');
   bool list = true, constraint = false;
   std::string token_err;
   for (std::string_view t : tokens) {
@@ -194,6 +183,16 @@ std::vector<std::string> split_policy_list(std::string_view text) {
   if (whole_err.rfind("unknown policy", 0) == 0)
     fail(whole_err + "; separate policies with ';' (e.g. 'find,deterministic;default')");
   fail(whole_err);
+}
+
+std::string policy_unavailable_reason(const Policy& policy, DeviceKind device) {
+  if (policy.kind != Policy::Kind::fixed) return {};
+  const Algorithm& a = get_algorithm(policy.fixed_algo);
+  if (a.device() != device)
+    return std::string(a.name()) + " runs on " + std::string(to_string(a.device())) + ", this run is on " +
+           std::string(to_string(device));
+  if (std::string why = a.unavailable_reason(); !why.empty()) return std::string(a.name()) + " cannot run here: " + why;
+  return {};
 }
 
 namespace {
@@ -242,75 +241,55 @@ Choice pick(const std::vector<AlgoPerf>& all, const Constraints& c, const std::s
   return {&get_algorithm(best->algo), how + ": best of " + std::to_string(ok), 0};
 }
 
-}  // namespace
-
-std::string policy_unavailable_reason(const Policy& policy, DeviceKind device) {
-  if (policy.kind != Policy::Kind::fixed) return {};
-  const Algorithm& a = get_algorithm(policy.fixed_algo);
-  if (a.device() != device)
-    return std::string(a.name()) + " runs on " + std::string(to_string(a.device())) + ", this run is on " +
-           std::string(to_string(device));
-  if (std::string why = a.unavailable_reason(); !why.empty()) return std::string(a.name()) + " cannot run here: " + why;
-  return {};
+std::string cache_file(const Policy& policy) {
+  return policy.cache_path.empty() ? TuneCache::default_path() : policy.cache_path;
 }
 
-Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
-                        size_t workspace_limit) {
-  const size_t ws = std::min(workspace_limit, policy.workspace_limit);
-  Constraints cons;
-  cons.workspace_limit = ws;
-  cons.max_error = policy.max_error;
-  cons.deterministic = policy.deterministic;
-  cons.tf32 = policy.tf32;
-  const double t0 = now_seconds();
-
-  if (policy.kind == Policy::Kind::get) {
-    TunerState& s = state();
-    std::lock_guard<std::mutex> lock(s.mu);
-    const std::string path = policy.cache_path.empty() ? TuneCache::default_path() : policy.cache_path;
-    auto& cal = s.calibrations[path];
-    if (!cal) {
-      std::vector<Measured> data;
-      if (!policy.cache_path.empty() || std::filesystem::exists(path)) {
-        const CacheKey k = make_cache_key(p, dir, ctx);
-        data = open_cache(s, path).measurements({k.device});
-      }
-      cal = std::make_unique<Calibration>(Calibration::fit(data, MachineModel::for_context(ctx)));
-    }
-    Choice c = pick(get(p, dir, ctx, ws, cal.get(), find_candidates(ctx.device, policy.tf32)), cons, "cost model", p, dir);
-    c.why += cal->samples() ? " (calibrated from " + std::to_string(cal->samples()) + " measurements)" : " (uncalibrated)";
-    return c;
+// get[:path]: the cost model's ranking, calibrated once per process from the cache file's entries of this device.
+Choice choose_by_model(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                       const Constraints& cons) {
+  TunerState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const std::string path = cache_file(policy);
+  auto& cal = s.calibrations[path];
+  if (!cal) {
+    std::vector<Measured> data;
+    if (!policy.cache_path.empty() || std::filesystem::exists(path))
+      data = open_cache(s, path).measurements({make_cache_key(p, dir, ctx).device});
+    cal = std::make_unique<Calibration>(Calibration::fit(data, MachineModel::for_context(ctx)));
   }
+  const auto ranked = get(p, dir, ctx, cons.workspace_limit, cal.get(), find_candidates(ctx.device, policy.tf32));
+  Choice c = pick(ranked, cons, "cost model", p, dir);
+  c.why += cal->samples() ? " (calibrated from " + std::to_string(cal->samples()) + " measurements)" : " (uncalibrated)";
+  return c;
+}
 
-  if (policy.kind == Policy::Kind::find || policy.kind == Policy::Kind::cache) {
-    TunerState& s = state();
-    std::lock_guard<std::mutex> lock(s.mu);
-    const CacheKey key = make_cache_key(p, dir, ctx);
-    const auto candidates = find_candidates(ctx.device, policy.tf32);
-    FindOptions fo;
-    fo.workspace_limit = ws;
-    if (policy.kind == Policy::Kind::find) {
-      auto& ranked = s.found[key.str() + '\x1f' + std::to_string(ws) + (policy.tf32 ? "\x1ftf32" : "")];
-      if (ranked.empty()) ranked = find(p, dir, ctx, fo, candidates);
-      Choice c = pick(ranked, cons, "find", p, dir);
-      c.tuning_seconds = now_seconds() - t0;
-      return c;
-    }
-    TuneCache& cache = open_cache(s, policy.cache_path.empty() ? TuneCache::default_path() : policy.cache_path);
-    if (const CacheEntry* e = cache.lookup(key); e && entry_covers(*e, candidates, ws))
-      return pick(e->results, cons, "cache hit", p, dir);
-    CacheEntry e;
-    e.key = key;
-    e.workspace_limit = ws;
-    e.results = find(p, dir, ctx, fo, candidates);
-    e.tuned_at = double(std::time(nullptr));
-    cache.put(e);
-    cache.save();
-    Choice c = pick(e.results, cons, "cache miss, find", p, dir);
-    c.tuning_seconds = now_seconds() - t0;
-    return c;
+// find (memoised per process) and cache[:path] (cache_or_find on the file).
+Choice choose_by_measuring(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                           const Constraints& cons, double t0) {
+  TunerState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const auto candidates = find_candidates(ctx.device, policy.tf32);
+  FindOptions fo;
+  fo.workspace_limit = cons.workspace_limit;
+  Choice c;
+  if (policy.kind == Policy::Kind::find) {
+    const std::string memo = make_cache_key(p, dir, ctx).str() + '\x1f' + std::to_string(fo.workspace_limit) +
+                             (policy.tf32 ? "\x1ftf32" : "");
+    auto& ranked = s.found[memo];
+    if (ranked.empty()) ranked = find(p, dir, ctx, fo, candidates);
+    c = pick(ranked, cons, "find", p, dir);
+  } else {
+    const Tuned t = cache_or_find(&open_cache(s, cache_file(policy)), p, dir, ctx, fo, candidates);
+    c = pick(t.results, cons, t.from_cache ? "cache hit" : "cache miss, find", p, dir);
+    if (t.from_cache) return c;  // nothing was tuned
   }
+  c.tuning_seconds = now_seconds() - t0;
+  return c;
+}
 
+// default, and fixed:<name> (which falls back to default where its algorithm does not support the problem).
+Choice choose_in_order(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx, size_t ws) {
   if (policy.kind == Policy::Kind::fixed) {
     // An algorithm that cannot run on this device at all is never replaced by another under its name: the
     // policy fails (the trainer skips it with this reason). Only a problem it does not support falls back.
@@ -324,6 +303,26 @@ Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction di
                                                     : "first supporting in registry order",
               0};
   fail("no " + std::string(to_string(ctx.device)) + " algorithm supports " + p.key() + " " + std::string(to_string(dir)));
+}
+
+}  // namespace
+
+Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                        size_t workspace_limit) {
+  const double t0 = now_seconds();
+  Constraints cons;
+  cons.workspace_limit = std::min(workspace_limit, policy.workspace_limit);
+  cons.max_error = policy.max_error;
+  cons.deterministic = policy.deterministic;
+  cons.tf32 = policy.tf32;
+  switch (policy.kind) {
+    case Policy::Kind::get: return choose_by_model(policy, p, dir, ctx, cons);
+    case Policy::Kind::find:
+    case Policy::Kind::cache: return choose_by_measuring(policy, p, dir, ctx, cons, t0);
+    case Policy::Kind::default_:
+    case Policy::Kind::fixed: break;
+  }
+  return choose_in_order(policy, p, dir, ctx, cons.workspace_limit);
 }
 
 }  // namespace convlab

@@ -1,7 +1,5 @@
 #include "core/peak.hpp"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -9,51 +7,14 @@
 #include <cstdlib>
 
 #include "core/device.hpp"
+#include "core/peak_fma.hpp"
 #include "core/timing.hpp"
 
 namespace convlab {
 
 namespace {
 
-// 24 independent accumulator chains: FMA latency 4 x 2 ports = 8 in flight,
-// with room to spare, and all of them stay in registers (zmm0-31). Each call
-// does iters * 24 FMAs of `lanes` fp32 lanes = iters * 24 * lanes * 2 FLOP.
-// The final sum is returned, so no chain can be optimised away.
-__attribute__((target("avx512f"))) float fma_loop_avx512(long iters, float seed) {
-  __m512 a[24];
-  for (int i = 0; i < 24; ++i) a[i] = _mm512_set1_ps(seed + 1e-3f * float(i));
-  const __m512 b = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
-  for (long it = 0; it < iters; ++it) {
-#pragma GCC unroll 24
-    for (int i = 0; i < 24; ++i) a[i] = _mm512_fmadd_ps(a[i], b, c);
-  }
-  __m512 s = a[0];
-  for (int i = 1; i < 24; ++i) s = _mm512_add_ps(s, a[i]);
-  alignas(64) float out[16];
-  _mm512_store_ps(out, s);
-  float r = 0;
-  for (float v : out) r += v;
-  return r;
-}
-
-// AVX2: 16 ymm registers, 12 chains.
-__attribute__((target("avx2,fma"))) float fma_loop_avx2(long iters, float seed) {
-  __m256 a[12];
-  for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_ps(seed + 1e-3f * float(i));
-  const __m256 b = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
-  for (long it = 0; it < iters; ++it) {
-#pragma GCC unroll 12
-    for (int i = 0; i < 12; ++i) a[i] = _mm256_fmadd_ps(a[i], b, c);
-  }
-  __m256 s = a[0];
-  for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, a[i]);
-  alignas(32) float out[8];
-  _mm256_store_ps(out, s);
-  float r = 0;
-  for (float v : out) r += v;
-  return r;
-}
-
+// The scalar fallback: 12 chains, one lane each (the vector loops: core/peak_fma.hpp).
 float fma_loop_scalar(long iters, float seed) {
   float a[12];
   for (int i = 0; i < 12; ++i) a[i] = seed + float(i);
@@ -77,8 +38,8 @@ PeakResult measure_fma_peak(int threads, double seconds) {
   res.isa = cpu.isa();  // capped by CONVLAB_ISA like every kernel
   const int lanes = res.isa == "avx512" ? 16 : res.isa == "avx2" ? 8 : 1;
   auto loop = [&](long iters, float seed) {
-    return res.isa == "avx512" ? fma_loop_avx512(iters, seed)
-           : res.isa == "avx2" ? fma_loop_avx2(iters, seed)
+    return res.isa == "avx512" ? peak::fma_loop_avx512(iters, seed)
+           : res.isa == "avx2" ? peak::fma_loop_avx2(iters, seed)
                                : fma_loop_scalar(iters, seed);
   };
   // Calibrate the iteration count on one thread.

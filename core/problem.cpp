@@ -25,6 +25,23 @@ Direction parse_direction(std::string_view text) {
   fail("unknown direction '" + std::string(text) + "' (expected fwd, bwd-data or bwd-filter)");
 }
 
+std::vector<std::string_view> split_list(std::string_view text, char sep) {
+  std::vector<std::string_view> out;
+  for (size_t at = 0;;) {
+    const size_t comma = text.find(sep, at);
+    out.push_back(text.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at));
+    if (comma == std::string_view::npos) return out;
+    at = comma + 1;
+  }
+}
+
+std::vector<Direction> parse_directions(std::string_view text) {
+  if (text == "all") return {std::begin(kAllDirections), std::end(kAllDirections)};
+  std::vector<Direction> out;
+  for (std::string_view item : split_list(text)) out.push_back(parse_direction(item));
+  return out;
+}
+
 int64_t ConvProblem::reduction_length(Direction dir) const {
   switch (dir) {
     case Direction::fwd: return int64_t(c_per_group()) * r * s;

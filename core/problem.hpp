@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/direction.hpp"
 
@@ -22,6 +23,13 @@ namespace convlab {
 std::string_view to_string(Direction d);
 // Accepts "fwd", "bwd-data", "bwd-filter" (and "bwd_data", "bwd_filter"); throws Error.
 Direction parse_direction(std::string_view text);
+// The items of a `sep`-separated list, empty ones included ("1,,2" -> "1", "",
+// "2"): the one reading of every list option (--dir, --threads, --policy, ...).
+std::vector<std::string_view> split_list(std::string_view text, char sep = ',');
+// The --dir option of every command: "all" (the three, in kAllDirections'
+// order) or a comma list of parse_direction()'s names ("fwd,bwd-data"), kept in
+// the order given. An empty item ("fwd,") is an unknown direction; throws Error.
+std::vector<Direction> parse_directions(std::string_view text);
 
 struct ConvProblem {
   int n = 2, c = 0, h = 0, w = 0;   // src: N, C, H, W

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -196,13 +197,7 @@ bool is_onednn_verbose_line(std::string_view line) {
 std::optional<VerboseConv> parse_onednn_verbose_line(std::string_view line) {
   if (!is_onednn_verbose_line(line)) return std::nullopt;
   std::vector<std::string_view> f;
-  line = trim(line);
-  for (size_t at = 0;;) {
-    const size_t comma = line.find(',', at);
-    f.push_back(trim(line.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at)));
-    if (comma == std::string_view::npos) break;
-    at = comma + 1;
-  }
+  for (std::string_view field : split_list(trim(line))) f.push_back(trim(field));
   // marker[,v1][,timestamp][,primitive],exec,[engine,]convolution,impl,prop_kind,...
   size_t i = 1;
   while (i < f.size() && i <= 4 && f[i] != "exec") ++i;
@@ -295,8 +290,32 @@ std::vector<ProblemItem> read_problem_file(const std::string& path, int batch, i
   return fp.finish(note);
 }
 
+std::vector<Direction> item_directions(const ProblemItem& item, const std::vector<Direction>& dirs, bool dirs_given) {
+  return item.dir && !dirs_given ? std::vector<Direction>{*item.dir} : dirs;
+}
+
+long parse_int(std::string_view text, long min, long max, std::string_view what) {
+  const std::string t(text);
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(t.c_str(), &end, 10);
+  if (t.empty() || *end != '\0' || errno == ERANGE)
+    fail(std::string(what) + " expects an integer, got '" + printable(t) + "'");
+  if (v < min || v > max)
+    fail(std::string(what) + " must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+         printable(t));
+  return v;
+}
+
+std::vector<long> parse_int_list(std::string_view text, long min, long max, std::string_view what) {
+  std::vector<long> out;
+  for (std::string_view item : split_list(text)) out.push_back(parse_int(item, min, max, what));
+  return out;
+}
+
 ProblemSet expand_problems(const std::vector<std::string>& args, int batch, int default_batch) {
   ProblemSet out;
+  out.network_batch = batch > 0 ? batch : default_batch;
   if (std::count(args.begin(), args.end(), "@-") > 1) fail("@- (stdin) given twice");
   for (const std::string& a : args) {
     if (!a.empty() && a.front() == '@') {

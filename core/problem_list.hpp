@@ -46,6 +46,7 @@ struct ProblemSet {
   std::vector<ProblemItem> items;
   std::vector<std::string> networks;  // networks named on the command line (not in files)
   std::vector<std::string> notes;     // one line per verbose log read: what was used and skipped
+  int network_batch = 0;              // the minibatch networks and layer ids were given
 };
 
 inline constexpr size_t kMaxProblemLineBytes = size_t(64) << 10;    // 64 KiB
@@ -55,6 +56,18 @@ inline constexpr size_t kMaxProblemFileEntries = 100000;            // distinct 
 // Expands NET|LAYER|PROBLEM|@FILE arguments in order; throws Error (one line)
 // on the first bad one, before any work is done.
 ProblemSet expand_problems(const std::vector<std::string>& args, int batch = 0, int default_batch = 32);
+
+// The directions to run `item` in: `dirs` (parse_directions()), except that an
+// item read from a oneDNN verbose line keeps its own direction unless the user
+// named directions (`dirs_given`, e.g. --dir on the command line).
+std::vector<Direction> item_directions(const ProblemItem& item, const std::vector<Direction>& dirs, bool dirs_given);
+
+// Numbers of the command line. `what` starts each message, e.g. "convlab
+// layers: --threads" -> "convlab layers: --threads expects an integer, got
+// 'x'" / "... must be in [0, 4096], got 5000"; throws Error with that one line.
+long parse_int(std::string_view text, long min, long max, std::string_view what);
+// A comma list of them ("1,2"; split_list(), so an empty item is an error).
+std::vector<long> parse_int_list(std::string_view text, long min, long max, std::string_view what);
 
 // One NET-free argument: a layer id or a benchdnn descriptor (not @FILE). A
 // text that is neither says so, listing the networks and a layer id.

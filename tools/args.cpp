@@ -1,8 +1,8 @@
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/problem_list.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {
@@ -109,31 +109,19 @@ std::string Args::get(const std::string& name) const {
   return opts_.at(name).def;
 }
 
-namespace {
-long parse_long(const std::string& cmd, const std::string& name, const std::string& text, long min, long max) {
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE)
-    fail("convlab " + cmd + ": --" + name + " expects an integer, got '" + printable(text) + "'");
-  if (v < min || v > max)
-    fail("convlab " + cmd + ": --" + name + " must be in [" + std::to_string(min) + ", " + std::to_string(max) +
-         "], got " + printable(text));
-  return v;
-}
-}  // namespace
-
 long Args::get_int(const std::string& name, long min, long max) const {
-  return parse_long(command_, name, get(name), min, max);
+  return parse_int(get(name), min, max, "convlab " + command_ + ": --" + name);
 }
 
 std::vector<long> Args::get_int_list(const std::string& name, long min, long max) const {
-  std::vector<long> out;
-  std::stringstream ss(get(name));
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(parse_long(command_, name, item, min, max));
-  if (out.empty()) fail("convlab " + command_ + ": --" + name + " expects a comma-separated list of integers");
-  return out;
+  return parse_int_list(get(name), min, max, "convlab " + command_ + ": --" + name);
+}
+
+ProblemSet expand_problem_args(const Args& args) {
+  const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
+  ProblemSet set = expand_problems(args.pos(), batch);
+  for (const auto& note : set.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  return set;
 }
 
 }  // namespace convlab::cli

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/problem_list.hpp"
+
 namespace convlab::cli {
 
 class Args {
@@ -43,6 +45,11 @@ class Args {
   int pos_min_ = 0, pos_max_ = 0;
   std::vector<std::string> pos_;
 };
+
+// The NET|PROBLEM|@FILE positionals of problem, tune and layers expanded
+// (core/problem_list.hpp), --batch N (when the command has it) overriding every
+// minibatch; each verbose log's note goes to stderr.
+ProblemSet expand_problem_args(const Args& args);
 
 struct Command {
   const char* name;

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <cstdio>
 #include <map>
-#include <sstream>
 
 #include "autotune/cache.hpp"
 #include "autotune/compare.hpp"
@@ -79,13 +78,7 @@ int cmd_layers(int argc, char** argv) {
 
   CompareOptions opt;
   opt.device = parse_device(args.get("device"));
-  const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
-  if (args.get("dir") != "all") {
-    opt.dirs.clear();
-    std::stringstream ss(args.get("dir"));
-    std::string d;
-    while (std::getline(ss, d, ',')) opt.dirs.push_back(parse_direction(d));
-  }
+  opt.dirs = parse_directions(args.get("dir"));
   opt.threads.clear();
   for (long t : args.get_int_list("threads", 0, 4096)) opt.threads.push_back(int(t));
   try {
@@ -99,17 +92,13 @@ int cmd_layers(int argc, char** argv) {
   for (const char* out : {"json", "csv"})
     if (args.has(out)) require_output_path(args.get(out), std::string("convlab layers: --") + out);
 
-  const ProblemSet set = expand_problems(args.pos(), batch);
-  for (const auto& note : set.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  const ProblemSet set = expand_problem_args(args);
   std::vector<LayerCase> cases;
-  for (const ProblemItem& it : set.items) {
-    LayerCase lc{it.label, it.problem, {}};
-    if (it.dir && !args.has("dir")) lc.dirs = {*it.dir};  // a oneDNN verbose line's direction
-    cases.push_back(std::move(lc));
-  }
+  for (const ProblemItem& it : set.items)
+    cases.push_back({it.label, it.problem, item_directions(it, opt.dirs, args.has("dir"))});
   std::string network;
   for (const auto& n : set.networks) network = network.empty() ? n : network + "+" + n;
-  const int net_batch = batch > 0 ? batch : 32;
+  const int net_batch = set.network_batch;
   if (opt.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab layers --device cuda: no CUDA device (" + cuda_info().reason + ")");
 

@@ -15,9 +15,7 @@ int cmd_problem(int argc, char** argv) {
   args.positionals("NET|PROBLEM|@FILE...", "networks, layer ids, benchdnn problem strings or @FILE lists", 1, 1000);
   args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   if (!args.parse(argc, argv)) return 0;
-  const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
-  const ProblemSet set = expand_problems(args.pos(), batch);
-  for (const auto& note : set.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  const ProblemSet set = expand_problem_args(args);
   for (const ProblemItem& it : set.items) {
     const ConvProblem& p = it.problem;
     std::string extra;

@@ -5,58 +5,36 @@
 #include <cmath>
 #include <filesystem>
 #include <cstdio>
-#include <ctime>
-#include <limits>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "autotune/cache.hpp"
-#include "autotune/find.hpp"
-#include "autotune/get.hpp"
 #include "autotune/policy.hpp"
-#include "autotune/vendor.hpp"
+#include "autotune/tune.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/paths.hpp"
 #include "core/problem_list.hpp"
-#include "core/timing.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {
 
 namespace {
 
-using Target = ProblemItem;
-
-std::vector<Direction> parse_dirs(const std::string& text) {
-  if (text == "all") return {std::begin(kAllDirections), std::end(kAllDirections)};
-  std::vector<Direction> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t comma = text.find(',', at);
-    out.push_back(parse_direction(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return out;
-}
-
 // A progress bar on a terminal, plain lines otherwise (both on stderr).
 class Progress {
  public:
-  Progress(int total, bool quiet) : total_(total), tty_(::isatty(2) != 0), quiet_(quiet) {}
-  void step(int done, const std::string& what) {
+  explicit Progress(bool quiet) : tty_(::isatty(2) != 0), quiet_(quiet) {}
+  void step(int done, int total, const std::string& what) {
     if (quiet_) return;
     if (!tty_) {
-      std::fprintf(stderr, "tune %d/%d %s\n", done + 1, total_, what.c_str());
+      std::fprintf(stderr, "tune %d/%d %s\n", done + 1, total, what.c_str());
       return;
     }
-    const int width = 24, fill = total_ ? done * width / total_ : 0;
+    const int width = 24, fill = total ? done * width / total : 0;
     std::fprintf(stderr, "\r[%s%s] %d/%d %s\x1b[K", std::string(size_t(fill), '#').c_str(),
-                 std::string(size_t(width - fill), '.').c_str(), done, total_, what.c_str());
+                 std::string(size_t(width - fill), '.').c_str(), done, total, what.c_str());
     std::fflush(stderr);
   }
   void finish() {
@@ -64,18 +42,7 @@ class Progress {
   }
 
  private:
-  int total_;
   bool tty_, quiet_;
-};
-
-struct Pair {
-  const Target* target;
-  Direction dir;
-  std::vector<AlgoPerf> found;  // empty in get mode
-  bool from_cache = false;
-  double tune_seconds = 0;
-  std::vector<AlgoPerf> got_uncal, got_in, got_loo;
-  VendorReport vendor;  // the vendor library's own pick(s) (autotune/vendor.hpp)
 };
 
 std::string ms(double s) {
@@ -128,6 +95,94 @@ void print_list(const std::vector<AlgoPerf>& l, bool measured) {
   }
 }
 
+void vendor_lines(const TunePair& pr) {
+  for (const VendorChoice& v : pr.vendor.choices)
+    std::printf("    vendor %s\n", vendor_text(v, pr.find_algo, pr.find_time, pr.get_algo, pr.get_time).c_str());
+  if (pr.vendor.status != "ok")
+    std::printf("    vendor %s%s\n", pr.vendor.choices.empty() ? "none: " : "", pr.vendor.status.c_str());
+}
+
+std::string or_null(const std::string& algo) { return algo.empty() ? std::string("null") : json::quote(algo); }
+
+// --json: one document.
+std::string result_json(const TuneResult& res, const std::string& mode, bool find) {
+  std::string o = "{\"device\":" + json::quote(res.fingerprint) + ",\"version\":" + json::quote(CONVLAB_VERSION) +
+                  ",\"mode\":" + json::quote(mode) + ",\"find_seconds\":" + json::number(res.find_seconds) +
+                  ",\"cache_hits\":" + std::to_string(res.cache_hits) + ",\"tuned\":" + std::to_string(res.tuned) +
+                  ",\"pairs\":[";
+  for (size_t i = 0; i < res.pairs.size(); ++i) {
+    const TunePair& pr = res.pairs[i];
+    o += std::string(i ? "," : "") + "{\"layer\":" + json::quote(pr.label) + ",\"problem\":" +
+         json::quote(pr.problem.key()) + ",\"dir\":" + json::quote(to_string(pr.dir)) +
+         ",\"get_choice\":" + or_null(pr.get_algo) + ",\"find_choice\":" + or_null(pr.find_algo) +
+         ",\"from_cache\":" + (pr.from_cache ? "true" : "false") + ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
+         ",\"get\":" + list_json(pr.got_in_sample) + (find ? ",\"find\":" + list_json(pr.found) : "");
+    o += ",\"vendor_status\":" + json::quote(pr.vendor.status) + ",\"vendor\":[";
+    for (size_t k = 0; k < pr.vendor.choices.size(); ++k)
+      o += (k ? "," : "") + vendor_json(pr.vendor.choices[k], pr.find_algo, pr.find_time, pr.get_algo, pr.get_time);
+    o += "]}";
+  }
+  o += "],\"vendor_summary\":{";
+  for (size_t k = 0; k < res.vendor.size(); ++k) {
+    const VendorTally& t = res.vendor[k];
+    o += (k ? "," : "") + json::quote(t.source) + ":{\"pairs\":" + std::to_string(t.pairs) +
+         ",\"same\":" + std::to_string(t.same) + ",\"within_10pct\":" + std::to_string(t.within_10pct) +
+         ",\"unmeasured\":" + std::to_string(t.unmeasured) + ",\"unknown_ids\":" + std::to_string(t.unknown_ids) + "}";
+  }
+  o += "}";
+  if (find)
+    o += ",\"summary\":{\"uncalibrated\":" + summary_json(res.uncalibrated) + ",\"calibrated_in_sample\":" +
+         summary_json(res.in_sample) + ",\"calibrated_leave_one_layer_out\":" + summary_json(res.leave_one_out) + "}";
+  return o + "}";
+}
+
+// The text report after its first line: candidates, cache, one line per pair (+ vendor lines, --list), summaries.
+void print_text(const TuneResult& res, bool find, bool list) {
+  std::printf("candidates: %zu", res.candidates);
+  if (res.candidates == 0) std::printf(" (only the reference is registered for this device: nothing to tune)");
+  std::printf("\n");
+  if (!res.cache_path.empty())
+    std::printf("cache: %s (%d hits, %d tuned, calibration from %d measurements)\n", res.cache_path.c_str(),
+                res.cache_hits, res.tuned, res.calibration_samples);
+  std::printf("\n");
+  if (!find) {
+    std::printf("%-18s %-10s %-24s %10s  %s\n", "layer", "dir", "get", "pred. ms", "model");
+    for (const TunePair& pr : res.pairs) {
+      const AlgoPerf* g = pr.get_choice();
+      std::printf("%-18s %-10s %-24s %10s  %s\n", pr.label.c_str(), std::string(to_string(pr.dir)).c_str(),
+                  g ? g->algo.c_str() : "-", g ? ms(g->time).c_str() : "-", g ? g->note.c_str() : "no acceptable candidate");
+      vendor_lines(pr);
+      if (list) print_list(pr.got_in_sample, false);
+    }
+    return;
+  }
+  const char* row = "%-18s %-10s %-24s %-24s %10s %10s %8s %s\n";
+  std::printf(row, "layer", "dir", "get (calibrated)", "find", "t_get ms", "t_find ms", "get/find", "agree");
+  for (const TunePair& pr : res.pairs) {
+    const std::string dir(to_string(pr.dir));
+    const Agreement& a = pr.in_sample;
+    if (!pr.compared)
+      std::printf(row, pr.label.c_str(), dir.c_str(), "-", "-", "-", "-", "-", "no acceptable candidate");
+    else
+      std::printf(row, pr.label.c_str(), dir.c_str(), a.get_algo.empty() ? "-" : a.get_algo.c_str(), a.find_algo.c_str(),
+                  ms(a.get_time).c_str(), ms(a.find_time).c_str(), ratio(a.slowdown()).c_str(),
+                  a.same() ? "yes" : a.slowdown() <= 1.10 ? "within 10%" : "no");
+    vendor_lines(pr);
+    if (list) print_list(pr.found, true);
+  }
+  std::printf("\nget vs find over %d pairs:\n", res.compared);
+  std::printf("  uncalibrated                          %s\n", summary_line(res.uncalibrated).c_str());
+  std::printf("  calibrated (in-sample)                %s\n", summary_line(res.in_sample).c_str());
+  std::printf("  calibrated (leave-one-layer-out)      %s\n", summary_line(res.leave_one_out).c_str());
+  for (const VendorTally& t : res.vendor)
+    std::printf("vendor %-12s vs find over %d pairs: %s\n", t.source.c_str(), t.pairs, tally_text(t).c_str());
+  if (res.vendor.empty())
+    std::printf("vendor vs find: no vendor choice (%s)\n",
+                res.pairs.empty() ? "no pairs" : res.pairs.front().vendor.status.c_str());
+  std::printf("find wall time: %.1f s (%d pairs tuned, %d from cache or repeated shapes)\n", res.find_seconds, res.tuned,
+              int(res.pairs.size()) - res.tuned);
+}
+
 }  // namespace
 
 int cmd_tune(int argc, char** argv) {
@@ -168,20 +223,14 @@ int cmd_tune(int argc, char** argv) {
 
   const std::string mode = args.get("mode");
   if (mode != "both" && mode != "find" && mode != "get") fail("convlab tune: --mode must be both, find or get");
-  const bool do_find = mode != "get";
-  const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
-  const ProblemSet problem_set = expand_problems(args.pos(), batch);
-  for (const auto& note : problem_set.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
-  const std::vector<Target>& targets = problem_set.items;
-  const auto dirs = parse_dirs(args.get("dir"));
-  // A oneDNN verbose line's direction is used unless --dir is given.
-  auto dirs_of = [&](const Target& t) {
-    return t.dir && !args.has("dir") ? std::vector<Direction>{*t.dir} : dirs;
-  };
-  ExecContext ctx;
-  ctx.device = parse_device(args.get("device"));
-  ctx.threads = int(args.get_int("threads", 0, 4096));
-  Constraints cons;
+  TuneOptions opt;
+  opt.find = mode != "get";
+  const ProblemSet problem_set = expand_problem_args(args);
+  opt.dirs = parse_directions(args.get("dir"));
+  opt.dirs_given = args.has("dir");
+  opt.ctx.device = parse_device(args.get("device"));
+  opt.ctx.threads = int(args.get_int("threads", 0, 4096));
+  Constraints& cons = opt.constraints;
   if (args.has("workspace-limit")) cons.workspace_limit = parse_bytes(args.get("workspace-limit"));
   if (args.has("max-error")) {
     char* end = nullptr;
@@ -191,229 +240,35 @@ int cmd_tune(int argc, char** argv) {
   }
   cons.deterministic = args.has("deterministic");
   cons.tf32 = args.has("tf32");
-  if (ctx.device == DeviceKind::cuda && !cuda_info().available)
+  if (opt.ctx.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab tune --device cuda: no CUDA device (" + cuda_info().reason + ")");
-  FindOptions fo;
-  fo.workspace_limit = cons.workspace_limit;
-  fo.check_batch = int(args.get_int("check-batch", 1, 64));
+  opt.find_options.check_batch = int(args.get_int("check-batch", 1, 64));
   {
     char* end = nullptr;
     const std::string v = args.get("max-seconds");
-    fo.max_seconds = std::strtod(v.c_str(), &end);
-    if (*end != '\0' || !(fo.max_seconds > 0)) fail("convlab tune: --max-seconds expects a positive number");
+    opt.find_options.max_seconds = std::strtod(v.c_str(), &end);
+    if (*end != '\0' || !(opt.find_options.max_seconds > 0)) fail("convlab tune: --max-seconds expects a positive number");
   }
-  const bool json_out = args.has("json");
-  const auto candidates = find_candidates(ctx.device, cons.tf32);
-  const MachineModel model = MachineModel::for_context(ctx);
-  const std::string fingerprint = make_cache_key(targets.at(0).problem, dirs.at(0), ctx).device;
-
-  std::unique_ptr<TuneCache> cache;
   if (args.has("cache")) {
     // Up front: a typo must not throw away the tuning (a missing file is an empty cache, created on save).
-    if (do_find) require_output_path(args.get("cache"), "convlab tune --cache");
-    cache = std::make_unique<TuneCache>(args.get("cache"));
-    cache->load();
+    if (opt.find) require_output_path(args.get("cache"), "convlab tune --cache");
+    opt.cache_path = args.get("cache");
   }
+  opt.retune = args.has("retune");
+  Progress progress(args.has("quiet"));
+  opt.on_step = [&](int i, int n, const std::string& what) { progress.step(i, n, what); };
+  opt.on_find_done = [&] { progress.finish(); };
 
-  // ---- find (or cache) for every pair ----
-  std::vector<Pair> pairs;
-  for (const auto& t : targets)
-    for (Direction d : dirs_of(t)) pairs.push_back({&t, d, {}, false, 0, {}, {}, {}, {}});
-  Progress progress(int(pairs.size()), args.has("quiet"));
-  std::map<std::string, const Pair*> seen;  // repeated shapes are tuned once
-  int hits = 0, tuned = 0;
-  const double t_start = now_seconds();
-  if (do_find) {
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      Pair& pr = pairs[i];
-      const std::string what = pr.target->label + " " + std::string(to_string(pr.dir));
-      const CacheKey key = make_cache_key(pr.target->problem, pr.dir, ctx);
-      if (auto it = seen.find(key.str()); it != seen.end()) {
-        pr.found = it->second->found;
-        pr.from_cache = true;
-        continue;
-      }
-      const CacheEntry* hit = cache && !args.has("retune") ? cache->lookup(key) : nullptr;
-      if (hit && entry_covers(*hit, candidates, cons.workspace_limit)) {
-        pr.found = hit->results;
-        pr.from_cache = true;
-        ++hits;
-      } else {
-        fo.on_candidate = [&](int, int, const Algorithm& a) { progress.step(int(i), what + " " + std::string(a.name())); };
-        progress.step(int(i), what);
-        const double t0 = now_seconds();
-        pr.found = find(pr.target->problem, pr.dir, ctx, fo, candidates);
-        pr.tune_seconds = now_seconds() - t0;
-        ++tuned;
-        if (cache) {
-          CacheEntry e;
-          e.key = key;
-          e.tuned_at = double(std::time(nullptr));
-          e.workspace_limit = cons.workspace_limit;
-          e.results = pr.found;
-          cache->put(std::move(e));
-          cache->save();
-        }
-      }
-      seen[key.str()] = &pr;
-    }
-  }
-  progress.finish();
-  const double find_seconds = now_seconds() - t_start;
-
-  // ---- get: uncalibrated, calibrated in-sample, calibrated leave-one-layer-out ----
-  std::vector<Measured> data;
-  if (cache)
-    for (auto& m : cache->measurements({fingerprint})) data.push_back(std::move(m));
-  if (do_find && !cache)
-    for (const Pair& pr : pairs) data.push_back({pr.target->problem, pr.dir, pr.found});
-  const CalibrationData cal_data(data, model);  // one pass; every fit below is O(factor keys)
-  const Calibration cal_in = cal_data.fit();
-  for (Pair& pr : pairs) {
-    pr.got_uncal = get(pr.target->problem, pr.dir, ctx, cons.workspace_limit, nullptr, candidates);
-    pr.got_in = get(pr.target->problem, pr.dir, ctx, cons.workspace_limit, &cal_in, candidates);
-    if (do_find) {
-      const Calibration loo = cal_data.fit(pr.target->problem.key());
-      pr.got_loo = get(pr.target->problem, pr.dir, ctx, cons.workspace_limit, &loo, candidates);
-    }
-  }
-
-  // ---- the vendor's own choice (cudnnFind runs only when find ran) ----
-  VendorOptions vo;
-  vo.measure = do_find;
-  vo.tf32 = cons.tf32;
-  vo.workspace_limit = cons.workspace_limit;
-  vo.deterministic = cons.deterministic;
-  std::vector<VendorTally> vendor_tallies;
-  for (Pair& pr : pairs) {
-    pr.vendor = vendor_choices(pr.target->problem, pr.dir, ctx, pr.found, vo);
-    if (const AlgoPerf* f = do_find ? select(pr.found, cons) : nullptr) tally(vendor_tallies, pr.vendor, f->algo, f->time);
-  }
-  // find's and get's picks and find's measured times for them ("" / NaN where none).
-  auto picks = [&](const Pair& pr, std::string& fa, double& ft, std::string& ga, double& gt) {
-    const AlgoPerf* f = do_find ? select(pr.found, cons) : nullptr;
-    const AlgoPerf* g = select(pr.got_in, cons);
-    fa = f ? f->algo : "";
-    ft = f ? f->time : std::numeric_limits<double>::quiet_NaN();
-    ga = g ? g->algo : "";
-    gt = g ? measured_time(pr.found, g->algo) : std::numeric_limits<double>::quiet_NaN();
-  };
-  auto vendor_lines = [&](const Pair& pr) {
-    std::string fa, ga;
-    double ft, gt;
-    picks(pr, fa, ft, ga, gt);
-    for (const VendorChoice& v : pr.vendor.choices)
-      std::printf("    vendor %s\n", vendor_text(v, fa, ft, ga, gt).c_str());
-    if (pr.vendor.status != "ok")
-      std::printf("    vendor %s%s\n", pr.vendor.choices.empty() ? "none: " : "", pr.vendor.status.c_str());
-  };
-
-  // ---- agreement ----
-  std::vector<Agreement> ag_uncal, ag_in, ag_loo;
-  std::vector<const Pair*> compared;
-  int no_choice = 0;
-  for (const Pair& pr : pairs) {
-    if (!do_find) {
-      no_choice += select(pr.got_in, cons) == nullptr;
-      continue;
-    }
-    if (!select(pr.found, cons)) {
-      ++no_choice;
-      continue;
-    }
-    ag_uncal.push_back(compare_get_find(pr.target->label, pr.dir, pr.got_uncal, pr.found, cons));
-    ag_in.push_back(compare_get_find(pr.target->label, pr.dir, pr.got_in, pr.found, cons));
-    ag_loo.push_back(compare_get_find(pr.target->label, pr.dir, pr.got_loo, pr.found, cons));
-    compared.push_back(&pr);
-  }
-
-  if (json_out) {
-    std::string o = "{\"device\":" + json::quote(fingerprint) + ",\"version\":" + json::quote(CONVLAB_VERSION) +
-                    ",\"mode\":" + json::quote(mode) + ",\"find_seconds\":" + json::number(find_seconds) +
-                    ",\"cache_hits\":" + std::to_string(hits) + ",\"tuned\":" + std::to_string(tuned) + ",\"pairs\":[";
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      const Pair& pr = pairs[i];
-      const AlgoPerf* f = do_find ? select(pr.found, cons) : nullptr;
-      const AlgoPerf* g = select(pr.got_in, cons);
-      o += std::string(i ? "," : "") + "{\"layer\":" + json::quote(pr.target->label) + ",\"problem\":" +
-           json::quote(pr.target->problem.key()) + ",\"dir\":" + json::quote(to_string(pr.dir)) +
-           ",\"get_choice\":" + (g ? json::quote(g->algo) : "null") + ",\"find_choice\":" + (f ? json::quote(f->algo) : "null") +
-           ",\"from_cache\":" + (pr.from_cache ? "true" : "false") + ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
-           ",\"get\":" + list_json(pr.got_in) + (do_find ? ",\"find\":" + list_json(pr.found) : "");
-      std::string fa, ga;
-      double ft, gt;
-      picks(pr, fa, ft, ga, gt);
-      o += ",\"vendor_status\":" + json::quote(pr.vendor.status) + ",\"vendor\":[";
-      for (size_t k = 0; k < pr.vendor.choices.size(); ++k)
-        o += (k ? "," : "") + vendor_json(pr.vendor.choices[k], fa, ft, ga, gt);
-      o += "]}";
-    }
-    o += "]";
-    o += ",\"vendor_summary\":{";
-    for (size_t k = 0; k < vendor_tallies.size(); ++k) {
-      const VendorTally& t = vendor_tallies[k];
-      o += (k ? "," : "") + json::quote(t.source) + ":{\"pairs\":" + std::to_string(t.pairs) +
-           ",\"same\":" + std::to_string(t.same) + ",\"within_10pct\":" + std::to_string(t.within_10pct) +
-           ",\"unmeasured\":" + std::to_string(t.unmeasured) + ",\"unknown_ids\":" + std::to_string(t.unknown_ids) +
-           "}";
-    }
-    o += "}";
-    if (do_find)
-      o += ",\"summary\":{\"uncalibrated\":" + summary_json(summarize(ag_uncal)) + ",\"calibrated_in_sample\":" +
-           summary_json(summarize(ag_in)) + ",\"calibrated_leave_one_layer_out\":" + summary_json(summarize(ag_loo)) + "}";
-    std::printf("%s}\n", o.c_str());
-    return no_choice ? 1 : 0;
-  }
-
-  std::printf("convlab tune: %zu layer(s), %zu (layer, direction) pair(s) on %s (%s), mode %s\n", targets.size(),
-              pairs.size(), std::string(to_string(ctx.device)).c_str(), fingerprint.c_str(), mode.c_str());
-  std::printf("candidates: %zu", candidates.size());
-  if (candidates.empty()) std::printf(" (only the reference is registered for this device: nothing to tune)");
-  std::printf("\n");
-  if (cache)
-    std::printf("cache: %s (%d hits, %d tuned, calibration from %d measurements)\n", cache->path().c_str(), hits, tuned,
-                cal_in.samples());
-  std::printf("\n");
-  if (do_find) {
-    std::printf("%-18s %-10s %-24s %-24s %10s %10s %8s %s\n", "layer", "dir", "get (calibrated)", "find", "t_get ms",
-                "t_find ms", "get/find", "agree");
-    size_t k = 0;
-    for (const Pair& pr : pairs) {
-      const bool have = k < compared.size() && compared[k] == &pr;
-      if (!have) {
-        std::printf("%-18s %-10s %-24s %-24s %10s %10s %8s %s\n", pr.target->label.c_str(),
-                    std::string(to_string(pr.dir)).c_str(), "-", "-", "-", "-", "-", "no acceptable candidate");
-      } else {
-        const Agreement& a = ag_in[k++];
-        std::printf("%-18s %-10s %-24s %-24s %10s %10s %8s %s\n", pr.target->label.c_str(),
-                    std::string(to_string(pr.dir)).c_str(), a.get_algo.empty() ? "-" : a.get_algo.c_str(),
-                    a.find_algo.c_str(), ms(a.get_time).c_str(), ms(a.find_time).c_str(), ratio(a.slowdown()).c_str(),
-                    a.same() ? "yes" : a.slowdown() <= 1.10 ? "within 10%" : "no");
-      }
-      vendor_lines(pr);
-      if (args.has("list")) print_list(pr.found, true);
-    }
-    std::printf("\nget vs find over %zu pairs:\n", ag_in.size());
-    std::printf("  uncalibrated                          %s\n", summary_line(summarize(ag_uncal)).c_str());
-    std::printf("  calibrated (in-sample)                %s\n", summary_line(summarize(ag_in)).c_str());
-    std::printf("  calibrated (leave-one-layer-out)      %s\n", summary_line(summarize(ag_loo)).c_str());
-    for (const VendorTally& t : vendor_tallies)
-      std::printf("vendor %-12s vs find over %d pairs: %s\n", t.source.c_str(), t.pairs, tally_text(t).c_str());
-    if (vendor_tallies.empty())
-      std::printf("vendor vs find: no vendor choice (%s)\n", pairs.empty() ? "no pairs" : pairs.front().vendor.status.c_str());
-    std::printf("find wall time: %.1f s (%d pairs tuned, %d from cache or repeated shapes)\n", find_seconds, tuned,
-                int(pairs.size()) - tuned);
+  const TuneResult res = tune(problem_set.items, opt);
+  if (args.has("json")) {
+    std::printf("%s\n", result_json(res, mode, opt.find).c_str());
   } else {
-    std::printf("%-18s %-10s %-24s %10s  %s\n", "layer", "dir", "get", "pred. ms", "model");
-    for (const Pair& pr : pairs) {
-      const AlgoPerf* g = select(pr.got_in, cons);
-      std::printf("%-18s %-10s %-24s %10s  %s\n", pr.target->label.c_str(), std::string(to_string(pr.dir)).c_str(),
-                  g ? g->algo.c_str() : "-", g ? ms(g->time).c_str() : "-", g ? g->note.c_str() : "no acceptable candidate");
-      vendor_lines(pr);
-      if (args.has("list")) print_list(pr.got_in, false);
-    }
+    std::printf("convlab tune: %zu layer(s), %zu (layer, direction) pair(s) on %s (%s), mode %s\n",
+                problem_set.items.size(), res.pairs.size(), std::string(to_string(opt.ctx.device)).c_str(),
+                res.fingerprint.c_str(), mode.c_str());
+    print_text(res, opt.find, args.has("list"));
   }
-  return no_choice ? 1 : 0;
+  return res.no_choice ? 1 : 0;
 }
 
 int cmd_cache(int argc, char** argv) {

@@ -25,6 +25,8 @@
 //   dropout   inverted dropout: y = x * mask / (1 - p), mask seeded by
 //             (seed, layer, iteration) so every policy sees the same masks
 //   softmax cross-entropy: loss = mean_n -log softmax(z_n)[label_n]
+//   (it and the SGD update, at the end of this header, are defined in
+//   train/loss_update.cpp)
 #pragma once
 #include <cstdint>
 #include <memory>

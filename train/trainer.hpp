@@ -9,6 +9,7 @@
 
 #include "train/data.hpp"
 #include "train/net.hpp"
+#include "train/report.hpp"
 
 namespace convlab::train {
 
@@ -42,7 +43,7 @@ struct LayerResult {
   std::string name, kind;
   std::string problem;                 // conv layers: benchdnn form
   LayerTime median;                    // per component, median over timed iterations
-  std::string algo[3], why[3];         // conv layers, per direction (fwd, bwd-data, bwd-filter)
+  std::string algo[3], why[3];         // conv layers, per direction (indexed by direction_index())
   double tuning_seconds[3] = {0, 0, 0};
   bool input_grad = true;              // false for the first layer when skipped
 };
@@ -86,9 +87,5 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
 // against `other` (find's cost minus other's, divided by the time saved per
 // iteration); negative when find is not faster.
 double break_even_iterations(const PolicyResult& find, const PolicyResult& other);
-
-std::string report_json(const TrainReport& r);
-std::string report_markdown(const TrainReport& r);
-std::string report_csv(const TrainReport& r);  // one row per (policy, layer)
 
 }  // namespace convlab::train

@@ -1,0 +1,213 @@
+// One cache entry: its key and its JSON line (autotune/cache_entry.hpp).
+#include "autotune/cache_entry.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "autotune/build_identity.hpp"
+#include "autotune/json_value.hpp"
+#include "core/error.hpp"
+#include "core/json.hpp"
+
+namespace convlab {
+
+std::string CacheKey::str() const {
+  return problem + '\x1f' + dir + '\x1f' + dtype + '\x1f' + device + '\x1f' + build + '\x1f' + version;
+}
+
+CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& ctx) {
+  CacheKey k;
+  k.problem = p.key();
+  k.dir = std::string(to_string(dir));
+  k.device = device_fingerprint(ctx.device, ctx.device == DeviceKind::cpu ? ctx.resolved_threads() : 0);
+  k.build = build_identity(ctx.device);
+  k.version = CONVLAB_VERSION;
+  return k;
+}
+
+bool is_current_build(const CacheKey& k) {
+  if (k.version != CONVLAB_VERSION) return false;
+  if (k.build == build_identity(DeviceKind::cpu)) return true;
+  // Asked of CUDA only for a key that names a CUDA runtime (a CPU run never initializes CUDA).
+  return k.build.find("| CUDA runtime") != std::string::npos && k.build == build_identity(DeviceKind::cuda);
+}
+
+// ---- one line ------------------------------------------------------------
+
+std::string to_json(const AlgoPerf& r) {
+  using json::number;
+  using json::quote;
+  return "{\"algo\":" + quote(r.algo) + ",\"status\":" + quote(to_string(r.status)) + ",\"time\":" + number(r.time) +
+         ",\"spread\":" + number(r.spread) + ",\"reps\":" + std::to_string(r.reps) +
+         ",\"workspace\":" + std::to_string(r.workspace) + ",\"max_rel_error\":" + number(r.max_rel_error) +
+         ",\"err_ratio\":" + number(r.err_ratio) + ",\"deterministic\":" + (r.deterministic ? "true" : "false") +
+         ",\"note\":" + quote(r.note) + "}";
+}
+
+std::string serialize(const CacheEntry& e) {
+  using json::number;
+  using json::quote;
+  auto size_or_null = [](size_t v) { return v == size_t(-1) ? std::string("null") : std::to_string(v); };
+  std::string o = "{\"format\":" + std::to_string(kCacheFormat) + ",\"problem\":" + quote(e.key.problem) +
+                  ",\"dir\":" + quote(e.key.dir) + ",\"dtype\":" + quote(e.key.dtype) + ",\"device\":" +
+                  quote(e.key.device) + ",\"build\":" + quote(e.key.build) + ",\"version\":" + quote(e.key.version) + ",\"tuned_at\":" + number(e.tuned_at) +
+                  ",\"workspace_limit\":" + size_or_null(e.workspace_limit) + ",\"results\":[";
+  for (size_t i = 0; i < e.results.size(); ++i) o += (i ? "," : "") + to_json(e.results[i]);
+  return o + "]}";
+}
+
+namespace {
+
+using json::Value;
+
+bool get_string(const Value& o, const char* k, std::string& out, std::string* err) {
+  const Value* v = o.get(k);
+  if (!v || v->type != Value::Type::string) {
+    if (err) *err = std::string("field '") + k + "' missing or not a string";
+    return false;
+  }
+  out = v->str;
+  return true;
+}
+
+// A number, or null (-> NaN) when allow_null.
+bool get_number(const Value& o, const char* k, double& out, std::string* err, bool allow_null) {
+  const Value* v = o.get(k);
+  if (v && v->type == Value::Type::number) {
+    out = v->num;
+    return true;
+  }
+  if (v && allow_null && v->type == Value::Type::null) {
+    out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  if (err) *err = std::string("field '") + k + "' missing or not a number";
+  return false;
+}
+
+bool get_count(const Value& o, const char* k, size_t& out, std::string* err, bool null_is_max) {
+  double d = 0;
+  if (!get_number(o, k, d, err, null_is_max)) return false;
+  if (std::isnan(d) && null_is_max) {
+    out = size_t(-1);
+    return true;
+  }
+  if (!(d >= 0) || d > 9.007199254740992e15 || d != std::floor(d)) {
+    if (err) *err = std::string("field '") + k + "' is not a non-negative integer";
+    return false;
+  }
+  out = size_t(d);
+  return true;
+}
+
+// Which format a line claims: -1 if it is not a JSON object with an integer "format".
+int line_format(const Value& v) {
+  const Value* f = v.is_object() ? v.get("format") : nullptr;
+  if (!f || f->type != Value::Type::number || f->num != std::floor(f->num) || std::fabs(f->num) > 1e6) return -1;
+  return int(f->num);
+}
+
+std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
+  CacheEntry e;
+  if (!get_string(v, "problem", e.key.problem, err) || !get_string(v, "dir", e.key.dir, err) ||
+      !get_string(v, "dtype", e.key.dtype, err) || !get_string(v, "device", e.key.device, err) ||
+      !get_string(v, "version", e.key.version, err) || !get_number(v, "tuned_at", e.tuned_at, err, false) ||
+      !get_count(v, "workspace_limit", e.workspace_limit, err, true))
+    return std::nullopt;
+  // "build" came later: a line without it is an entry of an unknown (so stale) build.
+  if (const Value* b = v.get("build"); b && !get_string(v, "build", e.key.build, err)) return std::nullopt;
+  const Value* rs = v.get("results");
+  if (!rs || rs->type != Value::Type::array) {
+    if (err) *err = "field 'results' missing or not an array";
+    return std::nullopt;
+  }
+  for (const Value& x : rs->arr) {
+    if (!x.is_object()) {
+      if (err) *err = "a result is not an object";
+      return std::nullopt;
+    }
+    AlgoPerf r;
+    std::string status;
+    double reps = 0;
+    const Value* det = x.get("deterministic");
+    if (!get_string(x, "algo", r.algo, err) || !get_string(x, "status", status, err) ||
+        !get_number(x, "time", r.time, err, true) || !get_number(x, "spread", r.spread, err, true) ||
+        !get_number(x, "reps", reps, err, false) || !get_count(x, "workspace", r.workspace, err, false) ||
+        !get_number(x, "max_rel_error", r.max_rel_error, err, true) ||
+        !get_number(x, "err_ratio", r.err_ratio, err, true) || !get_string(x, "note", r.note, err))
+      return std::nullopt;
+    if (!det || det->type != Value::Type::boolean) {
+      if (err) *err = "field 'deterministic' missing or not a boolean";
+      return std::nullopt;
+    }
+    r.deterministic = det->b;
+    r.reps = int(std::clamp(reps, 0.0, 1e9));
+    if (!parse_perf_status(status, r.status)) {
+      if (err) *err = "unknown status '" + status + "'";
+      return std::nullopt;
+    }
+    if (r.status == PerfStatus::ok && !(r.time > 0)) {
+      if (err) *err = "an ok result without a positive time";
+      return std::nullopt;
+    }
+    for (const AlgoPerf& seen : e.results)
+      if (seen.algo == r.algo) {  // one measurement per algorithm: a second would make the ranking ambiguous
+        if (err) *err = "algorithm '" + printable(r.algo) + "' listed twice in results";
+        return std::nullopt;
+      }
+    e.results.push_back(std::move(r));
+  }
+  try {
+    (void)parse_direction(e.key.dir);
+  } catch (const Error&) {
+    if (err) *err = "bad direction '" + e.key.dir + "'";
+    return std::nullopt;
+  }
+  // Stored lists are re-ranked so a hand-edited or older file cannot smuggle in an order.
+  rank(e.results);
+  return e;
+}
+
+}  // namespace
+
+std::optional<CacheEntry> deserialize(std::string_view line, std::string* error) {
+  auto v = json::parse(line, error);
+  if (!v) return std::nullopt;
+  if (!v->is_object()) {
+    if (error) *error = "not a JSON object";
+    return std::nullopt;
+  }
+  if (line_format(*v) != kCacheFormat) {
+    if (error) *error = "format is not " + std::to_string(kCacheFormat);
+    return std::nullopt;
+  }
+  return from_value(*v, error);
+}
+
+CacheLine parse_cache_line(std::string_view line) {
+  CacheLine out;
+  auto v = json::parse(line, &out.error);
+  if (!v) return out;
+  const int f = line_format(*v);
+  if (f > 0 && f != kCacheFormat) out.other_format = f;
+  else if (f < 0) out.error = "no integer 'format' field";
+  else out.entry = from_value(*v, &out.error);
+  return out;
+}
+
+bool entry_covers(const CacheEntry& e, const std::vector<const Algorithm*>& candidates, size_t workspace_limit) {
+  std::map<std::string, const AlgoPerf*> by_name;
+  for (const AlgoPerf& r : e.results) by_name[r.algo] = &r;
+  for (const Algorithm* a : candidates) {
+    if (a->family() == "reference") continue;
+    auto it = by_name.find(std::string(a->name()));
+    if (it == by_name.end()) return false;  // registered since the entry was tuned
+    const AlgoPerf& r = *it->second;
+    if (r.status == PerfStatus::over_workspace && r.workspace <= workspace_limit) return false;
+  }
+  return true;
+}
+
+}  // namespace convlab

@@ -1,0 +1,350 @@
+// The training report: Markdown for people, JSON and CSV for the notebooks
+// (train/report.hpp).
+#include "train/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/json.hpp"
+#include "train/trainer.hpp"
+
+namespace convlab::train {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+std::string ms(double s) { return fmt("%.2f", s * 1e3); }
+
+const PolicyResult* find_policy(const TrainReport& r, const std::string& name) {
+  for (auto& p : r.policies)
+    if (p.ran && p.policy == name) return &p;
+  return nullptr;
+}
+
+double comp(const LayerTime& t, Direction d) {
+  return d == Direction::fwd ? t.fwd : d == Direction::bwd_data ? t.bwd_data : t.bwd_filter;
+}
+
+// The skipped first-layer input gradient has no bwd-data row of its own.
+bool skipped(const LayerResult& l, Direction d) { return d == Direction::bwd_data && !l.input_grad; }
+
+// Relative difference of the final losses (see TrainConfig::loss_rtol): the
+// per-operation bounds the algorithms declare are ~K*eps relative to sum|terms|
+// (1e-4 for AlexNet's forward reductions, K <= 3456) or measured transform
+// bounds of similar size; a few SGD steps at lr 0.01 do not amplify them past
+// 1e-3 in the loss unless an algorithm is wrong.
+double loss_rel_diff(const PolicyResult& p, const PolicyResult& base) {
+  const double a = p.losses.back(), b = base.losses.back();
+  return std::fabs(a - b) / std::max(std::fabs(b), 1e-12);
+}
+
+}  // namespace
+
+namespace {
+
+using Out = std::ostringstream;
+
+// The run's setup, one bullet per line.
+void md_setup(Out& o, const TrainReport& r) {
+  const TrainConfig& c = r.config;
+  o << "# convlab train " << c.net << "\n\n";
+  o << "- batch " << c.batch << ", " << c.iters << " timed iterations after " << c.warmup << " warm-up, threads "
+    << (c.threads ? std::to_string(c.threads) : std::string("all")) << ", SGD lr " << c.sgd.lr << " momentum "
+    << c.sgd.momentum << " weight decay " << c.sgd.weight_decay << "\n";
+  o << "- device: " << r.device << "\n- data: " << r.data << "\n- parameters: " << r.params << " ("
+    << fmt("%.1f", double(r.params) * 4 / 1048576) << " MiB fp32)\n";
+  o << "- first layer's input gradient (dL/dimage): " << (c.first_layer_grad ? "computed (--first-layer-grad)" : "skipped")
+    << "\n- peak RSS: " << fmt("%.1f", double(r.peak_rss_kb) / 1024) << " MiB; wall time " << fmt("%.1f", r.wall_seconds)
+    << " s\n\n";
+}
+
+// Iteration time, speedup and final loss per policy; the issue's targets; the loss per iteration.
+void md_iterations(Out& o, const TrainReport& r, const PolicyResult& base) {
+  const TrainConfig& c = r.config;
+  o << "## Iteration time per policy\n\n";
+  o << "median over the timed iterations; speedup = " << base.policy
+    << "'s median / the policy's median; loss = after the last iteration, proof that a faster policy trains the same "
+       "network (must agree within "
+    << fmt("%.0e", c.loss_rtol) << " relative)\n\n";
+  o << "| policy | iteration ms | speedup | final loss | loss rel. diff | agrees | choosing s | workspace MiB |\n";
+  o << "|---|---:|---:|---:|---:|---|---:|---:|\n";
+  for (auto& p : r.policies) {
+    if (!p.ran) {
+      o << "| " << p.policy << " | skipped: " << p.skipped << " | | | | | | |\n";
+      continue;
+    }
+    const double rd = loss_rel_diff(p, base);
+    o << "| " << p.policy << " | " << ms(p.iter_median) << " | " << fmt("%.2fx", base.iter_median / p.iter_median)
+      << " | " << fmt("%.6f", p.losses.back()) << " | " << fmt("%.1e", rd) << " | " << (rd <= c.loss_rtol ? "yes" : "NO")
+      << " | " << fmt("%.3f", p.choose_seconds) << " | " << fmt("%.1f", double(p.workspace_bytes) / 1048576) << " |\n";
+  }
+  {
+    // The issue's targets (stated for batch 32, both cores), checked on this run's medians.
+    const PolicyResult* find = find_policy(r, "find");
+    struct T { const char* other; double want; };
+    bool any = false;
+    for (T t : {T{"fixed:cpu.im2col_openblas", 2.0}, T{"default", 1.5}, T{"fixed:cpu.onednn_auto", 1.15}}) {
+      const PolicyResult* q = find_policy(r, t.other);
+      if (!find || !q) continue;
+      if (!any) o << "\nTargets (issue 10, stated for batch 32):\n\n";
+      any = true;
+      const double sp = q->iter_median / find->iter_median;
+      o << "- find vs " << t.other << ": " << fmt("%.2fx", sp) << " (target >= " << fmt("%.2fx", t.want) << ": "
+        << (sp >= t.want ? "met" : "missed") << ")\n";
+    }
+    if (const PolicyResult* get = find_policy(r, "get"); find && get) {
+      if (!any) o << "\nTargets (issue 10, stated for batch 32):\n\n";
+      const double slower = get->iter_median / find->iter_median - 1;
+      o << "- get vs find: " << fmt("%+.1f%%", 100 * slower) << " per iteration (target: within 10%: "
+        << (slower <= 0.10 ? "met" : "missed") << ")\n";
+    }
+  }
+  o << "\n### Loss per iteration\n\n| policy |";
+  const int total = c.warmup + c.iters;
+  for (int i = 0; i < total; ++i) o << " it " << i << (i < c.warmup ? " (warm-up)" : "") << " |";
+  o << "\n|---|";
+  for (int i = 0; i < total; ++i) o << "---:|";
+  o << "\n";
+  for (auto& p : r.policies) {
+    if (!p.ran) continue;
+    o << "| " << p.policy << " |";
+    for (double l : p.losses) o << " " << fmt("%.6f", l) << " |";
+    o << "\n";
+  }
+}
+
+// What find spent choosing, and after how many iterations it pays for itself against default and get.
+void md_tuning_cost(Out& o, const TrainReport& r) {
+  o << "\n## Tuning cost and break-even\n\n";
+  const PolicyResult* find = find_policy(r, "find");
+  const PolicyResult* get = find_policy(r, "get");
+  const PolicyResult* def = find_policy(r, "default");
+  if (!find) {
+    o << "`find` did not run";
+    for (auto& p : r.policies)
+      if (p.policy == "find" && !p.ran) o << " (" << p.skipped << ")";
+    o << ": no tuning cost to report.\n";
+    return;
+  }
+  o << "`find` spent " << fmt("%.2f", find->choose_seconds) << " s choosing (all layers and directions).\n\n";
+  for (const PolicyResult* other : {def, get}) {
+    if (!other) continue;
+    const double be = break_even_iterations(*find, *other);
+    o << "- vs `" << other->policy << "` (" << fmt("%.3f", other->choose_seconds) << " s choosing, " << ms(other->iter_median)
+      << " ms/iteration vs find's " << ms(find->iter_median) << "): ";
+    if (be < 0) o << "find is not faster per iteration here; it never pays for itself.\n";
+    else o << "pays for itself after " << fmt("%.1f", be) << " iterations.\n";
+  }
+}
+
+// The rest of a header row after two leading columns: one column per policy that ran, then the rule.
+void md_policy_columns(Out& o, const TrainReport& r) {
+  for (auto& p : r.policies)
+    if (p.ran) o << " " << p.policy << " |";
+  o << "\n|---|---|";
+  for (auto& p : r.policies)
+    if (p.ran) o << "---|";
+  o << "\n";
+}
+
+// The algorithm each policy chose per conv layer and direction.
+void md_choices(Out& o, const TrainReport& r, const PolicyResult& base) {
+  o << "\n## Algorithm chosen per layer and direction\n\n| layer | dir |";
+  md_policy_columns(o, r);
+  for (size_t li = 0; li < base.layers.size(); ++li) {
+    if (base.layers[li].kind != "conv") continue;
+    for (Direction d : kAllDirections) {
+      o << "| " << base.layers[li].name << " | " << to_string(d) << " |";
+      for (auto& p : r.policies)
+        if (p.ran) {
+          const LayerResult& l = p.layers[li];
+          o << " " << l.algo[direction_index(d)] << (skipped(l, d) ? " (skipped)" : "") << " |";
+        }
+      o << "\n";
+    }
+  }
+}
+
+// Median time per layer and policy, then the loss, the update and the iteration.
+void md_layer_times(Out& o, const TrainReport& r, const PolicyResult& base) {
+  o << "\n## Per-layer time (ms, medians)\n\nconv layers: fwd / bwd-data / bwd-filter (incl. bias); other layers: fwd / "
+       "backward\n\n| layer | kind |";
+  md_policy_columns(o, r);
+  for (size_t li = 0; li < base.layers.size(); ++li) {
+    o << "| " << base.layers[li].name << " | " << base.layers[li].kind << " |";
+    for (auto& p : r.policies) {
+      if (!p.ran) continue;
+      const LayerTime& t = p.layers[li].median;
+      if (p.layers[li].kind == "conv") o << " " << ms(t.fwd) << " / " << ms(t.bwd_data) << " / " << ms(t.bwd_filter) << " |";
+      else o << " " << ms(t.fwd) << " / " << ms(t.bwd_data) << " |";
+    }
+    o << "\n";
+  }
+  o << "| loss | softmax-CE |";
+  for (auto& p : r.policies)
+    if (p.ran) o << " " << ms(p.loss_median_loss) << " |";
+  o << "\n| update | SGD |";
+  for (auto& p : r.policies)
+    if (p.ran) o << " " << ms(p.loss_median_update) << " |";
+  o << "\n| **iteration** | |";
+  for (auto& p : r.policies)
+    if (p.ran) o << " **" << ms(p.iter_median) << "** |";
+  o << "\n";
+}
+
+// Per policy: the time saved against the baseline per conv layer and direction, and the rest.
+void md_attribution(Out& o, const TrainReport& r, const PolicyResult& base) {
+  o << "\n## Attribution: time saved per layer and direction vs `" << base.policy << "` (ms per iteration)\n\n";
+  o << "positive = faster than " << base.policy << "; 'other' = every non-convolution layer, the loss and the update "
+       "(same code in every policy: its difference is noise)\n\n";
+  for (auto& p : r.policies) {
+    if (!p.ran || &p == &base) continue;
+    o << "### " << p.policy << "\n\n| layer | dir | " << base.policy << " | " << p.policy << " | saved | algorithm |\n";
+    o << "|---|---|---:|---:|---:|---|\n";
+    double conv_saved = 0, other_saved = 0;
+    for (size_t li = 0; li < p.layers.size(); ++li) {
+      const LayerResult &a = base.layers[li], &b = p.layers[li];
+      if (b.kind != "conv") {
+        other_saved += a.median.total() - b.median.total();
+        continue;
+      }
+      for (Direction d : kAllDirections) {
+        if (skipped(b, d)) continue;
+        const double s = comp(a.median, d) - comp(b.median, d);
+        conv_saved += s;
+        const std::string &was = a.algo[direction_index(d)], &now = b.algo[direction_index(d)];
+        o << "| " << b.name << " | " << to_string(d) << " | " << ms(comp(a.median, d)) << " | " << ms(comp(b.median, d))
+          << " | " << ms(s) << " | " << (was == now ? now : was + " -> " + now) << " |\n";
+      }
+    }
+    other_saved += (base.loss_median_loss + base.loss_median_update) - (p.loss_median_loss + p.loss_median_update);
+    o << "| all conv | | | | **" << ms(conv_saved) << "** | |\n| other | | | | " << ms(other_saved) << " | |\n";
+    o << "| iteration (medians) | | " << ms(base.iter_median) << " | " << ms(p.iter_median) << " | "
+      << ms(base.iter_median - p.iter_median) << " | |\n\n";
+  }
+}
+
+// What the skipped dL/dimage would cost per policy (or where its time is, when computed).
+void md_first_layer(Out& o, const TrainReport& r) {
+  o << "\n## Skipping the first layer's input gradient\n\n";
+  if (r.config.first_layer_grad) {
+    o << "computed (--first-layer-grad): its time is in the first conv layer's bwd-data column above.\n";
+    return;
+  }
+  o << "dL/dimage is not computed (use --first-layer-grad to compute it); what it would cost:\n\n| policy | "
+       "conv1 bwd-data ms | share of the iteration |\n|---|---:|---:|\n";
+  for (auto& p : r.policies)
+    if (p.ran && p.first_layer_dx_seconds > 0)
+      o << "| " << p.policy << " | " << ms(p.first_layer_dx_seconds) << " | "
+        << fmt("%.1f%%", 100 * p.first_layer_dx_seconds / (p.iter_median + p.first_layer_dx_seconds)) << " |\n";
+}
+
+}  // namespace
+
+std::string report_markdown(const TrainReport& r) {
+  Out o;
+  md_setup(o, r);
+  const int bi = r.baseline();
+  if (bi < 0) {
+    o << "No policy could run:\n\n";
+    for (auto& p : r.policies) o << "- " << p.policy << ": skipped (" << p.skipped << ")\n";
+    return o.str();
+  }
+  const PolicyResult& base = r.policies[size_t(bi)];
+  md_iterations(o, r, base);
+  md_tuning_cost(o, r);
+  md_choices(o, r, base);
+  md_layer_times(o, r, base);
+  md_attribution(o, r, base);
+  md_first_layer(o, r);
+  return o.str();
+}
+
+std::string report_json(const TrainReport& r) {
+  using json::number;
+  using json::quote;
+  std::ostringstream o;
+  const TrainConfig& c = r.config;
+  const int bi = r.baseline();
+  o << "{\n  \"command\": \"train\",\n  \"net\": " << quote(c.net) << ",\n  \"batch\": " << c.batch
+    << ",\n  \"iters\": " << c.iters << ",\n  \"warmup\": " << c.warmup << ",\n  \"threads\": " << c.threads
+    << ",\n  \"classes\": " << c.classes << ",\n  \"first_layer_grad\": " << (c.first_layer_grad ? "true" : "false")
+    << ",\n  \"sgd\": {\"lr\": " << number(c.sgd.lr) << ", \"momentum\": " << number(c.sgd.momentum)
+    << ", \"weight_decay\": " << number(c.sgd.weight_decay) << "},\n  \"device\": " << quote(r.device)
+    << ",\n  \"data\": " << quote(r.data) << ",\n  \"params\": " << r.params << ",\n  \"peak_rss_kb\": " << r.peak_rss_kb
+    << ",\n  \"wall_seconds\": " << number(r.wall_seconds) << ",\n  \"loss_rtol\": " << number(c.loss_rtol)
+    << ",\n  \"baseline\": " << (bi >= 0 ? quote(r.policies[size_t(bi)].policy) : "null") << ",\n  \"policies\": [";
+  for (size_t pi = 0; pi < r.policies.size(); ++pi) {
+    const PolicyResult& p = r.policies[pi];
+    o << (pi ? "," : "") << "\n    {\"policy\": " << quote(p.policy) << ", \"ran\": " << (p.ran ? "true" : "false");
+    if (!p.ran) {
+      o << ", \"skipped\": " << quote(p.skipped) << "}";
+      continue;
+    }
+    const PolicyResult* base = bi >= 0 ? &r.policies[size_t(bi)] : nullptr;
+    o << ", \"choose_seconds\": " << number(p.choose_seconds) << ", \"workspace_bytes\": " << p.workspace_bytes
+      << ", \"iter_median_s\": " << number(p.iter_median)
+      << ", \"speedup_vs_baseline\": " << number(base ? base->iter_median / p.iter_median : NAN)
+      << ", \"loss_rel_diff_vs_baseline\": " << number(base ? loss_rel_diff(p, *base) : NAN)
+      << ", \"first_layer_dx_s\": " << number(p.first_layer_dx_seconds) << ", \"loss_s\": " << number(p.loss_median_loss)
+      << ", \"update_s\": " << number(p.loss_median_update) << ",\n     \"iter_s\": [";
+    for (size_t i = 0; i < p.iter_seconds.size(); ++i) o << (i ? ", " : "") << number(p.iter_seconds[i]);
+    o << "], \"losses\": [";
+    for (size_t i = 0; i < p.losses.size(); ++i) o << (i ? ", " : "") << number(p.losses[i]);
+    o << "],\n     \"layers\": [";
+    for (size_t li = 0; li < p.layers.size(); ++li) {
+      const LayerResult& l = p.layers[li];
+      o << (li ? "," : "") << "\n       {\"name\": " << quote(l.name) << ", \"kind\": " << quote(l.kind)
+        << ", \"fwd_s\": " << number(l.median.fwd) << ", \"bwd_data_s\": " << number(l.median.bwd_data)
+        << ", \"bwd_filter_s\": " << number(l.median.bwd_filter);
+      if (l.kind == "conv") {
+        o << ", \"problem\": " << quote(l.problem) << ", \"input_grad\": " << (l.input_grad ? "true" : "false")
+          << ", \"algos\": {";
+        for (Direction d : kAllDirections) {
+          const int i = direction_index(d);
+          o << (i ? ", " : "") << quote(to_string(d)) << ": {\"algo\": " << quote(l.algo[i]) << ", \"why\": " << quote(l.why[i])
+            << ", \"tuning_s\": " << number(l.tuning_seconds[i]) << "}";
+        }
+        o << "}";
+      }
+      o << "}";
+    }
+    o << "]}";
+  }
+  o << "\n  ]";
+  const PolicyResult* find = find_policy(r, "find");
+  o << ",\n  \"break_even_iterations\": {";
+  bool first = true;
+  for (const char* other : {"default", "get"}) {
+    const PolicyResult* q = find_policy(r, other);
+    if (!find || !q) continue;
+    const double be = break_even_iterations(*find, *q);
+    o << (first ? "" : ", ") << quote(other) << ": " << (be < 0 ? std::string("null") : number(be));
+    first = false;
+  }
+  o << "}\n}\n";
+  return o.str();
+}
+
+std::string report_csv(const TrainReport& r) {
+  std::ostringstream o;
+  o << "net,batch,policy,layer,kind,fwd_ms,bwd_data_ms,bwd_filter_ms,algo_fwd,algo_bwd_data,algo_bwd_filter,iter_ms\n";
+  for (auto& p : r.policies) {
+    if (!p.ran) continue;
+    for (auto& l : p.layers) {
+      o << r.config.net << "," << r.config.batch << "," << p.policy << "," << l.name << "," << l.kind;
+      for (Direction d : kAllDirections) o << "," << fmt("%.4f", comp(l.median, d) * 1e3);
+      for (Direction d : kAllDirections) o << "," << l.algo[direction_index(d)];
+      o << "," << fmt("%.4f", p.iter_median * 1e3) << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace convlab::train

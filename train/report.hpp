@@ -1,0 +1,23 @@
+// The report of a training run (train/trainer.hpp's TrainReport), written
+// three ways:
+//   report_markdown  for people: the setup; iteration time, speedup and final
+//                    loss per policy, and the targets; the loss per
+//                    iteration; find's tuning cost and its break-even against
+//                    default and get; the algorithm each policy chose per layer
+//                    and direction; per-layer times; the time saved per layer
+//                    and direction against the baseline policy; what the skipped
+//                    first-layer input gradient would cost.
+//   report_json      the same numbers for the notebooks ("command": "train").
+//   report_csv       one row per (policy, layer).
+#pragma once
+#include <string>
+
+namespace convlab::train {
+
+struct TrainReport;
+
+std::string report_markdown(const TrainReport& r);
+std::string report_json(const TrainReport& r);
+std::string report_csv(const TrainReport& r);
+
+}  // namespace convlab::train
