@@ -183,8 +183,11 @@ TEST(Cudnn, NoEntryForAnAlgorithmCudnnNeverImplements) {
   for (const Algorithm* a : cudnn_tf32_algorithms()) all.push_back(a);
   for (const Algorithm* a : all) {
     const auto* c = static_cast<const CudnnConv*>(a);
-    for (Direction d : kAllDirections)
-      if (c->id(d) >= 0) EXPECT_STREQ(cudnn_unregistered_reason(d, c->id(d)), "") << a->name() << " " << to_string(d);
+    for (Direction d : kAllDirections) {
+      if (c->id(d) >= 0) {
+        EXPECT_STREQ(cudnn_unregistered_reason(d, c->id(d)), "") << a->name() << " " << to_string(d);
+      }
+    }
   }
 }
 
