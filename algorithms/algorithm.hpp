@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/device.hpp"
 #include "core/problem.hpp"
@@ -87,6 +88,24 @@ class Algorithm {
   // policy leave it out without the `tf32` constraint (autotune/policy.hpp);
   // fixed:<name> runs it.
   virtual std::string_view math() const { return "fp32"; }
+};
+
+// An Algorithm whose name, device, family and description are data given at
+// construction, so a class states only what it computes: supports(),
+// workspace_bytes(), run(), tolerance() (CUTLASS's can_implement /
+// get_workspace_size / run, the rest is its descriptor).
+class NamedAlgorithm : public Algorithm {
+ public:
+  NamedAlgorithm(std::string name, DeviceKind device, std::string family, std::string description)
+      : name_(std::move(name)), family_(std::move(family)), description_(std::move(description)), device_(device) {}
+  std::string_view name() const final { return name_; }
+  DeviceKind device() const final { return device_; }
+  std::string_view family() const final { return family_; }
+  std::string_view description() const final { return description_; }
+
+ private:
+  std::string name_, family_, description_;
+  DeviceKind device_;
 };
 
 // The kernel-facing shape of a (valid) problem.

@@ -40,7 +40,7 @@ const std::vector<const Algorithm*>& registry() {
   static const CudaImplicitGemm cuda_implicit_gemm;
   static const CudaDirect cuda_direct;
   static const CudaWinogradF2x3 cuda_winograd_f2x3;
-  static const CudaWinogradF4x3 cuda_winograd_f4x3;
+  static const CudaWinograd cuda_winograd_f4x3(4), cuda_winograd_f6x3(6);
   static const CudaFft cuda_fft;
   static const CudaFftTiled cuda_fft_tiled;
 #endif
@@ -71,7 +71,7 @@ const std::vector<const Algorithm*>& registry() {
 #if CONVLAB_HAS_CUDA
     // ---- CUDA, hand-written ------------------------------------------------
     v.insert(v.end(), {&cuda_im2col_gemm, &cuda_im2col_cublas, &cuda_implicit_gemm, &cuda_direct,
-                       &cuda_winograd_f2x3, &cuda_winograd_f4x3, &cuda_fft, &cuda_fft_tiled});
+                       &cuda_winograd_f2x3, &cuda_winograd_f4x3, &cuda_winograd_f6x3, &cuda_fft, &cuda_fft_tiled});
     // ---- cuDNN -------------------------------------------------------------
     for (const Algorithm* a : cudnn_algorithms()) v.push_back(a);
     // ---- cuDNN, TF32 variants (math() "tf32": never chosen unless asked) ----

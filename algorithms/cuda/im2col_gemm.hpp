@@ -1,38 +1,66 @@
-// cuda.im2col_gemm: im2col / col2im kernels + the hand-written tiled SGEMM
-// (kernels/cuda/im2col, kernels/cuda/gemm), images in chunks whose column
-// matrices fit 64 MiB of workspace (im2col_chunk_images), a chunk's images the
-// GEMM batch. cuda.im2col_cublas: the same composition with cuBLAS's
-// cublasSgemmStridedBatched as the GEMM. Any filter, stride, padding,
-// dilation, groups; all three directions.
+// cuda.im2col_gemm and cuda.im2col_cublas: the Caffe lowering on the GPU. One
+// composition (CudaIm2colGemm), two GEMMs plugged in as the strategy: the
+// hand-written tiled SGEMM (kernels/cuda/gemm) or cuBLAS's
+// cublasSgemmStridedBatched (im2col_cublas.cu), as cpu.im2col_gemm /
+// cpu.im2col_openblas do on the CPU.
+//
+// Images in chunks whose column matrices fit 64 MiB of workspace; per chunk one
+// im2col / col2im launch (kernels/cuda/im2col) and
+//   fwd        dst_n[g] (Kg, PQ)   = wei[g] (Kg, CgRS) * col_n[g] (CgRS, PQ)
+//   bwd-data   col_n[g] (CgRS, PQ) = wei[g]^T * diff_dst_n[g] (Kg, PQ); diff_src_n = col2im(col_n)
+//              (one strided-batched GEMM per group over the chunk's images, or per
+//              image over the groups when groups outnumber the images)
+//   bwd-filter diff_wei[g] (Kg, CgRS) += diff_dst_n[g] (Kg, PQ) * col_n[g]^T: one GEMM per
+//              image batched over groups (a reduction over images; batching it would
+//              need per-image partial results)
+// 1x1, stride 1, pad 0: the images are their own column matrices (no workspace).
+// Any filter, stride, padding, dilation, groups; all three directions. Results
+// do not depend on the chunk: every output element is the same GEMM dot product
+// in the same order.
 #pragma once
+#include <cstdint>
+
 #include "algorithms/algorithm.hpp"
+#include "kernels/cuda/gemm/sgemm.hpp"
 
 namespace convlab {
 
-class CudaIm2colGemm : public Algorithm {
+// Column floats a chunk may hold (64 MiB). One image's GEMM on a small layer
+// fills a fraction of a big GPU (AlexNet conv3-5 at 13x13: 18 64x64 blocks for
+// 132 SMs); a chunk's images go into one strided-batched GEMM per group instead.
+inline constexpr int64_t kCudaIm2colChunkFloats = int64_t(16) << 20;
+
+struct CudaIm2colPlan {
+  bool identity = false;  // 1x1, stride 1, no padding: no column matrix
+  int chunk = 1;          // images per chunk: as many as fit the budget, >= 1, <= N, <= 65535 (the GEMM batch)
+  int64_t col_floats = 0; // workspace: `chunk` images' column matrices (0 when identity)
+};
+// chunk 0: the budget's; otherwise that many images per chunk (tests).
+CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, int chunk = 0);
+
+class CudaIm2colGemm : public NamedAlgorithm {
  public:
-  std::string_view name() const override { return "cuda.im2col_gemm"; }
-  DeviceKind device() const override { return DeviceKind::cuda; }
-  std::string_view family() const override { return "gemm"; }
-  std::string_view description() const override {
-    return "im2col/col2im kernels + hand-written tiled SGEMM (128x128 or 64x64 block tiles, register blocking, "
-           "float4 loads); images in chunks of <= 64 MiB of columns, one batched GEMM per group and chunk";
-  }
+  CudaIm2colGemm();
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  // run() with plan_cuda_im2col(sh, chunk): the workspace must hold its col_floats.
+  void run_chunked(const ConvProblem& p, Direction dir, const ConvBuffers& buf, float* ws, void* stream,
+                   int chunk) const;
+
+ protected:
+  CudaIm2colGemm(std::string name, std::string description);
+  // The strategy: one (strided-batched) row-major SGEMM on `stream`.
+  virtual void gemm(const cuda::SgemmArgs& g, void* stream) const;
 };
 
 class CudaIm2colCublas final : public CudaIm2colGemm {
  public:
-  std::string_view name() const override { return "cuda.im2col_cublas"; }
-  std::string_view description() const override {
-    return "im2col/col2im kernels + cuBLAS cublasSgemmStridedBatched; images in chunks of <= 64 MiB of columns, "
-           "one batched GEMM per group and chunk";
-  }
-  void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
-           const ExecContext& ctx) const override;
+  CudaIm2colCublas();
+
+ protected:
+  void gemm(const cuda::SgemmArgs& g, void* stream) const override;
 };
 
 }  // namespace convlab

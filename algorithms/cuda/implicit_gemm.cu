@@ -6,6 +6,11 @@
 
 namespace convlab {
 
+CudaImplicitGemm::CudaImplicitGemm()
+    : NamedAlgorithm("cuda.implicit_gemm", DeviceKind::cuda, "implicit_gemm",
+                     "implicit GEMM: 64x64x16 block tiles, 4x4 per thread, gathering loaders (no column matrix), "
+                     "groups as grid z") {}
+
 Support CudaImplicitGemm::supports(const ConvProblem& p, Direction) const {
   // GEMM indices are 32-bit: N*P*Q, N*H*W and the tensors must stay below 2^31.
   if (p.src_elems() > INT_MAX || p.dst_elems() > INT_MAX)

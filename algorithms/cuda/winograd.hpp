@@ -1,41 +1,43 @@
-// cuda.winograd_f2x3 (fused: transforms in shared memory / registers inside one
-// kernel per direction) and cuda.winograd_f4x3 (non-fused: transform kernels +
-// the hand-written batched SGEMM over the 36 transformed-domain points).
-// 3x3 filters, stride 1, dilation 1, padding <= 2, groups; all directions.
+// cuda.winograd_f2x3: fused Winograd F(2x2, 3x3), transforms in shared memory /
+// registers inside one kernel per direction (kernels/cuda/winograd/winograd_f2x3);
+// no workspace.
+// cuda.winograd_f4x3 / cuda.winograd_f6x3: non-fused F(m x m, 3 x 3), m = 4, 6:
+// transform kernels (kernels/cuda/winograd/winograd_nonfused) around the
+// hand-written SGEMM batched over the alpha^2 transformed-domain points x groups
+// (36 or 64 points), as cpu.winograd_f* do on the CPU:
+//   fwd        U = G g G^T, V = B^T d B, M[xi] = U[xi] V[xi], Y = A^T M A
+//   bwd-data   the fwd pipeline on diff_dst with the rotated, channel-swapped
+//              filter and padding 2 - pad
+//   bwd-filter Y' = A dY A^T, V = B^T d B, M[xi] = Y'[xi] V[xi]^T, dW = G^T M G
+// Both: 3x3 filters, stride 1, dilation 1, padding <= 2, groups; all directions.
+// Points and matrices: kernels/winograd_math.hpp (the CPU's too).
 #pragma once
 #include "algorithms/algorithm.hpp"
 
 namespace convlab {
 
-class CudaWinogradF2x3 final : public Algorithm {
+class CudaWinogradF2x3 final : public NamedAlgorithm {
  public:
-  std::string_view name() const override { return "cuda.winograd_f2x3"; }
-  DeviceKind device() const override { return DeviceKind::cuda; }
-  std::string_view family() const override { return "winograd"; }
-  std::string_view description() const override {
-    return "fused Winograd F(2x2,3x3): 32 tiles x 16 channels per block, input/filter transforms in shared "
-           "memory, output transform in registers; bwd-data via the rotated filter, bwd-filter via F(3x3,2x2)";
-  }
+  CudaWinogradF2x3();
   Support supports(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 };
 
-class CudaWinogradF4x3 final : public Algorithm {
+class CudaWinograd final : public NamedAlgorithm {
  public:
-  std::string_view name() const override { return "cuda.winograd_f4x3"; }
-  DeviceKind device() const override { return DeviceKind::cuda; }
-  std::string_view family() const override { return "winograd"; }
-  std::string_view description() const override {
-    return "non-fused Winograd F(4x4,3x3): filter/input/output transform kernels around the hand-written SGEMM "
-           "batched over 36 points x groups; bwd-filter via A dY A^T and G^T M G";
-  }
+  explicit CudaWinograd(int m);  // 4 or 6
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
+
+  int tile() const { return m_; }
+
+ private:
+  int m_;
 };
 
 }  // namespace convlab

@@ -1,4 +1,4 @@
-// FFT convolution: pad / crop kernels and the pointwise complex
+// FFT convolution's hand-written kernels: pad / crop and the pointwise complex
 // multiply-accumulate across channels (contract in fft_conv.hpp).
 //
 // pad / crop: one thread per element of the larger side, grid-stride, 256 per block.
@@ -76,51 +76,6 @@ __global__ void fft_cmac_kernel(ConvShape sh, Direction mode, int64_t spec, cons
 
 }  // namespace
 
-int fft_good_size(int n) {
-  for (int m = std::max(n, 1);; ++m) {
-    int r = m;
-    for (int p : {2, 3, 5, 7})
-      while (r % p == 0) r /= p;
-    if (r == 1) return m;
-  }
-}
-
-FftSize fft_size(const ConvShape& sh) {
-  return FftSize{fft_good_size(sh.h + 2 * sh.pad_h), fft_good_size(sh.w + 2 * sh.pad_w)};
-}
-
-void fft_plane_counts(const ConvShape& sh, Direction direction, int counts[3]) {
-  const int nc = sh.n * sh.c, nk = sh.n * sh.k, kc = sh.k * (sh.c / sh.groups);
-  if (direction == Direction::fwd) { counts[0] = nc; counts[1] = kc; counts[2] = nk; }
-  if (direction == Direction::bwd_data) { counts[0] = nk; counts[1] = kc; counts[2] = nc; }
-  if (direction == Direction::bwd_filter) { counts[0] = nc; counts[1] = nk; counts[2] = kc; }
-}
-
-namespace {
-// Workspace carving, in floats from the (16-byte aligned) start: the padded real
-// planes, then the a / b / out spectra. Every region starts at a multiple of 4
-// floats, so each complex (float2, 8-byte) array is 16-byte aligned whatever the
-// plane counts and sizes (15 x 15 planes times an odd count would otherwise put
-// the spectra at an odd float: a misaligned 8-byte access on a GPU).
-struct FftLayout {
-  int64_t sa, sb, so, total;
-};
-int64_t round4(int64_t floats) { return (floats + 3) / 4 * 4; }
-FftLayout fft_layout(const ConvShape& sh, Direction direction) {
-  const FftSize fs = fft_size(sh);
-  int cnt[3] = {0, 0, 0};
-  fft_plane_counts(sh, direction, cnt);
-  FftLayout l;
-  l.sa = round4(int64_t(std::max({cnt[0], cnt[1], cnt[2]})) * fs.fh * fs.fw);
-  l.sb = l.sa + round4(2 * fs.spectrum() * cnt[0]);
-  l.so = l.sb + round4(2 * fs.spectrum() * cnt[1]);
-  l.total = l.so + round4(2 * fs.spectrum() * cnt[2]);
-  return l;
-}
-}  // namespace
-
-int64_t fft_workspace_floats(const ConvShape& sh, Direction direction) { return fft_layout(sh, direction).total; }
-
 void fft_pad(const float* in, int planes, int rows, int cols, int off_h, int off_w, FftSize fs, float* out,
              void* stream) {
   CONVLAB_LAUNCH(fft_pad_kernel, dim3(blocks_for(int64_t(planes) * fs.fh * fs.fw)), dim3(kThreads), 0, stream, in,
@@ -137,42 +92,6 @@ void fft_cmac(const ConvShape& sh, Direction mode, int64_t spec, const float2* a
               int64_t out_planes, void* stream) {
   CONVLAB_LAUNCH(fft_cmac_kernel, dim3(blocks_for(out_planes * spec)), dim3(kThreads), 0, stream, sh, mode, spec, a, b,
                  out, out_planes);
-}
-
-void fft_conv(const ConvShape& sh, Direction direction, const float* src, const float* wei, const float* dst_in,
-              float* out, float* ws, void* stream, const FftFns& fft) {
-  const FftSize fs = fft_size(sh);
-  int cnt[3] = {0, 0, 0};
-  fft_plane_counts(sh, direction, cnt);
-  const FftLayout lay = fft_layout(sh, direction);
-  float* real = ws;
-  float2* sa = reinterpret_cast<float2*>(ws + lay.sa);
-  float2* sb = reinterpret_cast<float2*>(ws + lay.sb);
-  float2* so = reinterpret_cast<float2*>(ws + lay.so);
-  const int cg = sh.c / sh.groups;
-  // operand a / b: which tensor, its plane size and where it sits in the fh x fw plane
-  if (direction == Direction::fwd) {
-    fft_pad(src, cnt[0], sh.h, sh.w, sh.pad_h, sh.pad_w, fs, real, stream);
-    fft.r2c(real, sa, cnt[0]);
-    fft_pad(wei, cnt[1], sh.r, sh.s, 0, 0, fs, real, stream);
-    fft.r2c(real, sb, cnt[1]);
-  } else if (direction == Direction::bwd_data) {
-    fft_pad(dst_in, cnt[0], sh.p, sh.q, 0, 0, fs, real, stream);
-    fft.r2c(real, sa, cnt[0]);
-    fft_pad(wei, cnt[1], sh.r, sh.s, 0, 0, fs, real, stream);
-    fft.r2c(real, sb, cnt[1]);
-  } else {
-    fft_pad(src, cnt[0], sh.h, sh.w, sh.pad_h, sh.pad_w, fs, real, stream);
-    fft.r2c(real, sa, cnt[0]);
-    fft_pad(dst_in, cnt[1], sh.p, sh.q, 0, 0, fs, real, stream);
-    fft.r2c(real, sb, cnt[1]);
-  }
-  fft_cmac(sh, direction, fs.spectrum(), sa, sb, so, cnt[2], stream);
-  fft.c2r(so, real, cnt[2]);
-  const float scale = 1.0f / float(int64_t(fs.fh) * fs.fw);
-  if (direction == Direction::fwd) fft_crop(real, cnt[2], sh.p, sh.q, 0, 0, fs, scale, out, stream);
-  if (direction == Direction::bwd_data) fft_crop(real, cnt[2], sh.h, sh.w, sh.pad_h, sh.pad_w, fs, scale, out, stream);
-  if (direction == Direction::bwd_filter) fft_crop(real, sh.k * cg, sh.r, sh.s, 0, 0, fs, scale, out, stream);
 }
 
 }  // namespace convlab::cuda

@@ -1,4 +1,5 @@
-// Fused Winograd F(2x2, 3x3), three directions (contract in winograd_f2x3.hpp).
+// Fused Winograd F(2x2, 3x3) kernels and their launchers (contract in
+// winograd_f2x3.hpp).
 //
 // fwd / bwd-data kernel: one 256-thread block per (32 output tiles = 4 x 8
 //   tiles = 8 x 16 pixels, 16 output channels of one group, image). Loop over
@@ -11,7 +12,8 @@
 //     k = kq and kq + 8, all 16 xi, in registers.
 //   Finally each thread turns its two 4x4 M into 2x2 outputs, Y = A^T M A.
 //   bwd-data is the same kernel reading diff_dst as input and the filter as
-//   w'(c, k, r, s) = w(k, c, 2 - r, 2 - s), with padding 2 - pad.
+//   w'(c, k, r, s) = w(k, c, 2 - r, 2 - s), with padding 2 - pad (the geometry
+//   cuda.winograd_f2x3 passes, algorithms/cuda/winograd.cu).
 // bwd-filter kernel: one block per (16 output channels, 16 input channels of
 //   one group); loop over all (image, tile) pairs in chunks of 16: thread
 //   (kk, t) transforms a 2x2 diff_dst tile (A dY A^T), thread (cc, t) a 4x4
@@ -22,6 +24,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/simt/simt.hpp"
+#include "kernels/cuda/winograd/winograd_transforms.hpp"
 
 namespace convlab::cuda {
 
@@ -30,89 +33,18 @@ namespace {
 constexpr int TT = 32, TROWS = 4, TCOLS = 8, KB = 16, CB = 8, kThreads = 256;
 constexpr int FT = 16, FKB = 16, FCB = 16;  // bwd-filter: tiles per chunk, channel blocks
 
-__device__ __forceinline__ void input_tf(const float d[16], float v[16]) {  // B^T d B
-  float t[16];
-  for (int j = 0; j < 4; ++j) {  // columns: B^T applied to rows of d
-    t[0 * 4 + j] = d[0 * 4 + j] - d[2 * 4 + j];
-    t[1 * 4 + j] = d[1 * 4 + j] + d[2 * 4 + j];
-    t[2 * 4 + j] = d[2 * 4 + j] - d[1 * 4 + j];
-    t[3 * 4 + j] = d[1 * 4 + j] - d[3 * 4 + j];
-  }
-  for (int i = 0; i < 4; ++i) {
-    v[i * 4 + 0] = t[i * 4 + 0] - t[i * 4 + 2];
-    v[i * 4 + 1] = t[i * 4 + 1] + t[i * 4 + 2];
-    v[i * 4 + 2] = t[i * 4 + 2] - t[i * 4 + 1];
-    v[i * 4 + 3] = t[i * 4 + 1] - t[i * 4 + 3];
-  }
+// The transforms, from the shared F(2x2, 3x3) matrices (winograd_transforms.hpp).
+using wino::Tf;
+__device__ __forceinline__ void input_tf(const float d[16], float v[16]) { wino::transform<2, Tf::input>(d, v); }
+__device__ __forceinline__ void filter_tf(const float g[9], float u[16]) { wino::transform<2, Tf::filter>(g, u); }
+__device__ __forceinline__ void output_tf(const float m[16], float y[4]) { wino::transform<2, Tf::output>(m, y); }
+__device__ __forceinline__ void grad_tf(const float dy[4], float a[16]) { wino::transform<2, Tf::grad>(dy, a); }
+__device__ __forceinline__ void weight_grad_tf(const float m[16], float w[9]) {
+  wino::transform<2, Tf::weight_grad>(m, w);
 }
-
-__device__ __forceinline__ void filter_tf(const float g[9], float u[16]) {  // G g G^T
-  float t[12];                                                             // (4, 3)
-  for (int j = 0; j < 3; ++j) {
-    t[0 * 3 + j] = g[0 * 3 + j];
-    t[1 * 3 + j] = 0.5f * (g[0 * 3 + j] + g[1 * 3 + j] + g[2 * 3 + j]);
-    t[2 * 3 + j] = 0.5f * (g[0 * 3 + j] - g[1 * 3 + j] + g[2 * 3 + j]);
-    t[3 * 3 + j] = g[2 * 3 + j];
-  }
-  for (int i = 0; i < 4; ++i) {
-    u[i * 4 + 0] = t[i * 3 + 0];
-    u[i * 4 + 1] = 0.5f * (t[i * 3 + 0] + t[i * 3 + 1] + t[i * 3 + 2]);
-    u[i * 4 + 2] = 0.5f * (t[i * 3 + 0] - t[i * 3 + 1] + t[i * 3 + 2]);
-    u[i * 4 + 3] = t[i * 3 + 2];
-  }
-}
-
-__device__ __forceinline__ void output_tf(const float m[16], float y[4]) {  // A^T m A
-  float t[8];                                                              // (2, 4)
-  for (int j = 0; j < 4; ++j) {
-    t[0 * 4 + j] = m[0 * 4 + j] + m[1 * 4 + j] + m[2 * 4 + j];
-    t[1 * 4 + j] = m[1 * 4 + j] - m[2 * 4 + j] - m[3 * 4 + j];
-  }
-  for (int i = 0; i < 2; ++i) {
-    y[i * 2 + 0] = t[i * 4 + 0] + t[i * 4 + 1] + t[i * 4 + 2];
-    y[i * 2 + 1] = t[i * 4 + 1] - t[i * 4 + 2] - t[i * 4 + 3];
-  }
-}
-
-__device__ __forceinline__ void grad_tf(const float dy[4], float a[16]) {  // A dY A^T
-  float t[8];                                                             // (4, 2)
-  for (int j = 0; j < 2; ++j) {
-    t[0 * 2 + j] = dy[0 * 2 + j];
-    t[1 * 2 + j] = dy[0 * 2 + j] + dy[1 * 2 + j];
-    t[2 * 2 + j] = dy[0 * 2 + j] - dy[1 * 2 + j];
-    t[3 * 2 + j] = -dy[1 * 2 + j];
-  }
-  for (int i = 0; i < 4; ++i) {
-    a[i * 4 + 0] = t[i * 2 + 0];
-    a[i * 4 + 1] = t[i * 2 + 0] + t[i * 2 + 1];
-    a[i * 4 + 2] = t[i * 2 + 0] - t[i * 2 + 1];
-    a[i * 4 + 3] = -t[i * 2 + 1];
-  }
-}
-
-__device__ __forceinline__ void weight_grad_tf(const float m[16], float w[9]) {  // G^T m G
-  float t[12];                                                                  // (3, 4)
-  for (int j = 0; j < 4; ++j) {
-    t[0 * 4 + j] = m[0 * 4 + j] + 0.5f * (m[1 * 4 + j] + m[2 * 4 + j]);
-    t[1 * 4 + j] = 0.5f * (m[1 * 4 + j] - m[2 * 4 + j]);
-    t[2 * 4 + j] = 0.5f * (m[1 * 4 + j] + m[2 * 4 + j]) + m[3 * 4 + j];
-  }
-  for (int i = 0; i < 3; ++i) {
-    w[i * 3 + 0] = t[i * 4 + 0] + 0.5f * (t[i * 4 + 1] + t[i * 4 + 2]);
-    w[i * 3 + 1] = 0.5f * (t[i * 4 + 1] - t[i * 4 + 2]);
-    w[i * 3 + 2] = 0.5f * (t[i * 4 + 1] + t[i * 4 + 2]) + t[i * 4 + 3];
-  }
-}
-
-// The conv the fused kernel computes: in (N, cin, ih, iw) -> out (N, cout, oh, ow).
-struct FusedGeom {
-  int n, cin, ih, iw, cout, oh, ow, pad_h, pad_w, groups;
-  int cg;        // channels per group of the *original* layer's C (for the filter index)
-  bool rotate;   // bwd-data: w'(o, i, r, s) = w(i, o, 2 - r, 2 - s)
-};
 
 __global__ void __launch_bounds__(kThreads)
-    winograd_f2x3_fused_kernel(FusedGeom geo, const float* __restrict__ in, const float* __restrict__ wei,
+    winograd_f2x3_fused_kernel(WinogradFusedGeom geo, const float* __restrict__ in, const float* __restrict__ wei,
                                float* __restrict__ out, unsigned y0, unsigned z0) {
   CONVLAB_SHARED(float, vs, [16][CB][TT]);  // transformed input tiles
   CONVLAB_SHARED(float, us, [16][CB][KB]);  // transformed filters
@@ -178,6 +110,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     __syncthreads();
   }
+#pragma unroll  // acc[j] stays in registers
   for (int j = 0; j < 2; ++j) {
     const int o = o0 + kq + 8 * j;
     if (o >= cout_g || my_tr >= tiles_h || my_tc >= tiles_w) continue;
@@ -253,7 +186,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-void launch_fused(const FusedGeom& geo, const float* in, const float* wei, float* out, void* stream) {
+}  // namespace
+
+void winograd_f2x3_fused(const WinogradFusedGeom& geo, const float* in, const float* wei, float* out, void* stream) {
   const int tiles_h = (geo.oh + 1) / 2, tiles_w = (geo.ow + 1) / 2;
   const int cout_g = geo.cout / geo.groups;
   simt::for_each_grid_chunk(uint64_t(((tiles_h + TROWS - 1) / TROWS) * ((tiles_w + TCOLS - 1) / TCOLS)),
@@ -262,29 +197,6 @@ void launch_fused(const FusedGeom& geo, const float* in, const float* wei, float
                               CONVLAB_LAUNCH(winograd_f2x3_fused_kernel, grid, dim3(kThreads), 0, stream, geo, in,
                                              wei, out, y0, z0);
                             });
-}
-
-}  // namespace
-
-const char* winograd_f2x3_unsupported(const ConvShape& sh) {
-  if (sh.r != 3 || sh.s != 3) return "needs a 3x3 filter";
-  if (sh.stride_h != 1 || sh.stride_w != 1) return "needs stride 1";
-  if (sh.dil_h != 1 || sh.dil_w != 1) return "needs dilation 1";
-  if (sh.pad_h > 2 || sh.pad_w > 2) return "needs padding <= 2";
-  return "";
-}
-
-void winograd_f2x3_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* stream) {
-  const FusedGeom geo{sh.n, sh.c, sh.h, sh.w, sh.k, sh.p, sh.q, sh.pad_h, sh.pad_w, sh.groups, sh.c / sh.groups,
-                      false};
-  launch_fused(geo, src, wei, dst, stream);
-}
-
-void winograd_f2x3_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src,
-                            void* stream) {
-  const FusedGeom geo{sh.n, sh.k, sh.p, sh.q, sh.c, sh.h, sh.w, 2 - sh.pad_h, 2 - sh.pad_w, sh.groups,
-                      sh.c / sh.groups, true};
-  launch_fused(geo, diff_dst, wei, diff_src, stream);
 }
 
 void winograd_f2x3_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,

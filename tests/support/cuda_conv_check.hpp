@@ -1,6 +1,7 @@
-// Shared by the emulated CUDA kernel tests: small ragged convolution shapes and
-// a check of one direction against the fp64 reference (kernels/ref), with
-// NaN-prefilled outputs and the K*eps (or a given) tolerance.
+// Shared by the SIMT-emulated CUDA tests (tests/kernels/cuda: kernels and
+// launchers; tests/algorithms/cuda: the cuda.* algorithms): small ragged
+// convolution shapes and a check of one direction against the fp64 reference
+// (kernels/ref), with NaN-prefilled outputs and the K*eps (or a given) tolerance.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 
 #include "kernels/conv_shape.hpp"
 #include "kernels/cuda/simt/memory.hpp"
+#include "kernels/cuda/simt/simt.hpp"
 #include "kernels/ref/conv_ref.hpp"
 
 namespace convlab::cuda::test {
@@ -74,8 +76,11 @@ inline ConvRun by_direction(NoWsKernel fwd, NoWsKernel bwd_data, NoWsKernel bwd_
 }
 
 // elem / global as in algorithms/algorithm.hpp's Tolerance; elem < 0 means K*eps.
-// Returns max_i |y_i - ref_i| / mag_i (the measured error per unit of sum |terms|).
-inline double check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double elem = -1, double global = 0) {
+// Returns max_i |y_i - ref_i| / mag_i (the measured error per unit of sum |terms|);
+// *global_form, when given, gets max_i |y_i - ref_i| / max_j mag_j (the error in
+// the transform algorithms' bound form, eps x max sum|terms|).
+inline double check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double elem = -1, double global = 0,
+                         double* global_form = nullptr) {
   const int64_t ns = int64_t(sh.n) * sh.c * sh.h * sh.w, nw = int64_t(sh.k) * (sh.c / sh.groups) * sh.r * sh.s,
                 nd = int64_t(sh.n) * sh.k * sh.p * sh.q;
   std::vector<float> src(ns), wei(nw), dst(nd);
@@ -105,18 +110,38 @@ inline double check_conv(const ConvShape& sh, Dir d, const ConvRun& run, double 
   double max_mag = 0;
   for (double m : mag) max_mag = std::max(max_mag, m);
   int bad = 0;
-  double worst = 0;
+  double worst = 0, worst_err = 0;
   for (int64_t i = 0; i < nout; ++i) {
     const double err = std::fabs(double(got[i]) - ref[i]);
     if (mag[i] > 0) worst = std::max(worst, err / mag[i]);
+    if (!(err <= worst_err)) worst_err = err;  // NaN sticks
     const double allowed = elem * mag[i] + global * max_mag;
     if (!(err <= allowed) && ++bad <= 3)
       ADD_FAILURE() << label(sh) << " " << name(d) << " element " << i << ": " << got[i] << " vs " << ref[i]
                     << " (allowed " << allowed << ")";
   }
   EXPECT_EQ(bad, 0) << label(sh) << " " << name(d);
+  if (global_form) *global_form = max_mag > 0 ? worst_err / max_mag : 0;
   return worst;
 }
+
+// Launchers whose grid grows with N or groups must split a grid over the
+// device's limits (grid.y, grid.z <= 65535) into launches that fit. Emulating
+// 65536 blocks is slow, so this fixture lowers the emulator's limits to 3 (y)
+// and 2 (z) (simt::set_grid_limits_for_tests): every launcher chunks by
+// simt::grid_limits(), and the emulator rejects any launch over them, so a
+// launcher that forgets to chunk fails here exactly as it would on a GPU.
+class LowGridLimits : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    saved_ = simt::grid_limits();
+    simt::set_grid_limits_for_tests({saved_.x, 3, 2});
+  }
+  void TearDown() override { simt::set_grid_limits_for_tests(saved_); }
+  simt::GridLimits saved_{};
+};
+// N = 5 images (grid.z 5 > 2), 4 groups of one channel block (grid.y 4 > 3).
+inline const ConvShape kLowGridShape = shape(5, 4, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 4);
 
 }  // namespace convlab::cuda::test
 

@@ -1,16 +1,16 @@
-// kernels/cuda/fft under the SIMT emulator: the pad / crop / pointwise
-// complex-multiply-accumulate kernels with a host fp64 DFT standing in for
-// cuFFT (device memory is host memory under emulation), every direction,
-// against the fp64 reference.
+// cuda.fft and cuda.fft_tiled under the SIMT emulator, every direction, against
+// the fp64 reference. cuda.fft's composition (pad / crop / pointwise complex
+// multiply-accumulate kernels, workspace carving) runs with a host fp64 DFT
+// standing in for cuFFT (device memory is host memory under emulation);
+// cuda.fft_tiled (no cuFFT) runs through its class.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <complex>
 #include <cstdio>
 
-#include "kernels/cuda/fft/fft_conv.hpp"
-#include "kernels/cuda/fft/fft_tiled.hpp"
-#include "tests/kernels/cuda/conv_check.hpp"
+#include "algorithms/cuda/fft.hpp"
+#include "tests/algorithms/cuda/algorithm_check.hpp"
 
 namespace convlab::cuda {
 namespace {
@@ -18,8 +18,8 @@ namespace {
 using test::Dir;
 
 // Naive 2-D DFT in fp64 with cuFFT's R2C / C2R layouts (fh x (fw/2+1) half spectrum).
-FftFns host_dft(FftSize fs) {
-  FftFns f;
+CudaFftTransforms host_dft(FftSize fs) {
+  CudaFftTransforms f;
   const int wh = fs.fw / 2 + 1;
   f.r2c = [fs, wh](const float* in, float2* out, int planes) {
     for (int pl = 0; pl < planes; ++pl)
@@ -54,10 +54,9 @@ FftFns host_dft(FftSize fs) {
 }
 
 void run_fft(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-  simt::DeviceArray<float> ws(size_t(fft_workspace_floats(sh, d)));
+  simt::DeviceArray<float> ws(size_t(cuda_fft_workspace_floats(sh, d)));
   ws.fill_bytes(0xFF);
-  float* out = d == Dir::fwd ? dst : d == Dir::bwd_data ? src : wei;
-  fft_conv(sh, d, src, wei, dst, out, ws.get(), nullptr, host_dft(fft_size(sh)));
+  cuda_fft_conv(sh, d, ConvBuffers{src, wei, dst}, ws.get(), nullptr, host_dft(cuda_fft_size(sh)));
 }
 
 TEST(CudaFft, GoodSizes) {
@@ -74,10 +73,10 @@ TEST(CudaFft, GoodSizes) {
 // Every complex array must start 16-byte aligned whatever the counts.
 TEST(CudaFft, SpectraAreAlignedAfterOddRealPlanes) {
   const ConvShape sh = test::shape(1, 1, 15, 15, 3, 3, 3, 0, 0, 1, 1);
-  ASSERT_EQ(fft_size(sh).fh, 15);
+  ASSERT_EQ(cuda_fft_size(sh).fh, 15);
   for (Dir d : test::kDirs) {
-    EXPECT_EQ(fft_workspace_floats(sh, d) % 4, 0);
-    test::check_conv(sh, d, run_fft, -1, kFftGlobalEps * FLT_EPSILON);
+    EXPECT_EQ(cuda_fft_workspace_floats(sh, d) % 4, 0);
+    test::check_conv(sh, d, run_fft, -1, kCudaFftGlobalEps * FLT_EPSILON);
   }
 }
 
@@ -91,16 +90,9 @@ TEST(CudaFft, AllDirectionsMatchReference) {
   for (Dir d : test::kDirs) {
     double worst = 0;
     for (const ConvShape& sh : test::sanitized_subset(shapes))
-      worst = std::max(worst, test::check_conv(sh, d, run_fft, -1, kFftGlobalEps * FLT_EPSILON));
+      worst = std::max(worst, test::check_conv(sh, d, run_fft, -1, kCudaFftGlobalEps * FLT_EPSILON));
     std::printf("cuda fft (host fp64 DFT) %s: max |err|/sum|terms| = %.3g\n", test::name(d), worst);
   }
-}
-
-void run_fft_tiled(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
-  simt::DeviceArray<float> ws(size_t(fft_tiled_workspace_floats(sh, d)));
-  ws.fill_bytes(0xFF);
-  float* out = d == Dir::fwd ? dst : d == Dir::bwd_data ? src : wei;
-  fft_tiled_conv(sh, d, src, wei, dst, out, ws.get(), nullptr);
 }
 
 // Output sizes around the tile's m = 16 - R + 1, filters 1x1 .. 11x11, padding
@@ -112,12 +104,11 @@ TEST(CudaFftTiled, AllDirectionsMatchReference) {
       shape(1, 3, 9, 20, 2, 5, 5, 2, 2, 1, 1),       shape(2, 4, 7, 6, 6, 3, 2, 0, 1, 1, 1, 1, 2),
       shape(1, 2, 5, 5, 2, 1, 1, 1, 1, 1, 1),        shape(1, 1, 23, 21, 2, 11, 11, 2, 2, 1, 1),
   };
+  const CudaFftTiled tiled;
   for (Dir d : test::kDirs) {
     double worst = 0;
-    for (const ConvShape& sh : test::sanitized_subset(shapes)) {
-      ASSERT_STREQ(fft_tiled_unsupported(sh), "") << test::label(sh);
-      worst = std::max(worst, test::check_conv(sh, d, run_fft_tiled, -1, kFftGlobalEps * FLT_EPSILON));
-    }
+    for (const ConvShape& sh : test::sanitized_subset(shapes))
+      worst = std::max(worst, test::check_conv(sh, d, test::by_algorithm(tiled), -1, kCudaFftGlobalEps * FLT_EPSILON));
     std::printf("cuda fft_tiled %s: max |err|/sum|terms| = %.3g\n", test::name(d), worst);
   }
 }

@@ -1,0 +1,23 @@
+// cuda.im2col_cublas: cuda.im2col_gemm's composition with cuBLAS as the GEMM
+// (built by nvcc only: the emulated tests drive the hand-written strategy).
+#include "algorithms/cuda/cublas.hpp"
+#include "algorithms/cuda/im2col_gemm.hpp"
+
+namespace convlab {
+
+CudaIm2colCublas::CudaIm2colCublas()
+    : CudaIm2colGemm("cuda.im2col_cublas",
+                     "im2col/col2im kernels + cuBLAS cublasSgemmStridedBatched; images in chunks of <= 64 MiB of "
+                     "columns, one batched GEMM per group and chunk") {}
+
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+void CudaIm2colCublas::gemm(const cuda::SgemmArgs& g, void* stream) const {
+  cublasHandle_t h = cublas::handle(stream);
+  const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
+  cublas::check(cublasSgemmStridedBatched(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                          g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.n, g.m, g.k, &one, g.b, g.ldb,
+                                          g.stride_b, g.a, g.lda, g.stride_a, &beta, g.c, g.ldc, g.stride_c, g.batch),
+                "cublasSgemmStridedBatched");
+}
+
+}  // namespace convlab

@@ -1,0 +1,184 @@
+// Non-fused Winograd F(m x m, 3 x 3) transform kernels, m = 4 or 6 (layouts in
+// winograd_nonfused.hpp).
+//
+// Each kernel: one thread per filter or per (channel, tile), 256 per block,
+// computing one sandwich L X L^T in registers (winograd_transforms.hpp, the
+// shared matrices) and reading or writing its alpha^2 values with stride
+// (the GEMM operand layout). One template over M serves both tile sizes; the
+// launchers pick the instantiation from geo.m.
+#include "kernels/cuda/winograd/winograd_nonfused.hpp"
+
+#include <string>
+
+#include "kernels/cuda/winograd/winograd_transforms.hpp"
+
+namespace convlab::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+using wino::Tf;
+
+// U (G, A2, cout_g, cin_g) from the filter; one thread per (g, o, i).
+template <int M>
+__global__ void filter_tf_kernel(WinogradGeom geo, const float* __restrict__ wei, float* __restrict__ u) {
+  constexpr int A2 = (M + 2) * (M + 2);
+  const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
+  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (idx >= int64_t(geo.groups) * cout_g * cin_g) return;
+  const int i = int(idx % cin_g), o = int(idx / cin_g % cout_g), g = int(idx / (int64_t(cin_g) * cout_g));
+  float gf[9], x[A2];
+  for (int r = 0; r < 3; ++r)
+    for (int s = 0; s < 3; ++s)
+      gf[r * 3 + s] = geo.rotate ? wei[((int64_t(g * cin_g + i) * cout_g + o) * 3 + 2 - r) * 3 + 2 - s]
+                                 : wei[((int64_t(g * cout_g + o) * cin_g + i) * 3 + r) * 3 + s];
+  wino::transform<M, Tf::filter>(gf, x);
+  float* dst = u + (int64_t(g) * A2 * cout_g + o) * cin_g + i;  // (G, A2, cout_g, cin_g)
+#pragma unroll
+  for (int xi = 0; xi < A2; ++xi) dst[int64_t(xi) * cout_g * cin_g] = x[xi];
+}
+
+// V (G, A2, cin_g, T) from alpha x alpha input patches; one thread per (channel, tile).
+template <int M>
+__global__ void input_tf_kernel(WinogradGeom geo, const float* __restrict__ in, float* __restrict__ v) {
+  constexpr int A = M + 2, A2 = A * A;
+  const int64_t tiles = geo.tiles();
+  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (idx >= int64_t(geo.cin) * tiles) return;
+  const int64_t t = idx % tiles;
+  const int c = int(idx / tiles);
+  const int tw = int(t % geo.tiles_w()), th = int(t / geo.tiles_w() % geo.tiles_h()),
+            n = int(t / (int64_t(geo.tiles_w()) * geo.tiles_h()));
+  const int h0 = th * M - geo.pad_h, w0 = tw * M - geo.pad_w;
+  const float* plane = in + (int64_t(n) * geo.cin + c) * geo.ih * geo.iw;  // (IH, IW)
+  float d[A2], x[A2];
+#pragma unroll
+  for (int i = 0; i < A; ++i)
+#pragma unroll
+    for (int j = 0; j < A; ++j) {
+      const int h = h0 + i, w = w0 + j;
+      d[i * A + j] = (h >= 0 && h < geo.ih && w >= 0 && w < geo.iw) ? plane[int64_t(h) * geo.iw + w] : 0.0f;
+    }
+  wino::transform<M, Tf::input>(d, x);
+  const int cin_g = geo.cin / geo.groups, g = c / cin_g;
+  float* dst = v + (int64_t(g) * A2 * cin_g + c % cin_g) * tiles + t;  // (G, A2, cin_g, T)
+#pragma unroll
+  for (int xi = 0; xi < A2; ++xi) dst[int64_t(xi) * cin_g * tiles] = x[xi];
+}
+
+// out tiles from M (G, A2, cout_g, T); one thread per (channel, tile).
+template <int M>
+__global__ void output_tf_kernel(WinogradGeom geo, const float* __restrict__ m, float* __restrict__ out) {
+  constexpr int A2 = (M + 2) * (M + 2);
+  const int64_t tiles = geo.tiles();
+  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (idx >= int64_t(geo.cout) * tiles) return;
+  const int64_t t = idx % tiles;
+  const int o = int(idx / tiles), cout_g = geo.cout / geo.groups, g = o / cout_g;
+  const int tw = int(t % geo.tiles_w()), th = int(t / geo.tiles_w() % geo.tiles_h()),
+            n = int(t / (int64_t(geo.tiles_w()) * geo.tiles_h()));
+  const float* src = m + (int64_t(g) * A2 * cout_g + o % cout_g) * tiles + t;
+  float x[A2], y[M * M];
+#pragma unroll
+  for (int xi = 0; xi < A2; ++xi) x[xi] = src[int64_t(xi) * cout_g * tiles];
+  wino::transform<M, Tf::output>(x, y);
+  float* plane = out + (int64_t(n) * geo.cout + o) * geo.oh * geo.ow;  // (OH, OW)
+#pragma unroll
+  for (int i = 0; i < M; ++i)
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      const int h = th * M + i, w = tw * M + j;
+      if (h < geo.oh && w < geo.ow) plane[int64_t(h) * geo.ow + w] = y[i * M + j];
+    }
+}
+
+// Y' (G, A2, kg, T) from m x m diff_dst tiles: A dY A^T; one thread per (channel, tile).
+template <int M>
+__global__ void grad_tf_kernel(WinogradGeom geo, const float* __restrict__ dy, float* __restrict__ yt) {
+  constexpr int A2 = (M + 2) * (M + 2);
+  const int64_t tiles = geo.tiles();
+  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (idx >= int64_t(geo.cout) * tiles) return;
+  const int64_t t = idx % tiles;
+  const int o = int(idx / tiles), cout_g = geo.cout / geo.groups, g = o / cout_g;
+  const int tw = int(t % geo.tiles_w()), th = int(t / geo.tiles_w() % geo.tiles_h()),
+            n = int(t / (int64_t(geo.tiles_w()) * geo.tiles_h()));
+  const float* plane = dy + (int64_t(n) * geo.cout + o) * geo.oh * geo.ow;  // (P, Q)
+  float d[M * M], x[A2];
+#pragma unroll
+  for (int i = 0; i < M; ++i)
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      const int h = th * M + i, w = tw * M + j;
+      d[i * M + j] = (h < geo.oh && w < geo.ow) ? plane[int64_t(h) * geo.ow + w] : 0.0f;
+    }
+  wino::transform<M, Tf::grad>(d, x);
+  float* dst = yt + (int64_t(g) * A2 * cout_g + o % cout_g) * tiles + t;
+#pragma unroll
+  for (int xi = 0; xi < A2; ++xi) dst[int64_t(xi) * cout_g * tiles] = x[xi];
+}
+
+// dW from M (G, A2, kg, cg): G^T M G; one thread per (k, c).
+template <int M>
+__global__ void weight_grad_tf_kernel(WinogradGeom geo, const float* __restrict__ m, float* __restrict__ diff_wei) {
+  constexpr int A2 = (M + 2) * (M + 2);
+  const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
+  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (idx >= int64_t(geo.groups) * cout_g * cin_g) return;
+  const int i = int(idx % cin_g), o = int(idx / cin_g % cout_g), g = int(idx / (int64_t(cin_g) * cout_g));
+  const float* src = m + (int64_t(g) * A2 * cout_g + o) * cin_g + i;
+  float x[A2], w[9];
+#pragma unroll
+  for (int xi = 0; xi < A2; ++xi) x[xi] = src[int64_t(xi) * cout_g * cin_g];
+  wino::transform<M, Tf::weight_grad>(x, w);
+  float* dst = diff_wei + (int64_t(g * cout_g + o) * cin_g + i) * 9;  // (K, Cg, 3, 3)
+  for (int e = 0; e < 9; ++e) dst[e] = w[e];
+}
+
+dim3 blocks(int64_t threads) { return dim3(unsigned((threads + kThreads - 1) / kThreads)); }
+
+int64_t filters(const WinogradGeom& geo) {
+  return int64_t(geo.groups) * (geo.cout / geo.groups) * (geo.cin / geo.groups);
+}
+
+// Runs f.template operator()<M>() for geo.m.
+template <typename F>
+void for_tile(const WinogradGeom& geo, F&& f) {
+  if (geo.m == 4) f.template operator()<4>();
+  else if (geo.m == 6) f.template operator()<6>();
+  else fail("non-fused Winograd: no F(" + std::to_string(geo.m) + "x" + std::to_string(geo.m) + ", 3x3) kernels");
+}
+
+}  // namespace
+
+void winograd_filter_transform(const WinogradGeom& geo, const float* wei, float* u, void* stream) {
+  for_tile(geo, [&]<int M>() {
+    CONVLAB_LAUNCH(filter_tf_kernel<M>, blocks(filters(geo)), dim3(kThreads), 0, stream, geo, wei, u);
+  });
+}
+
+void winograd_input_transform(const WinogradGeom& geo, const float* in, float* v, void* stream) {
+  for_tile(geo, [&]<int M>() {
+    CONVLAB_LAUNCH(input_tf_kernel<M>, blocks(geo.cin * geo.tiles()), dim3(kThreads), 0, stream, geo, in, v);
+  });
+}
+
+void winograd_output_transform(const WinogradGeom& geo, const float* m, float* out, void* stream) {
+  for_tile(geo, [&]<int M>() {
+    CONVLAB_LAUNCH(output_tf_kernel<M>, blocks(geo.cout * geo.tiles()), dim3(kThreads), 0, stream, geo, m, out);
+  });
+}
+
+void winograd_grad_transform(const WinogradGeom& geo, const float* dy, float* yt, void* stream) {
+  for_tile(geo, [&]<int M>() {
+    CONVLAB_LAUNCH(grad_tf_kernel<M>, blocks(geo.cout * geo.tiles()), dim3(kThreads), 0, stream, geo, dy, yt);
+  });
+}
+
+void winograd_weight_grad_transform(const WinogradGeom& geo, const float* m, float* diff_wei, void* stream) {
+  for_tile(geo, [&]<int M>() {
+    CONVLAB_LAUNCH(weight_grad_tf_kernel<M>, blocks(filters(geo)), dim3(kThreads), 0, stream, geo, m, diff_wei);
+  });
+}
+
+}  // namespace convlab::cuda

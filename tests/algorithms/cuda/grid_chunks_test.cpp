@@ -1,0 +1,43 @@
+// The Winograd algorithms' launches under test::LowGridLimits (grid.y <= 3,
+// grid.z <= 2; tests/support/cuda_conv_check.hpp): the fused F(2x2) kernel's
+// grid (channel blocks x groups, N) and the non-fused pipelines' batched SGEMM
+// (batch = alpha^2 * groups) must be chunked, as they must on a GPU with
+// N > 65535 (F(2x2)) or groups > 1820 (F(4x4)) / 1023 (F(6x6)).
+#include <gtest/gtest.h>
+
+#include <cfloat>
+
+#include "algorithms/cuda/winograd.hpp"
+#include "kernels/cuda/winograd/winograd_f2x3.hpp"
+#include "kernels/cuda/winograd/winograd_nonfused.hpp"
+#include "tests/algorithms/cuda/algorithm_check.hpp"
+
+namespace convlab::cuda {
+namespace {
+
+using test::Dir;
+using test::LowGridLimits;
+
+void check_all_directions(const Algorithm& a, double extra_eps) {
+  for (Dir d : test::kDirs) {
+    const double k = double(test::reduction(test::kLowGridShape, d));
+    test::check_conv(test::kLowGridShape, d, test::by_algorithm(a), (k + extra_eps) * FLT_EPSILON);
+  }
+}
+
+TEST_F(LowGridLimits, WinogradF2x3ChunksImagesAndChannelBlocks) {
+  check_all_directions(CudaWinogradF2x3(), kWinogradF2x3ExtraEps);
+}
+
+// batch = 36 * groups = 144 > 2: the SGEMM launches 72 chunks.
+TEST_F(LowGridLimits, WinogradF4x3ChunksItsBatchedGemm) {
+  check_all_directions(CudaWinograd(4), winograd_nonfused_extra_eps(4));
+}
+
+// batch = 64 * groups = 256 > 2: 128 chunks.
+TEST_F(LowGridLimits, WinogradF6x3ChunksItsBatchedGemm) {
+  check_all_directions(CudaWinograd(6), winograd_nonfused_extra_eps(6));
+}
+
+}  // namespace
+}  // namespace convlab::cuda
