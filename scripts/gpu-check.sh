@@ -144,7 +144,10 @@ stage_build() {
 }
 
 # The tests that exercise the GPU: by name (CTest runs each discovered test on
-# its own). The emulated kernels' sanitizer builds (asan./tsan.) are CPU tests.
+# its own). The emulated builds (test_kernels_cuda, test_algorithms_cuda) run on
+# the CPU here too; their sanitizer variants (asan./tsan.) are left to CI. The
+# cuda.* algorithms run on the device in test_algorithms' registry sweep
+# (RegistrySweep.MatchesReference/cuda_*, cuda.winograd_f6x3 included).
 gpu_test_regex='[Cc]uda|[Cc]udnn|[Gg]pu|Vendor'
 stage_tests() {
   local d=$out/tests; mkdir -p "$d"

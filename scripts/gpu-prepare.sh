@@ -47,7 +47,8 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/build-gpu/lib"
 
 # Executables: convlab, the benchmarks and every test binary, stripped (not the
-# emulated kernels' _asan / _tsan builds: they run on the CPU and are checked by CI).
+# emulated kernels' and cuda.* algorithms' _asan / _tsan builds: they run on the CPU
+# and are checked by CI).
 mapfile -t exes < <(cd "$build" && find . -path ./CMakeFiles -prune -o -type f -perm -u+x \
   \( -name convlab -o -name 'bench_*' -o -name 'test_*' \) ! -name '*_asan' ! -name '*_tsan' -print | sort)
 for e in "${exes[@]}"; do

@@ -7,8 +7,9 @@
 //     are macros, threadIdx/blockIdx/blockDim/gridDim are thread_local, and
 //     kernels run on the CPU in a pool of real OS threads, one per GPU thread of
 //     a block, two blocks at a time (CONVLAB_SIMT_CONCURRENT_BLOCKS)
-//     (kernels/cuda/simt/emulator.cpp). The kernel unit tests (tests/kernels/cuda/)
-//     run this way, plain, under AddressSanitizer + UBSan and under ThreadSanitizer.
+//     (kernels/cuda/simt/emulator.cpp). The kernel tests (tests/kernels/cuda/) and
+//     the cuda.* algorithm tests (tests/algorithms/cuda/) run this way, plain,
+//     under AddressSanitizer + UBSan and under ThreadSanitizer.
 //
 // What the emulator provides: __syncthreads (a std::barrier that records the
 // call site of every arrival: divergent barriers and threads that returned

@@ -19,38 +19,72 @@ namespace {
 constexpr int kThreads = 256;
 using wino::Tf;
 
+// Thread (g, o, i) of a per-filter kernel: filter (g * cout_g + o, i) and its
+// alpha^2 values in a (G, A2, cout_g, cin_g) array at slot + xi * stride.
+struct FilterThread {
+  int g, o, i;
+  int64_t slot, stride;
+};
+template <int M>
+__device__ __forceinline__ bool filter_thread(const WinogradGeom& geo, FilterThread& f) {
+  constexpr int A2 = (M + 2) * (M + 2);
+  const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
+  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (idx >= int64_t(geo.groups) * cout_g * cin_g) return false;
+  f.i = int(idx % cin_g), f.o = int(idx / cin_g % cout_g), f.g = int(idx / (int64_t(cin_g) * cout_g));
+  f.slot = (int64_t(f.g) * A2 * cout_g + f.o) * cin_g + f.i;  // (G, A2, cout_g, cin_g)
+  f.stride = int64_t(cout_g) * cin_g;
+  return true;
+}
+
+// Thread (c, t) of a per-(channel, tile) kernel over `channels` channels:
+// image n, tile (th, tw), and its alpha^2 values in a (G, A2, ch_g, T) array at
+// slot + xi * stride.
+struct TileThread {
+  int c, n, th, tw;
+  int64_t slot, stride;
+};
+template <int M>
+__device__ __forceinline__ bool tile_thread(const WinogradGeom& geo, int channels, TileThread& ct) {
+  constexpr int A2 = (M + 2) * (M + 2);
+  const int64_t tiles = geo.tiles();
+  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (idx >= int64_t(channels) * tiles) return false;
+  const int64_t t = idx % tiles;
+  ct.c = int(idx / tiles);
+  ct.tw = int(t % geo.tiles_w()), ct.th = int(t / geo.tiles_w() % geo.tiles_h()),
+  ct.n = int(t / (int64_t(geo.tiles_w()) * geo.tiles_h()));
+  const int ch_g = channels / geo.groups;
+  ct.slot = (int64_t(ct.c / ch_g) * A2 * ch_g + ct.c % ch_g) * tiles + t;  // (G, A2, ch_g, T)
+  ct.stride = int64_t(ch_g) * tiles;
+  return true;
+}
+
 // U (G, A2, cout_g, cin_g) from the filter; one thread per (g, o, i).
 template <int M>
 __global__ void filter_tf_kernel(WinogradGeom geo, const float* __restrict__ wei, float* __restrict__ u) {
   constexpr int A2 = (M + 2) * (M + 2);
+  FilterThread f;
+  if (!filter_thread<M>(geo, f)) return;
   const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
-  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
-  if (idx >= int64_t(geo.groups) * cout_g * cin_g) return;
-  const int i = int(idx % cin_g), o = int(idx / cin_g % cout_g), g = int(idx / (int64_t(cin_g) * cout_g));
   float gf[9], x[A2];
   for (int r = 0; r < 3; ++r)
     for (int s = 0; s < 3; ++s)
-      gf[r * 3 + s] = geo.rotate ? wei[((int64_t(g * cin_g + i) * cout_g + o) * 3 + 2 - r) * 3 + 2 - s]
-                                 : wei[((int64_t(g * cout_g + o) * cin_g + i) * 3 + r) * 3 + s];
+      gf[r * 3 + s] = geo.rotate ? wei[((int64_t(f.g * cin_g + f.i) * cout_g + f.o) * 3 + 2 - r) * 3 + 2 - s]
+                                 : wei[((int64_t(f.g * cout_g + f.o) * cin_g + f.i) * 3 + r) * 3 + s];
   wino::transform<M, Tf::filter>(gf, x);
-  float* dst = u + (int64_t(g) * A2 * cout_g + o) * cin_g + i;  // (G, A2, cout_g, cin_g)
 #pragma unroll
-  for (int xi = 0; xi < A2; ++xi) dst[int64_t(xi) * cout_g * cin_g] = x[xi];
+  for (int xi = 0; xi < A2; ++xi) u[f.slot + xi * f.stride] = x[xi];
 }
 
 // V (G, A2, cin_g, T) from alpha x alpha input patches; one thread per (channel, tile).
 template <int M>
 __global__ void input_tf_kernel(WinogradGeom geo, const float* __restrict__ in, float* __restrict__ v) {
   constexpr int A = M + 2, A2 = A * A;
-  const int64_t tiles = geo.tiles();
-  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
-  if (idx >= int64_t(geo.cin) * tiles) return;
-  const int64_t t = idx % tiles;
-  const int c = int(idx / tiles);
-  const int tw = int(t % geo.tiles_w()), th = int(t / geo.tiles_w() % geo.tiles_h()),
-            n = int(t / (int64_t(geo.tiles_w()) * geo.tiles_h()));
-  const int h0 = th * M - geo.pad_h, w0 = tw * M - geo.pad_w;
-  const float* plane = in + (int64_t(n) * geo.cin + c) * geo.ih * geo.iw;  // (IH, IW)
+  TileThread ct;
+  if (!tile_thread<M>(geo, geo.cin, ct)) return;
+  const int h0 = ct.th * M - geo.pad_h, w0 = ct.tw * M - geo.pad_w;
+  const float* plane = in + (int64_t(ct.n) * geo.cin + ct.c) * geo.ih * geo.iw;  // (IH, IW)
   float d[A2], x[A2];
 #pragma unroll
   for (int i = 0; i < A; ++i)
@@ -60,34 +94,26 @@ __global__ void input_tf_kernel(WinogradGeom geo, const float* __restrict__ in, 
       d[i * A + j] = (h >= 0 && h < geo.ih && w >= 0 && w < geo.iw) ? plane[int64_t(h) * geo.iw + w] : 0.0f;
     }
   wino::transform<M, Tf::input>(d, x);
-  const int cin_g = geo.cin / geo.groups, g = c / cin_g;
-  float* dst = v + (int64_t(g) * A2 * cin_g + c % cin_g) * tiles + t;  // (G, A2, cin_g, T)
 #pragma unroll
-  for (int xi = 0; xi < A2; ++xi) dst[int64_t(xi) * cin_g * tiles] = x[xi];
+  for (int xi = 0; xi < A2; ++xi) v[ct.slot + xi * ct.stride] = x[xi];
 }
 
 // out tiles from M (G, A2, cout_g, T); one thread per (channel, tile).
 template <int M>
 __global__ void output_tf_kernel(WinogradGeom geo, const float* __restrict__ m, float* __restrict__ out) {
   constexpr int A2 = (M + 2) * (M + 2);
-  const int64_t tiles = geo.tiles();
-  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
-  if (idx >= int64_t(geo.cout) * tiles) return;
-  const int64_t t = idx % tiles;
-  const int o = int(idx / tiles), cout_g = geo.cout / geo.groups, g = o / cout_g;
-  const int tw = int(t % geo.tiles_w()), th = int(t / geo.tiles_w() % geo.tiles_h()),
-            n = int(t / (int64_t(geo.tiles_w()) * geo.tiles_h()));
-  const float* src = m + (int64_t(g) * A2 * cout_g + o % cout_g) * tiles + t;
+  TileThread ct;
+  if (!tile_thread<M>(geo, geo.cout, ct)) return;
   float x[A2], y[M * M];
 #pragma unroll
-  for (int xi = 0; xi < A2; ++xi) x[xi] = src[int64_t(xi) * cout_g * tiles];
+  for (int xi = 0; xi < A2; ++xi) x[xi] = m[ct.slot + xi * ct.stride];
   wino::transform<M, Tf::output>(x, y);
-  float* plane = out + (int64_t(n) * geo.cout + o) * geo.oh * geo.ow;  // (OH, OW)
+  float* plane = out + (int64_t(ct.n) * geo.cout + ct.c) * geo.oh * geo.ow;  // (OH, OW)
 #pragma unroll
   for (int i = 0; i < M; ++i)
 #pragma unroll
     for (int j = 0; j < M; ++j) {
-      const int h = th * M + i, w = tw * M + j;
+      const int h = ct.th * M + i, w = ct.tw * M + j;
       if (h < geo.oh && w < geo.ow) plane[int64_t(h) * geo.ow + w] = y[i * M + j];
     }
 }
@@ -96,43 +122,34 @@ __global__ void output_tf_kernel(WinogradGeom geo, const float* __restrict__ m, 
 template <int M>
 __global__ void grad_tf_kernel(WinogradGeom geo, const float* __restrict__ dy, float* __restrict__ yt) {
   constexpr int A2 = (M + 2) * (M + 2);
-  const int64_t tiles = geo.tiles();
-  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
-  if (idx >= int64_t(geo.cout) * tiles) return;
-  const int64_t t = idx % tiles;
-  const int o = int(idx / tiles), cout_g = geo.cout / geo.groups, g = o / cout_g;
-  const int tw = int(t % geo.tiles_w()), th = int(t / geo.tiles_w() % geo.tiles_h()),
-            n = int(t / (int64_t(geo.tiles_w()) * geo.tiles_h()));
-  const float* plane = dy + (int64_t(n) * geo.cout + o) * geo.oh * geo.ow;  // (P, Q)
+  TileThread ct;
+  if (!tile_thread<M>(geo, geo.cout, ct)) return;
+  const float* plane = dy + (int64_t(ct.n) * geo.cout + ct.c) * geo.oh * geo.ow;  // (P, Q)
   float d[M * M], x[A2];
 #pragma unroll
   for (int i = 0; i < M; ++i)
 #pragma unroll
     for (int j = 0; j < M; ++j) {
-      const int h = th * M + i, w = tw * M + j;
+      const int h = ct.th * M + i, w = ct.tw * M + j;
       d[i * M + j] = (h < geo.oh && w < geo.ow) ? plane[int64_t(h) * geo.ow + w] : 0.0f;
     }
   wino::transform<M, Tf::grad>(d, x);
-  float* dst = yt + (int64_t(g) * A2 * cout_g + o % cout_g) * tiles + t;
 #pragma unroll
-  for (int xi = 0; xi < A2; ++xi) dst[int64_t(xi) * cout_g * tiles] = x[xi];
+  for (int xi = 0; xi < A2; ++xi) yt[ct.slot + xi * ct.stride] = x[xi];
 }
 
 // dW from M (G, A2, kg, cg): G^T M G; one thread per (k, c).
 template <int M>
 __global__ void weight_grad_tf_kernel(WinogradGeom geo, const float* __restrict__ m, float* __restrict__ diff_wei) {
   constexpr int A2 = (M + 2) * (M + 2);
-  const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
-  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
-  if (idx >= int64_t(geo.groups) * cout_g * cin_g) return;
-  const int i = int(idx % cin_g), o = int(idx / cin_g % cout_g), g = int(idx / (int64_t(cin_g) * cout_g));
-  const float* src = m + (int64_t(g) * A2 * cout_g + o) * cin_g + i;
+  FilterThread f;
+  if (!filter_thread<M>(geo, f)) return;
   float x[A2], w[9];
 #pragma unroll
-  for (int xi = 0; xi < A2; ++xi) x[xi] = src[int64_t(xi) * cout_g * cin_g];
+  for (int xi = 0; xi < A2; ++xi) x[xi] = m[f.slot + xi * f.stride];
   wino::transform<M, Tf::weight_grad>(x, w);
-  float* dst = diff_wei + (int64_t(g * cout_g + o) * cin_g + i) * 9;  // (K, Cg, 3, 3)
-  for (int e = 0; e < 9; ++e) dst[e] = w[e];
+  float* dst = diff_wei + (int64_t(f.g * (geo.cout / geo.groups) + f.o) * (geo.cin / geo.groups) + f.i) * 9;
+  for (int e = 0; e < 9; ++e) dst[e] = w[e];  // (K, Cg, 3, 3)
 }
 
 dim3 blocks(int64_t threads) { return dim3(unsigned((threads + kThreads - 1) / kThreads)); }
