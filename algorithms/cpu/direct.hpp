@@ -8,15 +8,12 @@
 
 namespace convlab {
 
-class CpuDirect final : public Algorithm {
+class CpuDirect final : public NamedAlgorithm {
  public:
-  std::string_view name() const override { return "cpu.direct"; }
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  std::string_view family() const override { return "direct"; }
-  std::string_view description() const override {
-    return "blocked-layout (NCHW16c) register-blocked direct convolution, phase-split strided backward-data, "
-           "tile-owned deterministic backward-filter";
-  }
+  CpuDirect()
+      : NamedAlgorithm("cpu.direct", DeviceKind::cpu, "direct",
+                       "blocked-layout (NCHW16c) register-blocked direct convolution, phase-split strided "
+                       "backward-data, tile-owned deterministic backward-filter") {}
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,

@@ -5,14 +5,11 @@
 
 namespace convlab {
 
-class CpuReference final : public Algorithm {
+class CpuReference final : public NamedAlgorithm {
  public:
-  std::string_view name() const override { return "cpu.reference"; }
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  std::string_view family() const override { return "reference"; }
-  std::string_view description() const override {
-    return "naive loops with fp64 accumulation (the oracle every algorithm is checked against)";
-  }
+  CpuReference()
+      : NamedAlgorithm("cpu.reference", DeviceKind::cpu, "reference",
+                       "naive loops with fp64 accumulation (the oracle every algorithm is checked against)") {}
   Support supports(const ConvProblem&, Direction) const override { return Support::yes(); }
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/cuda/fft/fft_tiled.hpp"
+#include "kernels/cuda/simt/simt.hpp"  // float2
 
 namespace convlab {
 

@@ -29,28 +29,36 @@ Support winograd_3x3_support(const ConvProblem& p) {
 // (an output whose exact value is 0 comes out as rounding noise from its tile):
 // the bound has the transform algorithms' form, eps x max_j sum|terms_j|
 // (algorithms/algorithm.hpp), as cpu.winograd_* declare theirs. Constants per
-// direction (fwd, bwd-data, bwd-filter), 2x the worst measured, rounded up; the
-// emulated tests (tests/algorithms/cuda/winograd_test.cpp) and the shared tester
-// print the measured values in this form.
-//   F(2x2): points 0, 1, -1 (unchanged by the shared matrices), measured on an
-//     H100 (nvcc contracts into FMAs; cuDNN 9.19, CUDA 13.0, 2026-11-23) over the
-//     tester's sweep: 1.21 / 1.19 / 1.18 eps. fwd and bwd-data compute what they
-//     did; bwd-filter's G^T M G now sums in the shared matrices' order, so its
-//     figure awaits the next GPU run (scripts/gpu-check.sh) like the others.
+// direction (fwd, bwd-data, bwd-filter): 2x the worst measured, rounded up. The
+// shared tester (RegistrySweep on a GPU) and the emulated tests
+// (tests/algorithms/cuda/winograd_test.cpp) print the measured values in this form.
+//   F(2x2): points 0, 1, -1. Measured on an H100 (nvcc contracts into FMAs;
+//     cuDNN 9.19, CUDA 13.0, 2026-11-23) over the tester's standard sweep:
+//     1.21 / 1.19 / 1.18 eps. The shared matrices compute fwd and bwd-data
+//     bit-identically to the hand-written transforms the H100 ran; bwd-filter's
+//     G^T M G now sums m0 + m1/2 + m2/2 left to right (was m0 + (m1 + m2)/2).
 //   F(4x4): the H100 measurement (18.19 / 14.78 / 15.51 eps) was of the old
-//     points 0, +-1, +-2 and no longer applies. With kernels/winograd_math.hpp's
-//     points 0, -1, 1, 1/2, -2 the constants are 2x the SIMT emulator's worst
-//     (plain fp32, no FMA contraction) over the emulated sweep, AWAITING a GPU
-//     re-measurement (scripts/gpu-check.sh runs the registry sweep there).
-//   F(6x6): points 0, -1, 1, 1/2, -1/2, 2, -2; likewise 2x the emulator's worst,
-//     awaiting a GPU measurement.
-// Emulator, max |err| / max sum|terms| (tests/algorithms/cuda/winograd_test.cpp):
-//   F(4x4) FWD4 / BWDD4 / BWDF4 eps, F(6x6) FWD6 / BWDD6 / BWDF6 eps.
+//     points 0, +-1, +-2 and no longer applies. With the points of
+//     kernels/winograd_math.hpp, 0, -1, 1, 1/2, -2, the constants are 2x the
+//     SIMT emulator's worst (plain fp32, no FMA contraction) over the same
+//     sweep's 3x3 problems with the tester's data (edge sweep, AlexNet batch 1,
+//     random sweep seed 20261122; AlexNet's 3x3 layers also in
+//     CudaWinogradF2x3.DISABLED_AlexNetLayersErrorMeasurement): 6.69 / 5.71 /
+//     4.52 eps -> 14 / 12 / 10. They AWAIT a GPU re-measurement
+//     (scripts/gpu-check.sh runs the registry sweep there). What backs the
+//     emulator's figures: over the same problems and data it reproduces the
+//     H100's F(2x2) (1.21 / 1.19 / 1.05 eps against 1.21 / 1.19 / 1.18) and, run
+//     on the old F(4x4) kernels, the H100's F(4x4) (18.2 / 14.8 / 15.5 eps
+//     against 18.19 / 14.78 / 15.51). The shared points cut F(4x4)'s error in
+//     this form to about a third.
+//   F(6x6): points 0, -1, 1, 1/2, -1/2, 2, -2; likewise 2x the emulator's worst
+//     over that sweep, 25.6 / 41.7 / 23.3 eps -> 52 / 84 / 47, awaiting a GPU
+//     measurement.
 // (Per element, |err| <= (K + c) eps sum|terms_i| does not hold on a GPU: on the
 // H100 an output of exact value 0 came out at 1e-16.)
 constexpr double kF2x3BoundEps[3] = {3, 3, 3};
-constexpr double kF4x3BoundEps[3] = {37, 30, 32};
-constexpr double kF6x3BoundEps[3] = {37, 30, 32};
+constexpr double kF4x3BoundEps[3] = {14, 12, 10};
+constexpr double kF6x3BoundEps[3] = {52, 84, 47};
 
 Tolerance winograd_bound(const double (&eps)[3], Direction dir, const std::string& what, const char* where) {
   Tolerance t;

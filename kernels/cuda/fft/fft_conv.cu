@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+#include "kernels/cuda/simt/simt.hpp"
+
 namespace convlab::cuda {
 
 namespace {

@@ -9,7 +9,11 @@
 #include <cstdint>
 
 #include "kernels/conv_shape.hpp"
-#include "kernels/cuda/simt/simt.hpp"
+
+// CUDA's complex float (vector_types.h; the .cu files get it from
+// kernels/cuda/simt/simt.hpp): declared only, so that host C++ that includes
+// this header (algorithms/cuda/fft.hpp, the registry) stays plain C++.
+struct float2;
 
 namespace convlab::cuda {
 

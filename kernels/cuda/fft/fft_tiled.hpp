@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/simt/simt.hpp"
+struct float2;  // CUDA's complex float, as in fft_conv.hpp
 
 namespace convlab::cuda {
 
