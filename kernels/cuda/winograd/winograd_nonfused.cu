@@ -77,25 +77,29 @@ __global__ void filter_tf_kernel(WinogradGeom geo, const float* __restrict__ wei
   for (int xi = 0; xi < A2; ++xi) u[f.slot + xi * f.stride] = x[xi];
 }
 
-// V (G, A2, cin_g, T) from alpha x alpha input patches; one thread per (channel, tile).
-template <int M>
-__global__ void input_tf_kernel(WinogradGeom geo, const float* __restrict__ in, float* __restrict__ v) {
-  constexpr int A = M + 2, A2 = A * A;
+// V (G, A2, cin_g, T) from the alpha x alpha input patches at (th*m - pad_h,
+// tw*m - pad_w) (K = input: B^T d B), or Y' (G, A2, cout_g, T) from the m x m
+// diff_dst tiles at (th*m, tw*m) (K = grad: A dY A^T); zeros outside the
+// (rows, cols) planes of `in` (channels ch). One thread per (channel, tile).
+template <int M, Tf K>
+__global__ void patch_tf_kernel(WinogradGeom geo, int ch, int rows, int cols, int pad_h, int pad_w,
+                                const float* __restrict__ in, float* __restrict__ out) {
+  constexpr int S = K == Tf::input ? M + 2 : M, A2 = (M + 2) * (M + 2);
   TileThread ct;
-  if (!tile_thread<M>(geo, geo.cin, ct)) return;
-  const int h0 = ct.th * M - geo.pad_h, w0 = ct.tw * M - geo.pad_w;
-  const float* plane = in + (int64_t(ct.n) * geo.cin + ct.c) * geo.ih * geo.iw;  // (IH, IW)
-  float d[A2], x[A2];
+  if (!tile_thread<M>(geo, ch, ct)) return;
+  const int h0 = ct.th * M - pad_h, w0 = ct.tw * M - pad_w;
+  const float* plane = in + (int64_t(ct.n) * ch + ct.c) * rows * cols;  // (rows, cols)
+  float d[S * S], x[A2];
 #pragma unroll
-  for (int i = 0; i < A; ++i)
+  for (int i = 0; i < S; ++i)
 #pragma unroll
-    for (int j = 0; j < A; ++j) {
+    for (int j = 0; j < S; ++j) {
       const int h = h0 + i, w = w0 + j;
-      d[i * A + j] = (h >= 0 && h < geo.ih && w >= 0 && w < geo.iw) ? plane[int64_t(h) * geo.iw + w] : 0.0f;
+      d[i * S + j] = (h >= 0 && h < rows && w >= 0 && w < cols) ? plane[int64_t(h) * cols + w] : 0.0f;
     }
-  wino::transform<M, Tf::input>(d, x);
+  wino::transform<M, K>(d, x);
 #pragma unroll
-  for (int xi = 0; xi < A2; ++xi) v[ct.slot + xi * ct.stride] = x[xi];
+  for (int xi = 0; xi < A2; ++xi) out[ct.slot + xi * ct.stride] = x[xi];
 }
 
 // out tiles from M (G, A2, cout_g, T); one thread per (channel, tile).
@@ -116,26 +120,6 @@ __global__ void output_tf_kernel(WinogradGeom geo, const float* __restrict__ m, 
       const int h = ct.th * M + i, w = ct.tw * M + j;
       if (h < geo.oh && w < geo.ow) plane[int64_t(h) * geo.ow + w] = y[i * M + j];
     }
-}
-
-// Y' (G, A2, kg, T) from m x m diff_dst tiles: A dY A^T; one thread per (channel, tile).
-template <int M>
-__global__ void grad_tf_kernel(WinogradGeom geo, const float* __restrict__ dy, float* __restrict__ yt) {
-  constexpr int A2 = (M + 2) * (M + 2);
-  TileThread ct;
-  if (!tile_thread<M>(geo, geo.cout, ct)) return;
-  const float* plane = dy + (int64_t(ct.n) * geo.cout + ct.c) * geo.oh * geo.ow;  // (P, Q)
-  float d[M * M], x[A2];
-#pragma unroll
-  for (int i = 0; i < M; ++i)
-#pragma unroll
-    for (int j = 0; j < M; ++j) {
-      const int h = ct.th * M + i, w = ct.tw * M + j;
-      d[i * M + j] = (h < geo.oh && w < geo.ow) ? plane[int64_t(h) * geo.ow + w] : 0.0f;
-    }
-  wino::transform<M, Tf::grad>(d, x);
-#pragma unroll
-  for (int xi = 0; xi < A2; ++xi) yt[ct.slot + xi * ct.stride] = x[xi];
 }
 
 // dW from M (G, A2, kg, cg): G^T M G; one thread per (k, c).
@@ -176,7 +160,8 @@ void winograd_filter_transform(const WinogradGeom& geo, const float* wei, float*
 
 void winograd_input_transform(const WinogradGeom& geo, const float* in, float* v, void* stream) {
   for_tile(geo, [&]<int M>() {
-    CONVLAB_LAUNCH(input_tf_kernel<M>, blocks(geo.cin * geo.tiles()), dim3(kThreads), 0, stream, geo, in, v);
+    CONVLAB_LAUNCH((patch_tf_kernel<M, Tf::input>), blocks(geo.cin * geo.tiles()), dim3(kThreads), 0, stream, geo,
+                   geo.cin, geo.ih, geo.iw, geo.pad_h, geo.pad_w, in, v);
   });
 }
 
@@ -188,7 +173,8 @@ void winograd_output_transform(const WinogradGeom& geo, const float* m, float* o
 
 void winograd_grad_transform(const WinogradGeom& geo, const float* dy, float* yt, void* stream) {
   for_tile(geo, [&]<int M>() {
-    CONVLAB_LAUNCH(grad_tf_kernel<M>, blocks(geo.cout * geo.tiles()), dim3(kThreads), 0, stream, geo, dy, yt);
+    CONVLAB_LAUNCH((patch_tf_kernel<M, Tf::grad>), blocks(geo.cout * geo.tiles()), dim3(kThreads), 0, stream, geo,
+                   geo.cout, geo.oh, geo.ow, 0, 0, dy, yt);
   });
 }
 

@@ -34,9 +34,15 @@ namespace convlab::cuda {
 //     the shared points cut max |err| / max sum|terms| to about a third,
 //     algorithms/cuda/winograd.cu, but not every element's own error.)
 //   F(6x6) 8.79e-6 fwd (73.7 eps), 1.17e-5 bwd-data (98.2 eps), 2.85e-6
-//     bwd-filter (23.9 eps); AlexNet's 3x3 layers <= 4.4e-6 (36.9 eps). 200 eps
-//     is 2x the worst.
-constexpr double winograd_nonfused_extra_eps(int m) { return m == 4 ? 64.0 : 200.0; }
+//     bwd-filter (23.9 eps); AlexNet's 3x3 layers <= 4.4e-6 (36.9 eps); the
+//     grid-chunk test's shape (tests/algorithms/cuda/grid_chunks_test.cpp: 4
+//     groups of one channel, K = 9) 3.0e-5 bwd-data (251 eps: one element of
+//     small sum|terms| beside the padding). 512 eps is 2x the worst, rounded up.
+// F(4x4) on that shape: 27.9 eps at most. (Per element the error is data
+// dependent and unbounded near elements of small sum|terms|: on the shared
+// tester's shapes it reaches hundreds of eps for bwd-filter tiles of one or two
+// outputs, which is why the algorithms declare the eps x max sum|terms| form.)
+constexpr double winograd_nonfused_extra_eps(int m) { return m == 4 ? 64.0 : 512.0; }
 
 // The convolution a pipeline computes: in (n, cin, ih, iw) -> out (n, cout, oh, ow),
 // 3x3 filters, stride 1, m x m output tiles.

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <cstdio>
+#include <string>
 
 #include "algorithms/cuda/winograd.hpp"
 #include "kernels/cuda/winograd/winograd_f2x3.hpp"
@@ -21,7 +23,9 @@ using test::LowGridLimits;
 void check_all_directions(const Algorithm& a, double extra_eps) {
   for (Dir d : test::kDirs) {
     const double k = double(test::reduction(test::kLowGridShape, d));
-    test::check_conv(test::kLowGridShape, d, test::by_algorithm(a), (k + extra_eps) * FLT_EPSILON);
+    const double w = test::check_conv(test::kLowGridShape, d, test::by_algorithm(a), (k + extra_eps) * FLT_EPSILON);
+    std::printf("%s %s: max |err|/sum|terms| = %.3g (= %.3g eps)\n", std::string(a.name()).c_str(), test::name(d),
+                w, w / FLT_EPSILON);
   }
 }
 
