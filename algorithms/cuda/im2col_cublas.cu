@@ -10,6 +10,12 @@ CudaIm2colCublas::CudaIm2colCublas()
                      "im2col/col2im kernels + cuBLAS cublasSgemmStridedBatched; images in chunks of <= 64 MiB of "
                      "columns, one batched GEMM per group and chunk") {}
 
+void CudaIm2colCublas::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+                           const ExecContext& ctx) const {
+  (void)cublas::handle(ctx.stream);
+  CudaIm2colGemm::run(p, dir, buf, workspace, ctx);
+}
+
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
 void CudaIm2colCublas::gemm(const cuda::SgemmArgs& g, void* stream) const {
   cublasHandle_t h = cublas::handle(stream);

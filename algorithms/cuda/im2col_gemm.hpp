@@ -58,6 +58,10 @@ class CudaIm2colGemm : public NamedAlgorithm {
 class CudaIm2colCublas final : public CudaIm2colGemm {
  public:
   CudaIm2colCublas();
+  // Takes the thread's cuBLAS handle before the first launch, so that without a
+  // usable device the error is cuBLAS's own.
+  void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+           const ExecContext& ctx) const override;
 
  protected:
   void gemm(const cuda::SgemmArgs& g, void* stream) const override;
