@@ -54,10 +54,8 @@ struct FftGeometry {
   FftAxis h, w;
 };
 
-class FftConvolution : public Algorithm {
+class FftConvolution : public NamedAlgorithm {
  public:
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  std::string_view family() const override { return "fft"; }
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
@@ -66,7 +64,8 @@ class FftConvolution : public Algorithm {
   virtual FftGeometry geometry(const ConvProblem& p, Direction dir) const = 0;
 
  protected:
-  explicit FftConvolution(const FftEngine& engine) : engine_(engine) {}
+  FftConvolution(std::string name, std::string description, const FftEngine& engine)
+      : NamedAlgorithm(std::move(name), DeviceKind::cpu, "fft", std::move(description)), engine_(engine) {}
   const FftEngine& engine_;
 };
 
@@ -77,31 +76,28 @@ FftGeometry tiled_geometry(const ConvProblem& p, Direction dir);
 
 class CpuFft final : public FftConvolution {
  public:
-  CpuFft() : FftConvolution(hand_fft_engine()) {}
-  std::string_view name() const override { return "cpu.fft"; }
-  std::string_view description() const override {
-    return "whole-image FFT convolution, hand-written mixed-radix FFT + per-frequency complex GEMM";
-  }
+  CpuFft()
+      : FftConvolution("cpu.fft",
+                       "whole-image FFT convolution, hand-written mixed-radix FFT + per-frequency complex GEMM",
+                       hand_fft_engine()) {}
   FftGeometry geometry(const ConvProblem& p, Direction dir) const override { return whole_image_geometry(p, dir); }
 };
 
 class CpuFftTiled final : public FftConvolution {
  public:
-  CpuFftTiled() : FftConvolution(hand_fft_engine()) {}
-  std::string_view name() const override { return "cpu.fft_tiled"; }
-  std::string_view description() const override {
-    return "overlap-save tiled FFT convolution (tile size from a cost model), hand-written FFT";
-  }
+  CpuFftTiled()
+      : FftConvolution("cpu.fft_tiled",
+                       "overlap-save tiled FFT convolution (tile size from a cost model), hand-written FFT",
+                       hand_fft_engine()) {}
   FftGeometry geometry(const ConvProblem& p, Direction dir) const override { return tiled_geometry(p, dir); }
 };
 
 class CpuFftFftw final : public FftConvolution {
  public:
-  CpuFftFftw() : FftConvolution(fftw_engine()) {}
-  std::string_view name() const override { return "cpu.fft_fftw"; }
-  std::string_view description() const override {
-    return "whole-image FFT convolution with FFTW (fftw3f, FFTW_MEASURE) transforms";
-  }
+  CpuFftFftw()
+      : FftConvolution("cpu.fft_fftw",
+                       "whole-image FFT convolution with FFTW (fftw3f, FFTW_MEASURE) transforms",
+                       fftw_engine()) {}
   FftGeometry geometry(const ConvProblem& p, Direction dir) const override { return whole_image_geometry(p, dir); }
 };
 

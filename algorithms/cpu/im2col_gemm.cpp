@@ -1,7 +1,5 @@
 #include "algorithms/cpu/im2col_gemm.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -160,14 +158,6 @@ void CpuIm2colGemm::gemm(const Im2colGemmCall& g, float alpha, const float* a, c
   cpu::sgemm(cpu::Layout::row_major, g.trans_a ? cpu::Trans::yes : cpu::Trans::no,
              g.trans_b ? cpu::Trans::yes : cpu::Trans::no, g.m, g.n, g.k, alpha, a, g.lda, b, g.ldb, beta, c, g.ldc,
              cfg, workspace);
-}
-
-void CpuIm2colOpenblas::gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta,
-                             float* c, int threads, void* workspace) const {
-  (void)workspace;
-  openblas_set_num_threads(threads);
-  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans, g.m, g.n,
-              g.k, alpha, a, int(g.lda), b, int(g.ldb), beta, c, int(g.ldc));
 }
 
 }  // namespace convlab

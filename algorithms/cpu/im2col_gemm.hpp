@@ -43,10 +43,10 @@ inline constexpr int64_t kColumnBudget = int64_t(32) << 20;  // bytes for col + 
 
 Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir);
 
-class Im2colGemmBase : public Algorithm {
+class Im2colGemmBase : public NamedAlgorithm {
  public:
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  std::string_view family() const override { return "gemm"; }
+  Im2colGemmBase(std::string name, std::string description)
+      : NamedAlgorithm(std::move(name), DeviceKind::cpu, "gemm", std::move(description)) {}
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
@@ -63,10 +63,10 @@ class Im2colGemmBase : public Algorithm {
 
 class CpuIm2colGemm final : public Im2colGemmBase {
  public:
-  std::string_view name() const override { return "cpu.im2col_gemm"; }
-  std::string_view description() const override {
-    return "im2col/col2im + the hand-written packed SGEMM (AVX-512 12x32 / AVX2 6x16 / portable micro-kernels)";
-  }
+  CpuIm2colGemm()
+      : Im2colGemmBase("cpu.im2col_gemm",
+                       "im2col/col2im + the hand-written packed SGEMM (AVX-512 12x32 / AVX2 6x16 / portable "
+                       "micro-kernels)") {}
 
  protected:
   size_t gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const override;
@@ -74,12 +74,12 @@ class CpuIm2colGemm final : public Im2colGemmBase {
             void* workspace) const override;
 };
 
+// The OpenBLAS strategy lives in its own file (algorithms/cpu/im2col_openblas.cpp), as the cuBLAS one
+// does on the CUDA side (algorithms/cuda/im2col_cublas.cu).
 class CpuIm2colOpenblas final : public Im2colGemmBase {
  public:
-  std::string_view name() const override { return "cpu.im2col_openblas"; }
-  std::string_view description() const override {
-    return "im2col/col2im + OpenBLAS cblas_sgemm (the classic Caffe approach)";
-  }
+  CpuIm2colOpenblas()
+      : Im2colGemmBase("cpu.im2col_openblas", "im2col/col2im + OpenBLAS cblas_sgemm (the classic Caffe approach)") {}
 
  protected:
   size_t gemm_workspace_bytes(const Im2colGemmCall&, int) const override { return 0; }  // OpenBLAS owns its buffers

@@ -281,14 +281,6 @@ int default_threads() { return ExecContext{}.resolved_threads(); }
 
 }  // namespace
 
-std::string_view CpuOnednn::name() const {
-  switch (kind_) {
-    case OnednnKind::direct: return "cpu.onednn_direct";
-    case OnednnKind::winograd: return "cpu.onednn_winograd";
-    case OnednnKind::automatic: return "cpu.onednn_auto";
-  }
-  return "";
-}
 
 std::string onednn_cpu_isa() {
   const OnednnIsa& s = onednn_isa_state();
@@ -324,19 +316,34 @@ std::string CpuOnednn::unavailable_reason() const {
   return {};
 }
 
-std::string_view CpuOnednn::family() const { return kind_ == OnednnKind::winograd ? "winograd" : "direct"; }
+namespace {
 
-std::string_view CpuOnednn::description() const {
-  switch (kind_) {
+struct OnednnNames {
+  const char *name, *family, *description;
+};
+
+OnednnNames onednn_names(OnednnKind kind) {
+  switch (kind) {
     case OnednnKind::direct:
-      return "oneDNN 2.6 convolution_direct (its JIT direct or GEMM-based kernels), blocked layouts, reorders timed";
+      return {"cpu.onednn_direct", "direct",
+              "oneDNN 2.6 convolution_direct (its JIT direct or GEMM-based kernels), blocked layouts, reorders timed"};
     case OnednnKind::winograd:
-      return "oneDNN 2.6 convolution_winograd (F(4x4,3x3), AVX-512; 3x3, stride 1, no groups or dilation, pad <= 1), reorders timed";
+      return {"cpu.onednn_winograd", "winograd",
+              "oneDNN 2.6 convolution_winograd (F(4x4,3x3), AVX-512; 3x3, stride 1, no groups or dilation, "
+              "pad <= 1), reorders timed"};
     case OnednnKind::automatic:
-      return "oneDNN 2.6 convolution_auto: oneDNN picks direct or Winograd per problem, reorders timed";
+      break;
   }
-  return "";
+  return {"cpu.onednn_auto", "direct",
+          "oneDNN 2.6 convolution_auto: oneDNN picks direct or Winograd per problem, reorders timed"};
 }
+
+}  // namespace
+
+CpuOnednn::CpuOnednn(OnednnKind kind)
+    : NamedAlgorithm(onednn_names(kind).name, DeviceKind::cpu, onednn_names(kind).family,
+                     onednn_names(kind).description),
+      kind_(kind) {}
 
 Support CpuOnednn::supports(const ConvProblem& p, Direction dir) const {
   if (auto e = p.validate(); !e.empty()) return Support::no(e);

@@ -22,13 +22,9 @@ enum class OnednnKind { direct, winograd, automatic };
 // CONVLAB_ISA cap (applied before oneDNN's first primitive).
 std::string onednn_cpu_isa();
 
-class CpuOnednn final : public Algorithm {
+class CpuOnednn final : public NamedAlgorithm {
  public:
-  explicit CpuOnednn(OnednnKind kind) : kind_(kind) {}
-  std::string_view name() const override;
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  std::string_view family() const override;
-  std::string_view description() const override;
+  explicit CpuOnednn(OnednnKind kind);
   // Winograd: oneDNN's (jit_wino_4x3:avx512_core) needs AVX-512, so it is
   // unavailable on an AVX2-only CPU or under CONVLAB_ISA=avx2|portable. All
   // three: unavailable when oneDNN could not be capped at CONVLAB_ISA.
