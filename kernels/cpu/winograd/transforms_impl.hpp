@@ -298,95 +298,103 @@ void dst_transform_t(const TiledImage& img, int64_t t_first, int t0, int k0, int
   }
 }
 
-// U = G g GT for the k-blocks [kb0, kb1) of one group, fp64 over the MR
-// filters of a block (one lane per output channel), one rounding to fp32,
-// stored as alpha^2 contiguous rows of MR (layout (alpha^2, KB, c_in, MR)).
+// U = G g GT for the output channels [16 * g0, 16 * g1) of one group, one
+// lane per output channel, fp64 with one rounding to fp32, stored in the GEMM-A
+// layout (alpha^2, KB, c_in, MR) of the micro-kernel's MR: channel ko lands in
+// row ko % MR of block ko / MR. Channels in [k_out, round_up(k_out, MR)) are
+// written as zeros, lanes past that are not written.
 template <int M>
-void filter_transform_t(const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0, int kb1) {
+void filter_transform_t(const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u, int g0, int g1) {
   constexpr int A = M + 2;
   constexpr Matrices W = make_matrices(M);
   const int k_out = bwd_data ? cg : kg;
   const int c_in = bwd_data ? kg : cg;
-  const int64_t e_stride = int64_t(ceil_div(k_out, kMR)) * c_in * kMR;
-  for (int kb = kb0; kb < kb1; ++kb) {
-    const int rows = k_out - kb * kMR < kMR ? k_out - kb * kMR : kMR;
+  const int kp = int(round_up(k_out, mr));
+  const int64_t e_stride = int64_t(kp) * c_in;
+  for (int grp = g0; grp < g1; ++grp) {
+    const int k0 = grp * L;
+    const int rows = k_out - k0 < L ? (k_out > k0 ? k_out - k0 : 0) : L;  // real channels in this group
+    const int lanes = kp - k0 < L ? kp - k0 : L;                           // channels stored (padding included)
+    int64_t off[L];  // (KB, c_in, MR) offset of lane i at channel 0
+    for (int i = 0; i < lanes; ++i) off[i] = int64_t((k0 + i) / mr) * c_in * mr + (k0 + i) % mr;
     for (int c = 0; c < c_in; ++c) {
-      double g[3][3][kMR];
-      if (rows < kMR) std::memset(g, 0, sizeof g);  // padded rows: zeros
+      double g[3][3][L];
+      if (rows < L) std::memset(g, 0, sizeof g);  // padded channels: zeros
       for (int i = 0; i < rows; ++i) {
-        const int ko = kb * kMR + i;
+        const int ko = k0 + i;
         for (int r = 0; r < 3; ++r)
           for (int s = 0; s < 3; ++s)
             g[r][s][i] = bwd_data ? wei_group[(int64_t(c) * cg + ko) * 9 + (2 - r) * 3 + (2 - s)]  // (Kg, Cg, 3, 3)
                                   : wei_group[(int64_t(ko) * cg + c) * 9 + r * 3 + s];
       }
-      double t[A][3][kMR];  // G g
+      double t[A][3][L];  // G g
       CL_UNROLL for (int a = 0; a < A; ++a) {
         CL_UNROLL for (int s = 0; s < 3; ++s) {
-          CL_SIMD for (int i = 0; i < kMR; ++i)
+          CL_SIMD for (int i = 0; i < L; ++i)
             t[a][s][i] = W.G[a][0] * g[0][s][i] + W.G[a][1] * g[1][s][i] + W.G[a][2] * g[2][s][i];
         }
       }
-      float* dst = u + (int64_t(kb) * c_in + c) * kMR;
+      float* dst = u + int64_t(c) * mr;
       CL_UNROLL for (int a = 0; a < A; ++a) {
         CL_UNROLL for (int b = 0; b < A; ++b) {
+          float o[L];
+          CL_SIMD for (int i = 0; i < L; ++i)
+            o[i] = float(t[a][0][i] * W.G[b][0] + t[a][1][i] * W.G[b][1] + t[a][2][i] * W.G[b][2]);
           float* p = dst + (a * A + b) * e_stride;
-          CL_SIMD for (int i = 0; i < kMR; ++i)
-            p[i] = float(t[a][0][i] * W.G[b][0] + t[a][1][i] * W.G[b][1] + t[a][2][i] * W.G[b][2]);
+          for (int i = 0; i < lanes; ++i) p[off[i]] = o[i];
         }
       }
     }
   }
 }
 
-inline void filter_transform_block(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0,
-                                   int kb1) {
-  if (m == 2) filter_transform_t<2>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
-  else if (m == 4) filter_transform_t<4>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
-  else filter_transform_t<6>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+inline void filter_transform_block(int m, const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u,
+                                   int g0, int g1) {
+  if (m == 2) filter_transform_t<2>(wei_group, kg, cg, bwd_data, mr, u, g0, g1);
+  else if (m == 4) filter_transform_t<4>(wei_group, kg, cg, bwd_data, mr, u, g0, g1);
+  else filter_transform_t<6>(wei_group, kg, cg, bwd_data, mr, u, g0, g1);
 }
 
-// GT M G for output channel k and the NR input channels [c0, c0 + NR): the
-// alpha^2 rows of M are read contiguously (one row of NR per element), fp64
-// over the NR lanes.
+// GT M G for output channel k and the 16 input channels [c0, c0 + 16) (one
+// lane each): the alpha^2 rows of M (alpha^2, kp, cp) are read 16 contiguous
+// floats at a time (cp is a multiple of 16), fp64 over the lanes.
 template <int Mt>
-void filter_grad_block_t(const float* mbuf, int kg, int cg, int k, int c0, float* diff_wei_group) {
+void filter_grad_block_t(const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group) {
   constexpr int A = Mt + 2;
   constexpr Matrices W = make_matrices(Mt);
-  const int64_t kp = round_up(kg, kMR), cp = round_up(cg, kNR);
-  const int64_t e_stride = kp * cp;
+  const int64_t e_stride = int64_t(kp) * cp;
   const float* src = mbuf + int64_t(k) * cp + c0;
-  double t[3][A][kNR];  // GT M
+  double t[3][A][L];  // GT M
   for (int r = 0; r < 3; ++r)
     for (int b = 0; b < A; ++b)
-      for (int l = 0; l < kNR; ++l) t[r][b][l] = 0;
+      for (int l = 0; l < L; ++l) t[r][b][l] = 0;
   CL_UNROLL for (int a = 0; a < A; ++a) {
     CL_UNROLL for (int b = 0; b < A; ++b) {
       const float* row = src + (a * A + b) * e_stride;
       CL_UNROLL for (int r = 0; r < 3; ++r) {
         const double g = W.G[a][r];
         if (g == 0) continue;
-        CL_SIMD for (int l = 0; l < kNR; ++l) t[r][b][l] += g * double(row[l]);
+        CL_SIMD for (int l = 0; l < L; ++l) t[r][b][l] += g * double(row[l]);
       }
     }
   }
-  const int lanes = cg - c0 < kNR ? cg - c0 : kNR;
+  const int lanes = cg - c0 < L ? cg - c0 : L;
   for (int r = 0; r < 3; ++r)
     for (int s = 0; s < 3; ++s) {
-      double acc[kNR] = {};
+      double acc[L] = {};
       CL_UNROLL for (int b = 0; b < A; ++b) {
         const double g = W.G[b][s];
         if (g == 0) continue;
-        CL_SIMD for (int l = 0; l < kNR; ++l) acc[l] += t[r][b][l] * g;
+        CL_SIMD for (int l = 0; l < L; ++l) acc[l] += t[r][b][l] * g;
       }
       for (int l = 0; l < lanes; ++l) diff_wei_group[((int64_t(k) * cg + c0 + l) * 3 + r) * 3 + s] = float(acc[l]);
     }
 }
 
-inline void filter_grad_block(int m, const float* mbuf, int kg, int cg, int k, int c0, float* diff_wei_group) {
-  if (m == 2) filter_grad_block_t<2>(mbuf, kg, cg, k, c0, diff_wei_group);
-  else if (m == 4) filter_grad_block_t<4>(mbuf, kg, cg, k, c0, diff_wei_group);
-  else filter_grad_block_t<6>(mbuf, kg, cg, k, c0, diff_wei_group);
+inline void filter_grad_block(int m, const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group) {
+  if (m == 2) filter_grad_block_t<2>(mbuf, cg, kp, cp, k, c0, diff_wei_group);
+  else if (m == 4) filter_grad_block_t<4>(mbuf, cg, kp, cp, k, c0, diff_wei_group);
+  else filter_grad_block_t<6>(mbuf, cg, kp, cp, k, c0, diff_wei_group);
 }
 
 inline void input_transform(int m, const TiledImage& img, int64_t t_first, int t0, int c0, int c1, float* v,
@@ -406,23 +414,6 @@ inline void dst_transform(int m, const TiledImage& img, int64_t t_first, int t0,
   if (m == 2) dst_transform_t<2>(img, t_first, t0, k0, k1, w, lay);
   else if (m == 4) dst_transform_t<4>(img, t_first, t0, k0, k1, w, lay);
   else dst_transform_t<6>(img, t_first, t0, k0, k1, w, lay);
-}
-
-// Portable reference micro-kernel (also the AVX2/portable fallback body).
-inline void gemm_ukernel_generic(int kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate) {
-  alignas(64) float acc[kMR][kNR];
-  for (int i = 0; i < kMR; ++i)
-    for (int j = 0; j < kNR; ++j) acc[i][j] = accumulate ? c[i * ldc + j] : 0.f;
-  for (int p = 0; p < kc; ++p) {
-    const float* ap = a + int64_t(p) * kMR;
-    const float* bp = b + int64_t(p) * kNR;
-    for (int i = 0; i < kMR; ++i) {
-      const float ai = ap[i];
-      CL_SIMD for (int j = 0; j < kNR; ++j) acc[i][j] += ai * bp[j];
-    }
-  }
-  for (int i = 0; i < kMR; ++i)
-    for (int j = 0; j < kNR; ++j) c[i * ldc + j] = acc[i][j];
 }
 
 #undef CL_UNROLL
