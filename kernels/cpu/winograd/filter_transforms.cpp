@@ -3,10 +3,10 @@
 //   filter_transform:      U = G g GT, written in the GEMM-A packed layout
 //                          (alpha^2, ceil(k_out/MR), c_in, MR) of the micro-kernel's
 //                          MR, padded rows zero; the arithmetic is the ISA kernel's
-//                          filter_transform_block (16 output channels per call).
+//                          filter_transform_block (one k-block of MR channels at a time).
 //   filter_grad_transform: diff_wei = GT M G from the accumulated products M
 //                          (alpha^2, round_up(kg, MR), round_up(cg, NR)).
-// Threads: OpenMP static over 16-channel groups / output rows; deterministic.
+// Threads: OpenMP static over k-blocks / output rows; deterministic.
 // Also the link from a transform table to its GEMM micro-kernel (gemm_tile).
 #include <omp.h>
 
@@ -24,15 +24,15 @@ GemmTile gemm_tile(const Kernels& kn) {
 
 void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, GemmTile tile, float* u,
                       int threads) {
-  assert(supported_tile(m) && kg > 0 && cg > 0 && tile.mr > 0);
-  const int groups = ceil_div(int(round_up(bwd_data ? cg : kg, tile.mr)), kLanes);
+  assert(supported_tile(m) && kg > 0 && cg > 0 && filter_transform_supports_mr(tile.mr));
+  const int kb_count = ceil_div(bwd_data ? cg : kg, tile.mr);
   const Kernels& kn = best_kernels();
 #pragma omp parallel num_threads(threads)
   {
-    // Static contiguous split of the 16-channel groups.
+    // Static contiguous split of the k-blocks.
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    const int g0 = int(int64_t(groups) * id / nt), g1 = int(int64_t(groups) * (id + 1) / nt);
-    kn.filter_transform_block(m, wei_group, kg, cg, bwd_data, tile.mr, u, g0, g1);
+    const int kb0 = int(int64_t(kb_count) * id / nt), kb1 = int(int64_t(kb_count) * (id + 1) / nt);
+    kn.filter_transform_block(m, wei_group, kg, cg, bwd_data, tile.mr, u, kb0, kb1);
   }
 }
 

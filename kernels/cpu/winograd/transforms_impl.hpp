@@ -298,61 +298,70 @@ void dst_transform_t(const TiledImage& img, int64_t t_first, int t0, int k0, int
   }
 }
 
-// U = G g GT for the output channels [16 * g0, 16 * g1) of one group, one
-// lane per output channel, fp64 with one rounding to fp32, stored in the GEMM-A
-// layout (alpha^2, KB, c_in, MR) of the micro-kernel's MR: channel ko lands in
-// row ko % MR of block ko / MR. Channels in [k_out, round_up(k_out, MR)) are
-// written as zeros, lanes past that are not written.
-template <int M>
-void filter_transform_t(const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u, int g0, int g1) {
-  constexpr int A = M + 2;
+// U = G g GT for the k-blocks [kb0, kb1) of one group, fp64 over Q blocks of
+// MR filters at a time (one lane per output channel, MR * Q lanes: a 6-wide
+// block alone fills vectors badly), one rounding to fp32, stored as alpha^2
+// contiguous rows of MR per block (layout (alpha^2, KB, c_in, MR), the A
+// panels of the MR x NR micro-kernel). MR and Q are template arguments so that
+// the lane loops and the row stores have a fixed length.
+template <int M, int MR, int Q>
+void filter_transform_t(const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0, int kb1) {
+  constexpr int A = M + 2, LN = MR * Q;
   constexpr Matrices W = make_matrices(M);
   const int k_out = bwd_data ? cg : kg;
   const int c_in = bwd_data ? kg : cg;
-  const int kp = int(round_up(k_out, mr));
-  const int64_t e_stride = int64_t(kp) * c_in;
-  for (int grp = g0; grp < g1; ++grp) {
-    const int k0 = grp * L;
-    const int rows = k_out - k0 < L ? (k_out > k0 ? k_out - k0 : 0) : L;  // real channels in this group
-    const int lanes = kp - k0 < L ? kp - k0 : L;                           // channels stored (padding included)
-    int64_t off[L];  // (KB, c_in, MR) offset of lane i at channel 0
-    for (int i = 0; i < lanes; ++i) off[i] = int64_t((k0 + i) / mr) * c_in * mr + (k0 + i) % mr;
+  const int64_t e_stride = int64_t(ceil_div(k_out, MR)) * c_in * MR;
+  for (int kb = kb0; kb < kb1; kb += Q) {
+    const int nq = kb1 - kb < Q ? kb1 - kb : Q;  // blocks stored
+    const int rows = k_out - kb * MR < LN ? k_out - kb * MR : LN;
     for (int c = 0; c < c_in; ++c) {
-      double g[3][3][L];
-      if (rows < L) std::memset(g, 0, sizeof g);  // padded channels: zeros
+      double g[3][3][LN];
+      if (rows < LN) std::memset(g, 0, sizeof g);  // padded rows: zeros
       for (int i = 0; i < rows; ++i) {
-        const int ko = k0 + i;
+        const int ko = kb * MR + i;
         for (int r = 0; r < 3; ++r)
           for (int s = 0; s < 3; ++s)
             g[r][s][i] = bwd_data ? wei_group[(int64_t(c) * cg + ko) * 9 + (2 - r) * 3 + (2 - s)]  // (Kg, Cg, 3, 3)
                                   : wei_group[(int64_t(ko) * cg + c) * 9 + r * 3 + s];
       }
-      double t[A][3][L];  // G g
+      double t[A][3][LN];  // G g
       CL_UNROLL for (int a = 0; a < A; ++a) {
         CL_UNROLL for (int s = 0; s < 3; ++s) {
-          CL_SIMD for (int i = 0; i < L; ++i)
+          CL_SIMD for (int i = 0; i < LN; ++i)
             t[a][s][i] = W.G[a][0] * g[0][s][i] + W.G[a][1] * g[1][s][i] + W.G[a][2] * g[2][s][i];
         }
       }
-      float* dst = u + int64_t(c) * mr;
+      float* dst = u + (int64_t(kb) * c_in + c) * MR;
+      const int64_t q_stride = int64_t(c_in) * MR;  // next block
       CL_UNROLL for (int a = 0; a < A; ++a) {
         CL_UNROLL for (int b = 0; b < A; ++b) {
-          float o[L];
-          CL_SIMD for (int i = 0; i < L; ++i)
+          float o[LN];
+          CL_SIMD for (int i = 0; i < LN; ++i)
             o[i] = float(t[a][0][i] * W.G[b][0] + t[a][1][i] * W.G[b][1] + t[a][2][i] * W.G[b][2]);
           float* p = dst + (a * A + b) * e_stride;
-          for (int i = 0; i < lanes; ++i) p[off[i]] = o[i];
+          for (int q = 0; q < nq; ++q) {
+            CL_SIMD for (int i = 0; i < MR; ++i) p[q * q_stride + i] = o[q * MR + i];
+          }
         }
       }
     }
   }
 }
 
+template <int MR, int Q>
+void filter_transform_mr(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0, int kb1) {
+  if (m == 2) filter_transform_t<2, MR, Q>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else if (m == 4) filter_transform_t<4, MR, Q>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else filter_transform_t<6, MR, Q>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+}
+
+// The MRs of kernels/cpu/gemm's micro-kernels (filter_transform_supports_mr):
+// a new micro-kernel tile adds its line here.
 inline void filter_transform_block(int m, const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u,
-                                   int g0, int g1) {
-  if (m == 2) filter_transform_t<2>(wei_group, kg, cg, bwd_data, mr, u, g0, g1);
-  else if (m == 4) filter_transform_t<4>(wei_group, kg, cg, bwd_data, mr, u, g0, g1);
-  else filter_transform_t<6>(wei_group, kg, cg, bwd_data, mr, u, g0, g1);
+                                   int kb0, int kb1) {
+  if (mr == 12) filter_transform_mr<12, 1>(m, wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else if (mr == 6) filter_transform_mr<6, 2>(m, wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else filter_transform_mr<4, 4>(m, wei_group, kg, cg, bwd_data, u, kb0, kb1);
 }
 
 // GT M G for output channel k and the 16 input channels [c0, c0 + 16) (one

@@ -61,9 +61,9 @@ struct Kernels {
   // W(e, k, t) = (A dy AT)(e) of the m x m diff_dst tile (zeros outside h x w).
   void (*dst_transform)(int m, const TiledImage& img, int64_t t_first, int t0, int k0, int k1, float* w,
                         const PackLayout& lay);
-  // filter_transform (below) for the output channels [16 * g0, 16 * g1), single-threaded.
+  // filter_transform (below) for the k-blocks [kb0, kb1) of MR = mr channels, single-threaded.
   void (*filter_transform_block)(int m, const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u,
-                                 int g0, int g1);
+                                 int kb0, int kb1);
   // diff_wei = GT M G (fp64) for output channel k, input channels [c0, c0 + 16) of one
   // group; M is (alpha^2, kp, cp), cp a multiple of 16.
   void (*filter_grad_block)(int m, const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group);
@@ -83,9 +83,11 @@ GemmTile gemm_tile(const Kernels& kn);
 // group offset; the GEMM-A layout (alpha^2, ceil(k_out/MR), c_in, MR) of tile.mr,
 // padded rows zero. Forward: k_out = Kg, c_in = Cg, g = wei[k][c].
 // Backward data: k_out = Cg, c_in = Kg, g = rot180(wei[c_in][k_out]) (transposed, rotated).
-// Threads: OpenMP over 16-channel groups of k_out, static. Kernels: best_kernels().
+// Threads: OpenMP over k-blocks, static. Kernels: best_kernels().
+// tile.mr is one of filter_transform_supports_mr (the micro-kernels' MRs).
 void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, GemmTile tile, float* u,
                       int threads);
+constexpr bool filter_transform_supports_mr(int mr) { return mr == 4 || mr == 6 || mr == 12; }
 
 // diff_wei(k, c) = GT M(k, c) G for one group (fp64 accumulation), M is
 // (alpha^2, round_up(kg, MR), round_up(cg, NR)); diff_wei_group is (Kg, Cg, 3, 3).
