@@ -34,7 +34,7 @@ GemmIsa sgemm_resolve_isa(GemmIsa isa);  // auto_ -> the widest supported; throw
 //   a: packed A panel, kc x MR, a[p * MR + i]; b: packed B panel, kc x NR, b[p * NR + j]
 //   C tile (row-major, ldc) rows [0, m), cols [0, n), m <= MR, n <= NR:
 //   C = alpha * (a * b) + beta * C; beta == 0 does not read C.
-//   a and b 64-byte aligned (panels of a packing buffer); kc >= 1.
+//   b 64-byte aligned (B rows are read with aligned vector loads).
 // Used by sgemm() and, with its own packing (the transforms write the panels),
 // by the CPU Winograd's batched GEMM (beta 0 for the first reduction block, 1 after).
 using SgemmUkernelFn = void (*)(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
