@@ -1,11 +1,34 @@
+// cpu.winograd_f{2,4,6}x3: the composition of kernels/cpu/winograd's tile
+// transforms and the batched GEMM (see winograd.hpp for the three directions).
+//
+// The batched GEMM runs on the sgemm micro-kernel of the active ISA from
+// kernels/cpu/gemm's table (cpu::sgemm_ukernel(kn.gemm_isa): 12 x 32 AVX-512,
+// 6 x 16 AVX2, 4 x 16 portable), the same kernel sgemm() uses; the transforms
+// write its packed A (kc, MR) and B (kc, NR) panels directly, so there is no
+// packing step, and every call is a whole MR x NR tile (padded channels and
+// tiles are zeros). Accumulation across reduction blocks is beta = 1.
+// Per chunk of tc tiles (tc a multiple of NR):
+//   fwd / bwd-data:  U (alpha^2, Kp/MR, c_in, MR)   filter, once per group
+//                    V (alpha^2, tc/NR, c_in, NR)   input tiles  -> B panels
+//                    M (alpha^2, tc/NR, Kp, NR)     products: C tiles, ldc = NR
+//     GEMM loops: e, tile panel (OpenMP, static) > KC block of c_in > k-block:
+//     the B panel (KC x NR, 16 KiB) stays in L1 while the A panels stream from L2.
+//   bwd-filter:      V (alpha^2, Cp/NR, tc, NR)     x tiles      -> B panels
+//                    W (alpha^2, Kp/MR, tc, MR)     dy tiles     -> A panels
+//                    M (alpha^2, Kp, Cp)            accumulated over all chunks
+//     GEMM loops: e, k-block, c-panel (OpenMP, static); the reduction is the chunk.
+// Threads: one parallel region per chunk, static schedules: deterministic for
+// a given thread count.
 #include "algorithms/cpu/winograd.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 
 #include "core/error.hpp"
+#include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/winograd/winograd_kernels.hpp"
 
 namespace convlab {
@@ -15,21 +38,23 @@ namespace wg = winograd;
 namespace {
 
 constexpr int64_t kAlignFloats = 16;  // 64-byte alignment of each workspace buffer
-constexpr int kKC = 128;              // GEMM reduction block (B panel 128 x 32 floats = 16 KiB)
+constexpr int kChanBlock = 16;        // channels per transform call
+constexpr int kPanelFloats = 4096;    // forward GEMM: B panel KC x NR = 16 KiB (KC = 128 at NR 32, 256 at NR 16)
 
 // Tiles per chunk: a multiple of NR, as many as fit a ~12 MiB budget for the
-// chunk's transformed buffers (they then stay in the 33 MiB L3 between the
-// transform and GEMM phases), at least NR, at most all tiles.
-int chunk_tiles(int m, int64_t tiles_total, int64_t per_tile_floats) {
+// chunk's transformed buffers (they then stay in the L3 between the transform
+// and GEMM phases), at least NR, at most all tiles.
+int chunk_tiles(int m, int64_t tiles_total, int64_t per_tile_floats, int nr) {
   const int64_t budget = (12ll << 20) / 4;
   int64_t tc = budget / std::max<int64_t>(per_tile_floats * (m + 2) * (m + 2), 1);
-  tc = std::max<int64_t>(tc / wg::kNR * wg::kNR, wg::kNR);
-  tc = std::min<int64_t>(tc, wg::round_up(tiles_total, wg::kNR));
+  tc = std::max<int64_t>(tc / nr * nr, nr);
+  tc = std::min<int64_t>(tc, wg::round_up(tiles_total, nr));
   return int(tc);
 }
 
 struct Plan {
   int m = 0;
+  wg::GemmTile tile{};      // the micro-kernel's MR x NR
   int k_out = 0, c_in = 0;  // GEMM sizes per group (fwd/bwd-data); bwd-filter: k = Kg, c = Cg
   int tiles_h = 0, tiles_w = 0;
   int64_t tiles_total = 0;
@@ -37,9 +62,11 @@ struct Plan {
   int64_t u_floats = 0, v_floats = 0, m_floats = 0;
 };
 
-Plan make_plan(int m, const ConvProblem& p, Direction dir) {
+Plan make_plan(int m, const ConvProblem& p, Direction dir, wg::GemmTile tile) {
+  assert(tile.nr % wg::kLanes == 0 && tile.nr % kChanBlock == 0);
   Plan pl;
   pl.m = m;
+  pl.tile = tile;
   const int a2 = (m + 2) * (m + 2);
   // The tiled side: dst for fwd and bwd-filter, diff_src for bwd-data.
   const int oh = dir == Direction::bwd_data ? p.h : p.p();
@@ -51,19 +78,19 @@ Plan make_plan(int m, const ConvProblem& p, Direction dir) {
   if (dir == Direction::bwd_filter) {
     pl.k_out = kg;
     pl.c_in = cg;
-    const int64_t kp = wg::round_up(kg, wg::kMR), cp = wg::round_up(cg, wg::kNR);
-    pl.tc = chunk_tiles(m, pl.tiles_total, kp + cp);
+    const int64_t kp = wg::round_up(kg, tile.mr), cp = wg::round_up(cg, tile.nr);
+    pl.tc = chunk_tiles(m, pl.tiles_total, kp + cp, tile.nr);
     pl.v_floats = int64_t(a2) * pl.tc * cp;   // x tiles   (alpha^2, CP, tc, NR)
     pl.u_floats = int64_t(a2) * pl.tc * kp;   // dy tiles  (alpha^2, KB, tc, MR)
     pl.m_floats = int64_t(a2) * kp * cp;      // products  (alpha^2, Kp, Cp)
   } else {
     pl.k_out = dir == Direction::fwd ? kg : cg;
     pl.c_in = dir == Direction::fwd ? cg : kg;
-    const int64_t kp = wg::round_up(pl.k_out, wg::kMR);
-    pl.tc = chunk_tiles(m, pl.tiles_total, kp + pl.c_in);
-    pl.u_floats = int64_t(a2) * kp * pl.c_in;   // filter    (alpha^2, KB, c_in, MR)
+    const int64_t kp = wg::round_up(pl.k_out, tile.mr);
+    pl.tc = chunk_tiles(m, pl.tiles_total, kp + pl.c_in, tile.nr);
+    pl.u_floats = int64_t(a2) * kp * pl.c_in;     // filter    (alpha^2, KB, c_in, MR)
     pl.v_floats = int64_t(a2) * pl.tc * pl.c_in;  // input     (alpha^2, tc/NR, c_in, NR)
-    pl.m_floats = int64_t(a2) * pl.tc * kp;     // products  (alpha^2, tc/NR, Kp, NR)
+    pl.m_floats = int64_t(a2) * pl.tc * kp;       // products  (alpha^2, tc/NR, Kp, NR)
   }
   return pl;
 }
@@ -72,23 +99,23 @@ int64_t aligned(int64_t floats) { return wg::round_up(floats, kAlignFloats); }
 
 // Forward and backward-data: `in` is the tiled input side (src or diff_dst),
 // `out` the output side, u the transformed filter of this group.
-void run_forward_like(const wg::Kernels& kn, const Plan& pl, const wg::TiledImage& in, const wg::TiledImage& out,
-                      const float* u, float* v, float* mb, int threads) {
+void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Plan& pl, const wg::TiledImage& in,
+                      const wg::TiledImage& out, const float* u, float* v, float* mb, int threads) {
   const int m = pl.m, a2 = (m + 2) * (m + 2);
+  const int MR = uk.mr, NR = uk.nr, KC = kPanelFloats / NR;
   const int c_in = pl.c_in;
-  const int kp = int(wg::round_up(pl.k_out, wg::kMR));
-  const int kb_count = kp / wg::kMR;
-  const int np_max = pl.tc / wg::kNR;
-  const wg::PackLayout vlay{int64_t(np_max) * c_in * wg::kNR, 1, wg::kNR, 0, wg::kNR, int64_t(c_in) * wg::kNR, 1};
-  const wg::PackLayout mlay{int64_t(np_max) * kp * wg::kNR, 1, wg::kNR, 0, wg::kNR, int64_t(kp) * wg::kNR, 1};
-  const int64_t u_e = int64_t(kb_count) * c_in * wg::kMR;
-  constexpr int kChanBlock = 16;
+  const int kp = int(wg::round_up(pl.k_out, MR));
+  const int kb_count = kp / MR;
+  const int np_max = pl.tc / NR;
+  const wg::PackLayout vlay{int64_t(np_max) * c_in * NR, 1, NR, 0, NR, int64_t(c_in) * NR, 1};
+  const wg::PackLayout mlay{int64_t(np_max) * kp * NR, 1, NR, 0, NR, int64_t(kp) * NR, 1};
+  const int64_t u_e = int64_t(kb_count) * c_in * MR;
   const int cblocks = wg::ceil_div(c_in, kChanBlock);
   const int kblocks = wg::ceil_div(pl.k_out, kChanBlock);
   for (int64_t t_first = 0; t_first < pl.tiles_total; t_first += pl.tc) {
     const int64_t rem = std::min<int64_t>(pl.tc, pl.tiles_total - t_first);
-    const int np = int(wg::ceil_div(int(rem), wg::kNR));  // panels of NR tiles
-    const int groups_in = np * (wg::kNR / wg::kLanes);     // 16-tile groups written (whole panels)
+    const int np = int(wg::ceil_div(int(rem), NR));   // panels of NR tiles
+    const int groups_in = np * (NR / wg::kLanes);      // 16-tile groups written (whole panels)
     const int groups_out = wg::ceil_div(int(rem), wg::kLanes);
 #pragma omp parallel num_threads(threads)
     {
@@ -100,14 +127,15 @@ void run_forward_like(const wg::Kernels& kn, const Plan& pl, const wg::TiledImag
 #pragma omp for collapse(2) schedule(static)
       for (int e = 0; e < a2; ++e)
         for (int tp = 0; tp < np; ++tp) {
-          const float* b = v + e * vlay.e_stride + int64_t(tp) * c_in * wg::kNR;
-          float* c = mb + e * mlay.e_stride + int64_t(tp) * kp * wg::kNR;
+          const float* b = v + e * vlay.e_stride + int64_t(tp) * c_in * NR;  // (c_in, NR)
+          float* c = mb + e * mlay.e_stride + int64_t(tp) * kp * NR;         // (Kp, NR)
           // KC-blocked so the B panel (KC x NR) stays in L1 across the k-blocks.
-          for (int c0 = 0; c0 < c_in; c0 += kKC) {
-            const int kc = std::min(kKC, c_in - c0);
+          for (int c0 = 0; c0 < c_in; c0 += KC) {
+            const int kc = std::min(KC, c_in - c0);
+            const float beta = c0 > 0 ? 1.0f : 0.0f;
             for (int kb = 0; kb < kb_count; ++kb)
-              kn.gemm_ukernel(kc, u + e * u_e + (int64_t(kb) * c_in + c0) * wg::kMR, b + int64_t(c0) * wg::kNR,
-                              c + int64_t(kb) * wg::kMR * wg::kNR, wg::kNR, c0 > 0);
+              uk.fn(kc, u + e * u_e + (int64_t(kb) * c_in + c0) * MR, b + int64_t(c0) * NR,
+                    c + int64_t(kb) * MR * NR, NR, 1.0f, beta, MR, NR);
           }
         }
 #pragma omp for collapse(2) schedule(static)
@@ -120,23 +148,24 @@ void run_forward_like(const wg::Kernels& kn, const Plan& pl, const wg::TiledImag
 }
 
 // Backward-filter for one group: accumulates M over all chunks, then GT M G.
-void run_bwd_filter(const wg::Kernels& kn, const Plan& pl, const wg::TiledImage& x, const wg::TiledImage& dy,
-                    float* v, float* w, float* mb, float* diff_wei_group, int threads) {
+void run_bwd_filter(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Plan& pl, const wg::TiledImage& x,
+                    const wg::TiledImage& dy, float* v, float* w, float* mb, float* diff_wei_group, int threads) {
   const int m = pl.m, a2 = (m + 2) * (m + 2);
-  const int kp = int(wg::round_up(pl.k_out, wg::kMR)), cp = int(wg::round_up(pl.c_in, wg::kNR));
-  const int kb_count = kp / wg::kMR, cp_count = cp / wg::kNR;
+  const int MR = uk.mr, NR = uk.nr;
+  const int kp = int(wg::round_up(pl.k_out, MR)), cp = int(wg::round_up(pl.c_in, NR));
+  const int kb_count = kp / MR, cp_count = cp / NR;
   const int tc = pl.tc;
   // x tiles (alpha^2, CP, tc, NR); dy tiles (alpha^2, KB, tc, MR); M (alpha^2, Kp, Cp).
-  const wg::PackLayout vlay{int64_t(cp_count) * tc * wg::kNR, wg::kNR, int64_t(tc) * wg::kNR, 1, 1, wg::kNR, 0};
-  const wg::PackLayout wlay{int64_t(kb_count) * tc * wg::kMR, wg::kMR, int64_t(tc) * wg::kMR, 1, 1, wg::kMR, 0};
+  const wg::PackLayout vlay{int64_t(cp_count) * tc * NR, NR, int64_t(tc) * NR, 1, 1, NR, 0};
+  const wg::PackLayout wlay{int64_t(kb_count) * tc * MR, MR, int64_t(tc) * MR, 1, 1, MR, 0};
   const int64_t m_e = int64_t(kp) * cp;
-  constexpr int kChanBlock = 16;
   const int cblocks = cp / kChanBlock, kblocks = wg::ceil_div(kp, kChanBlock);
   bool first = true;
   for (int64_t t_first = 0; t_first < pl.tiles_total; t_first += tc, first = false) {
     const int64_t rem = std::min<int64_t>(tc, pl.tiles_total - t_first);
     const int groups = wg::ceil_div(int(rem), wg::kLanes);
     const int kc = groups * wg::kLanes;  // reduction length of this chunk (padded tiles are zeros)
+    const float beta = first ? 0.0f : 1.0f;
 #pragma omp parallel num_threads(threads)
     {
 #pragma omp for collapse(2) schedule(static) nowait
@@ -152,12 +181,11 @@ void run_bwd_filter(const wg::Kernels& kn, const Plan& pl, const wg::TiledImage&
       for (int e = 0; e < a2; ++e)
         for (int kb = 0; kb < kb_count; ++kb)
           for (int cpi = 0; cpi < cp_count; ++cpi)
-            kn.gemm_ukernel(kc, w + e * wlay.e_stride + int64_t(kb) * tc * wg::kMR,
-                            v + e * vlay.e_stride + int64_t(cpi) * tc * wg::kNR,
-                            mb + e * m_e + int64_t(kb) * wg::kMR * cp + int64_t(cpi) * wg::kNR, cp, !first);
+            uk.fn(kc, w + e * wlay.e_stride + int64_t(kb) * tc * MR, v + e * vlay.e_stride + int64_t(cpi) * tc * NR,
+                  mb + e * m_e + int64_t(kb) * MR * cp + int64_t(cpi) * NR, cp, 1.0f, beta, MR, NR);
     }
   }
-  wg::filter_grad_transform(m, mb, pl.k_out, pl.c_in, diff_wei_group, threads);
+  wg::filter_grad_transform(m, mb, pl.k_out, pl.c_in, pl.tile, diff_wei_group, threads);
 }
 
 }  // namespace
@@ -178,14 +206,15 @@ Support CpuWinograd::supports(const ConvProblem& p, Direction) const {
 }
 
 size_t CpuWinograd::workspace_bytes(const ConvProblem& p, Direction dir) const {
-  const Plan pl = make_plan(m_, p, dir);
+  const Plan pl = make_plan(m_, p, dir, wg::gemm_tile(wg::best_kernels()));
   return size_t(aligned(pl.u_floats) + aligned(pl.v_floats) + aligned(pl.m_floats)) * sizeof(float) + 64;
 }
 
 void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                       const ExecContext& ctx) const {
-  const Plan pl = make_plan(m_, p, dir);
   const wg::Kernels& kn = wg::best_kernels();
+  const cpu::SgemmUkernel& uk = cpu::sgemm_ukernel(kn.gemm_isa);
+  const Plan pl = make_plan(m_, p, dir, {uk.mr, uk.nr});
   const int threads = ctx.resolved_threads();
   float* ws = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(workspace) + 63) & ~uintptr_t(63));
   float* u = ws;
@@ -202,18 +231,18 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
                      P, Q, 0, 0, pl.tiles_h, pl.tiles_w, pl.tiles_total};
     switch (dir) {
       case Direction::fwd:
-        wg::filter_transform(m_, wei_g, kg, cg, false, u, threads);
-        run_forward_like(kn, pl, x, y, u, v, mb, threads);
+        wg::filter_transform(m_, wei_g, kg, cg, false, pl.tile, u, threads);
+        run_forward_like(kn, uk, pl, x, y, u, v, mb, threads);
         break;
       case Direction::bwd_data:
         // diff_dst is the input side, padded by 2 - pad (negative: cropped).
         y.pad_h = 2 - p.pad_h;
         y.pad_w = 2 - p.pad_w;
-        wg::filter_transform(m_, wei_g, kg, cg, true, u, threads);
-        run_forward_like(kn, pl, y, x, u, v, mb, threads);
+        wg::filter_transform(m_, wei_g, kg, cg, true, pl.tile, u, threads);
+        run_forward_like(kn, uk, pl, y, x, u, v, mb, threads);
         break;
       case Direction::bwd_filter:
-        run_bwd_filter(kn, pl, x, y, v, u, mb, buf.wei + int64_t(g) * kg * cg * 9, threads);
+        run_bwd_filter(kn, uk, pl, x, y, v, u, mb, buf.wei + int64_t(g) * kg * cg * 9, threads);
         break;
     }
   }
@@ -233,6 +262,11 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
 // The worst cases are short reductions (1 channel per group, tiny images); a
 // first run over AlexNet + 24 random problems gave at most 1.4 / 8.6 / 39.6 eps
 // for F(2) / F(4) / F(6).
+// Re-measured when the batched GEMM moved onto kernels/cpu/gemm's micro-kernels
+// (C += a KC block's sum with beta = 1 instead of accumulating in registers;
+// KC 256 on AVX2): the same worst values, bit for bit, under CONVLAB_ISA=avx512
+// and avx2 (the worst cases are single-block reductions). Portable (no FMA):
+// 1.21 / 1.31 / 1.55, 10.6 / 8.03 / 8.02, 39.2 / 49.5 / 22.6 eps, as before.
 // Declared = 2x the measured worst, rounded up (kBoundEps below).
 Tolerance CpuWinograd::tolerance(const ConvProblem& p, Direction dir) const {
   (void)p;

@@ -19,12 +19,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "kernels/cpu/gemm/gemm_isa.hpp"
+
 namespace convlab::cpu {
 
 enum class Layout { row_major, col_major };
 enum class Trans { no, yes };
-// auto_ = the widest the CPU supports.
-enum class GemmIsa { auto_, avx512, avx2, portable };
 
 std::string_view to_string(GemmIsa isa);
 bool sgemm_isa_supported(GemmIsa isa);  // auto_ and portable: always
@@ -34,6 +34,9 @@ GemmIsa sgemm_resolve_isa(GemmIsa isa);  // auto_ -> the widest supported; throw
 //   a: packed A panel, kc x MR, a[p * MR + i]; b: packed B panel, kc x NR, b[p * NR + j]
 //   C tile (row-major, ldc) rows [0, m), cols [0, n), m <= MR, n <= NR:
 //   C = alpha * (a * b) + beta * C; beta == 0 does not read C.
+//   b 64-byte aligned (B rows are read with aligned vector loads).
+// Used by sgemm() and, with its own packing (the transforms write the panels),
+// by the CPU Winograd's batched GEMM (beta 0 for the first reduction block, 1 after).
 using SgemmUkernelFn = void (*)(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                 float beta, int m, int n);
 // Optional transposing pack (see sgemm_ukernels.hpp); nullptr = scalar loops.

@@ -40,16 +40,28 @@ void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c
   };
   // The C tile (usually not in cache) is prefetched one line every 4 k steps
   // while the FMAs run: all 24 lines at once would fill the L1 miss buffers
-  // that the B stream from L2 needs.
+  // that the B stream from L2 needs. A short reduction (kc < 4 steps per line:
+  // the Winograd backward-filter GEMM reduces over one chunk of tiles, often
+  // 32..64) prefetches a line every step instead, so that the whole tile is on
+  // its way well before the stores.
   int p = 0;
   const int lines = 2 * m;
-  for (; p + 4 <= kc && (p >> 2) < lines; p += 4) {
-    const int l = p >> 2;
+  auto prefetch_c = [&](int l) __attribute__((always_inline)) {
     _mm_prefetch(reinterpret_cast<const char*>(c + (l >> 1) * ldc + (l & 1) * 31), _MM_HINT_T0);
-    step();
-    step();
-    step();
-    step();
+  };
+  if (kc >= 4 * lines) {
+    for (; (p >> 2) < lines; p += 4) {
+      prefetch_c(p >> 2);
+      step();
+      step();
+      step();
+      step();
+    }
+  } else {
+    for (; p < kc && p < lines; ++p) {
+      prefetch_c(p);
+      step();
+    }
   }
 #pragma GCC unroll 4
   for (; p < kc; ++p) step();

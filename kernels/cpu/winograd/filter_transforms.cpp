@@ -1,39 +1,50 @@
 // Filter-side Winograd transforms, in fp64 with one final rounding (they run
 // once per call on K*C/groups small matrices, so precision is free here):
 //   filter_transform:      U = G g GT, written in the GEMM-A packed layout
-//                          (alpha^2, ceil(k_out/MR), c_in, MR), padded rows zero;
-//                          the arithmetic is the ISA kernel's filter_transform_block.
+//                          (alpha^2, ceil(k_out/MR), c_in, MR) of the micro-kernel's
+//                          MR, padded rows zero; the arithmetic is the ISA kernel's
+//                          filter_transform_block (one k-block of MR channels at a time).
 //   filter_grad_transform: diff_wei = GT M G from the accumulated products M
 //                          (alpha^2, round_up(kg, MR), round_up(cg, NR)).
-// Threads: OpenMP static over output rows; deterministic.
+// Threads: OpenMP static over k-blocks / output rows; deterministic.
+// Also the link from a transform table to its GEMM micro-kernel (gemm_tile).
 #include <omp.h>
 
 #include <cassert>
 
+#include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/winograd/winograd_kernels.hpp"
 
 namespace convlab::winograd {
 
-void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int threads) {
-  assert(supported_tile(m) && kg > 0 && cg > 0);
-  const int kb_count = ceil_div(bwd_data ? cg : kg, kMR);
+GemmTile gemm_tile(const Kernels& kn) {
+  const cpu::SgemmUkernel& uk = cpu::sgemm_ukernel(kn.gemm_isa);
+  return {uk.mr, uk.nr};
+}
+
+void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, GemmTile tile, float* u,
+                      int threads) {
+  assert(supported_tile(m) && kg > 0 && cg > 0 && filter_transform_supports_mr(tile.mr));
+  const int kb_count = ceil_div(bwd_data ? cg : kg, tile.mr);
   const Kernels& kn = best_kernels();
 #pragma omp parallel num_threads(threads)
   {
     // Static contiguous split of the k-blocks.
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
     const int kb0 = int(int64_t(kb_count) * id / nt), kb1 = int(int64_t(kb_count) * (id + 1) / nt);
-    kn.filter_transform_block(m, wei_group, kg, cg, bwd_data, u, kb0, kb1);
+    kn.filter_transform_block(m, wei_group, kg, cg, bwd_data, tile.mr, u, kb0, kb1);
   }
 }
 
-void filter_grad_transform(int m, const float* mbuf, int kg, int cg, float* diff_wei_group, int threads) {
-  assert(supported_tile(m) && kg > 0 && cg > 0);
-  const int cblocks = ceil_div(cg, kNR);
+void filter_grad_transform(int m, const float* mbuf, int kg, int cg, GemmTile tile, float* diff_wei_group,
+                           int threads) {
+  assert(supported_tile(m) && kg > 0 && cg > 0 && tile.nr % kLanes == 0);
+  const int kp = int(round_up(kg, tile.mr)), cp = int(round_up(cg, tile.nr));
+  const int cblocks = ceil_div(cg, kLanes);
   const Kernels& kn = best_kernels();
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int k = 0; k < kg; ++k)
-    for (int cb = 0; cb < cblocks; ++cb) kn.filter_grad_block(m, mbuf, kg, cg, k, cb * kNR, diff_wei_group);
+    for (int cb = 0; cb < cblocks; ++cb) kn.filter_grad_block(m, mbuf, cg, kp, cp, k, cb * kLanes, diff_wei_group);
 }
 
 }  // namespace convlab::winograd

@@ -298,95 +298,112 @@ void dst_transform_t(const TiledImage& img, int64_t t_first, int t0, int k0, int
   }
 }
 
-// U = G g GT for the k-blocks [kb0, kb1) of one group, fp64 over the MR
-// filters of a block (one lane per output channel), one rounding to fp32,
-// stored as alpha^2 contiguous rows of MR (layout (alpha^2, KB, c_in, MR)).
-template <int M>
+// U = G g GT for the k-blocks [kb0, kb1) of one group, fp64 over Q blocks of
+// MR filters at a time (one lane per output channel, MR * Q lanes: a 6-wide
+// block alone fills vectors badly), one rounding to fp32, stored as alpha^2
+// contiguous rows of MR per block (layout (alpha^2, KB, c_in, MR), the A
+// panels of the MR x NR micro-kernel). MR and Q are template arguments so that
+// the lane loops and the row stores have a fixed length.
+template <int M, int MR, int Q>
 void filter_transform_t(const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0, int kb1) {
-  constexpr int A = M + 2;
+  constexpr int A = M + 2, LN = MR * Q;
   constexpr Matrices W = make_matrices(M);
   const int k_out = bwd_data ? cg : kg;
   const int c_in = bwd_data ? kg : cg;
-  const int64_t e_stride = int64_t(ceil_div(k_out, kMR)) * c_in * kMR;
-  for (int kb = kb0; kb < kb1; ++kb) {
-    const int rows = k_out - kb * kMR < kMR ? k_out - kb * kMR : kMR;
+  const int64_t e_stride = int64_t(ceil_div(k_out, MR)) * c_in * MR;
+  for (int kb = kb0; kb < kb1; kb += Q) {
+    const int nq = kb1 - kb < Q ? kb1 - kb : Q;  // blocks stored
+    const int rows = k_out - kb * MR < LN ? k_out - kb * MR : LN;
     for (int c = 0; c < c_in; ++c) {
-      double g[3][3][kMR];
-      if (rows < kMR) std::memset(g, 0, sizeof g);  // padded rows: zeros
+      double g[3][3][LN];
+      if (rows < LN) std::memset(g, 0, sizeof g);  // padded rows: zeros
       for (int i = 0; i < rows; ++i) {
-        const int ko = kb * kMR + i;
+        const int ko = kb * MR + i;
         for (int r = 0; r < 3; ++r)
           for (int s = 0; s < 3; ++s)
             g[r][s][i] = bwd_data ? wei_group[(int64_t(c) * cg + ko) * 9 + (2 - r) * 3 + (2 - s)]  // (Kg, Cg, 3, 3)
                                   : wei_group[(int64_t(ko) * cg + c) * 9 + r * 3 + s];
       }
-      double t[A][3][kMR];  // G g
+      double t[A][3][LN];  // G g
       CL_UNROLL for (int a = 0; a < A; ++a) {
         CL_UNROLL for (int s = 0; s < 3; ++s) {
-          CL_SIMD for (int i = 0; i < kMR; ++i)
+          CL_SIMD for (int i = 0; i < LN; ++i)
             t[a][s][i] = W.G[a][0] * g[0][s][i] + W.G[a][1] * g[1][s][i] + W.G[a][2] * g[2][s][i];
         }
       }
-      float* dst = u + (int64_t(kb) * c_in + c) * kMR;
+      float* dst = u + (int64_t(kb) * c_in + c) * MR;
+      const int64_t q_stride = int64_t(c_in) * MR;  // next block
       CL_UNROLL for (int a = 0; a < A; ++a) {
         CL_UNROLL for (int b = 0; b < A; ++b) {
+          float o[LN];
+          CL_SIMD for (int i = 0; i < LN; ++i)
+            o[i] = float(t[a][0][i] * W.G[b][0] + t[a][1][i] * W.G[b][1] + t[a][2][i] * W.G[b][2]);
           float* p = dst + (a * A + b) * e_stride;
-          CL_SIMD for (int i = 0; i < kMR; ++i)
-            p[i] = float(t[a][0][i] * W.G[b][0] + t[a][1][i] * W.G[b][1] + t[a][2][i] * W.G[b][2]);
+          for (int q = 0; q < nq; ++q) {
+            CL_SIMD for (int i = 0; i < MR; ++i) p[q * q_stride + i] = o[q * MR + i];
+          }
         }
       }
     }
   }
 }
 
-inline void filter_transform_block(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0,
-                                   int kb1) {
-  if (m == 2) filter_transform_t<2>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
-  else if (m == 4) filter_transform_t<4>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
-  else filter_transform_t<6>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+template <int MR, int Q>
+void filter_transform_mr(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0, int kb1) {
+  if (m == 2) filter_transform_t<2, MR, Q>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else if (m == 4) filter_transform_t<4, MR, Q>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else filter_transform_t<6, MR, Q>(wei_group, kg, cg, bwd_data, u, kb0, kb1);
 }
 
-// GT M G for output channel k and the NR input channels [c0, c0 + NR): the
-// alpha^2 rows of M are read contiguously (one row of NR per element), fp64
-// over the NR lanes.
+// The MRs of kernels/cpu/gemm's micro-kernels (filter_transform_supports_mr):
+// a new micro-kernel tile adds its line here.
+inline void filter_transform_block(int m, const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u,
+                                   int kb0, int kb1) {
+  if (mr == 12) filter_transform_mr<12, 1>(m, wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else if (mr == 6) filter_transform_mr<6, 2>(m, wei_group, kg, cg, bwd_data, u, kb0, kb1);
+  else filter_transform_mr<4, 4>(m, wei_group, kg, cg, bwd_data, u, kb0, kb1);
+}
+
+// GT M G for output channel k and the 16 input channels [c0, c0 + 16) (one
+// lane each): the alpha^2 rows of M (alpha^2, kp, cp) are read 16 contiguous
+// floats at a time (cp is a multiple of 16), fp64 over the lanes.
 template <int Mt>
-void filter_grad_block_t(const float* mbuf, int kg, int cg, int k, int c0, float* diff_wei_group) {
+void filter_grad_block_t(const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group) {
   constexpr int A = Mt + 2;
   constexpr Matrices W = make_matrices(Mt);
-  const int64_t kp = round_up(kg, kMR), cp = round_up(cg, kNR);
-  const int64_t e_stride = kp * cp;
+  const int64_t e_stride = int64_t(kp) * cp;
   const float* src = mbuf + int64_t(k) * cp + c0;
-  double t[3][A][kNR];  // GT M
+  double t[3][A][L];  // GT M
   for (int r = 0; r < 3; ++r)
     for (int b = 0; b < A; ++b)
-      for (int l = 0; l < kNR; ++l) t[r][b][l] = 0;
+      for (int l = 0; l < L; ++l) t[r][b][l] = 0;
   CL_UNROLL for (int a = 0; a < A; ++a) {
     CL_UNROLL for (int b = 0; b < A; ++b) {
       const float* row = src + (a * A + b) * e_stride;
       CL_UNROLL for (int r = 0; r < 3; ++r) {
         const double g = W.G[a][r];
         if (g == 0) continue;
-        CL_SIMD for (int l = 0; l < kNR; ++l) t[r][b][l] += g * double(row[l]);
+        CL_SIMD for (int l = 0; l < L; ++l) t[r][b][l] += g * double(row[l]);
       }
     }
   }
-  const int lanes = cg - c0 < kNR ? cg - c0 : kNR;
+  const int lanes = cg - c0 < L ? cg - c0 : L;
   for (int r = 0; r < 3; ++r)
     for (int s = 0; s < 3; ++s) {
-      double acc[kNR] = {};
+      double acc[L] = {};
       CL_UNROLL for (int b = 0; b < A; ++b) {
         const double g = W.G[b][s];
         if (g == 0) continue;
-        CL_SIMD for (int l = 0; l < kNR; ++l) acc[l] += t[r][b][l] * g;
+        CL_SIMD for (int l = 0; l < L; ++l) acc[l] += t[r][b][l] * g;
       }
       for (int l = 0; l < lanes; ++l) diff_wei_group[((int64_t(k) * cg + c0 + l) * 3 + r) * 3 + s] = float(acc[l]);
     }
 }
 
-inline void filter_grad_block(int m, const float* mbuf, int kg, int cg, int k, int c0, float* diff_wei_group) {
-  if (m == 2) filter_grad_block_t<2>(mbuf, kg, cg, k, c0, diff_wei_group);
-  else if (m == 4) filter_grad_block_t<4>(mbuf, kg, cg, k, c0, diff_wei_group);
-  else filter_grad_block_t<6>(mbuf, kg, cg, k, c0, diff_wei_group);
+inline void filter_grad_block(int m, const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group) {
+  if (m == 2) filter_grad_block_t<2>(mbuf, cg, kp, cp, k, c0, diff_wei_group);
+  else if (m == 4) filter_grad_block_t<4>(mbuf, cg, kp, cp, k, c0, diff_wei_group);
+  else filter_grad_block_t<6>(mbuf, cg, kp, cp, k, c0, diff_wei_group);
 }
 
 inline void input_transform(int m, const TiledImage& img, int64_t t_first, int t0, int c0, int c1, float* v,
@@ -406,23 +423,6 @@ inline void dst_transform(int m, const TiledImage& img, int64_t t_first, int t0,
   if (m == 2) dst_transform_t<2>(img, t_first, t0, k0, k1, w, lay);
   else if (m == 4) dst_transform_t<4>(img, t_first, t0, k0, k1, w, lay);
   else dst_transform_t<6>(img, t_first, t0, k0, k1, w, lay);
-}
-
-// Portable reference micro-kernel (also the AVX2/portable fallback body).
-inline void gemm_ukernel_generic(int kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate) {
-  alignas(64) float acc[kMR][kNR];
-  for (int i = 0; i < kMR; ++i)
-    for (int j = 0; j < kNR; ++j) acc[i][j] = accumulate ? c[i * ldc + j] : 0.f;
-  for (int p = 0; p < kc; ++p) {
-    const float* ap = a + int64_t(p) * kMR;
-    const float* bp = b + int64_t(p) * kNR;
-    for (int i = 0; i < kMR; ++i) {
-      const float ai = ap[i];
-      CL_SIMD for (int j = 0; j < kNR; ++j) acc[i][j] += ai * bp[j];
-    }
-  }
-  for (int i = 0; i < kMR; ++i)
-    for (int j = 0; j < kNR; ++j) c[i * ldc + j] = acc[i][j];
 }
 
 #undef CL_UNROLL

@@ -1,16 +1,20 @@
-// CPU Winograd F(m x m, 3 x 3) kernels (non-fused form): tile transforms and the
-// register-blocked micro-kernel of the batched GEMM. Plain data in; the
-// algorithm (algorithms/cpu/winograd.cpp) owns chunking, threading and workspace.
+// CPU Winograd F(m x m, 3 x 3) kernels (non-fused form): the tile transforms,
+// per ISA. Plain data in; the algorithm (algorithms/cpu/winograd.cpp) owns
+// chunking, threading, workspace and the batched GEMM, which runs on the sgemm
+// micro-kernel of the same ISA from kernels/cpu/gemm's table (Kernels::gemm_isa
+// names it; there is no Winograd-private GEMM kernel).
 //
 // Every transform works on 16 tiles at once (one SIMD lane per tile: one zmm on
 // AVX-512, two ymm on AVX2, four xmm portable) for one channel, and writes its
-// alpha^2 transformed elements through a PackLayout (the packed layouts the
-// GEMM micro-kernel reads, see winograd_math.hpp for the buffer shapes).
-// Out-of-image taps, tiles past the last one and channels past the last one
-// read as zeros ("padding inside the transform"), so edges are exact.
+// alpha^2 transformed elements through a PackLayout: the packed A / B panels of
+// the micro-kernel they feed, whose MR x NR tile (GemmTile, winograd_math.hpp)
+// is a run-time value. Out-of-image taps, tiles past the last one and channels
+// past the last one read as zeros ("padding inside the transform"), so edges
+// are exact.
 #pragma once
 #include <cstdint>
 
+#include "kernels/cpu/gemm/gemm_isa.hpp"
 #include "kernels/cpu/winograd/winograd_math.hpp"
 
 namespace convlab::winograd {
@@ -57,31 +61,37 @@ struct Kernels {
   // W(e, k, t) = (A dy AT)(e) of the m x m diff_dst tile (zeros outside h x w).
   void (*dst_transform)(int m, const TiledImage& img, int64_t t_first, int t0, int k0, int k1, float* w,
                         const PackLayout& lay);
-  // C[MR x NR] (+)= sum_p A[p][0..MR) * B[p][0..NR):  a is (kc, MR), b is (kc, NR),
-  // c row-major with row stride ldc.
-  void (*gemm_ukernel)(int kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate);
-  // filter_transform (below) for the k-blocks [kb0, kb1), single-threaded.
-  void (*filter_transform_block)(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int kb0,
-                                 int kb1);
-  // diff_wei = GT M G (fp64) for output channel k, input channels [c0, c0 + NR) of one group.
-  void (*filter_grad_block)(int m, const float* mbuf, int kg, int cg, int k, int c0, float* diff_wei_group);
+  // filter_transform (below) for the k-blocks [kb0, kb1) of MR = mr channels, single-threaded.
+  void (*filter_transform_block)(int m, const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u,
+                                 int kb0, int kb1);
+  // diff_wei = GT M G (fp64) for output channel k, input channels [c0, c0 + 16) of one
+  // group; M is (alpha^2, kp, cp), cp a multiple of 16.
+  void (*filter_grad_block)(int m, const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group);
+  // The ISA of the sgemm micro-kernel (cpu::sgemm_ukernel) that runs the batched GEMM.
+  cpu::GemmIsa gemm_isa;
 };
 
 const Kernels& kernels_portable();
 const Kernels& kernels_avx2();    // call only on a CPU with AVX2 + FMA
 const Kernels& kernels_avx512();  // call only where cpu_info().isa() == "avx512" (F/VL/BW/DQ)
-// The widest one this CPU runs.
+// The widest one this CPU runs (cpu_info().isa(), capped by CONVLAB_ISA).
 const Kernels& best_kernels();
+// The micro-kernel tile the transforms of `kn` pack for: cpu::sgemm_ukernel(kn.gemm_isa)'s MR x NR.
+GemmTile gemm_tile(const Kernels& kn);
 
 // U = G g GT (fp64, rounded once) for one group: wei is (K_total, Cg, 3, 3) at
-// group offset; the GEMM-A layout (alpha^2, ceil(k_out/MR), c_in, MR), padded rows zero.
-// Forward: k_out = Kg, c_in = Cg, g = wei[k][c].
+// group offset; the GEMM-A layout (alpha^2, ceil(k_out/MR), c_in, MR) of tile.mr,
+// padded rows zero. Forward: k_out = Kg, c_in = Cg, g = wei[k][c].
 // Backward data: k_out = Cg, c_in = Kg, g = rot180(wei[c_in][k_out]) (transposed, rotated).
-// Threads: OpenMP over (k-block), static.
-void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, float* u, int threads);
+// Threads: OpenMP over k-blocks, static. Kernels: best_kernels().
+// tile.mr is one of filter_transform_supports_mr (the micro-kernels' MRs).
+void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, GemmTile tile, float* u,
+                      int threads);
+constexpr bool filter_transform_supports_mr(int mr) { return mr == 4 || mr == 6 || mr == 12; }
 
 // diff_wei(k, c) = GT M(k, c) G for one group (fp64 accumulation), M is
 // (alpha^2, round_up(kg, MR), round_up(cg, NR)); diff_wei_group is (Kg, Cg, 3, 3).
-void filter_grad_transform(int m, const float* mbuf, int kg, int cg, float* diff_wei_group, int threads);
+void filter_grad_transform(int m, const float* mbuf, int kg, int cg, GemmTile tile, float* diff_wei_group,
+                           int threads);
 
 }  // namespace convlab::winograd

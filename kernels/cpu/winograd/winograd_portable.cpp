@@ -1,13 +1,14 @@
 // Portable (baseline x86-64 / any CPU) Winograd kernels: the transforms of
-// transforms_impl.hpp and the generic 12 x 32 micro-kernel, plus run-time
-// selection of the widest kernel table this CPU runs.
+// transforms_impl.hpp, packing for sgemm_ukernel_4x16_portable (kernels/cpu/gemm),
+// plus run-time selection of the widest kernel table this CPU runs.
 #include "core/device.hpp"
 #include "kernels/cpu/winograd/transforms_impl.hpp"
 
 namespace convlab::winograd {
 
 const Kernels& kernels_portable() {
-  static const Kernels k = {"portable", input_transform, output_transform, dst_transform, gemm_ukernel_generic, filter_transform_block, filter_grad_block};
+  static const Kernels k = {"portable", input_transform, output_transform, dst_transform, filter_transform_block,
+                            filter_grad_block, cpu::GemmIsa::portable};
   return k;
 }
 

@@ -1,7 +1,7 @@
 // cpu.winograd_f{2,4,6}x3: sweeps around each tile size (outputs one below /
 // equal / one above m, ragged H != W), pads 0/1/2 (bwd-data pad' = 2 - pad
 // crops at pad 2 ... and beyond), groups, channel counts around the vector
-// width 16 and the micro-kernel blocks 12 x 32, several chunks of tiles; all
+// width 16 and the micro-kernel tiles (12 x 32, 6 x 16, 4 x 16), several chunks of tiles; all
 // three directions, bit-identical reruns.
 #include <gtest/gtest.h>
 

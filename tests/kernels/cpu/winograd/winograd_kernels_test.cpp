@@ -1,13 +1,16 @@
 // Winograd kernels: the transform matrices (hand values for F(2,3), the 1-D
-// and 2-D identities in fp64 for every tile), and each ISA's transforms and
-// micro-kernel against plain fp64 math on known data.
+// and 2-D identities in fp64 for every tile), each ISA's transforms against
+// plain fp64 math on known data, packing for its own ISA's sgemm micro-kernel
+// tile (the micro-kernels themselves: tests/kernels/cpu/gemm).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/device.hpp"
+#include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/winograd/winograd_kernels.hpp"
 
 namespace convlab::winograd {
@@ -57,9 +60,12 @@ TEST(WinogradMath, TileCountsAndWorkspace) {
   EXPECT_EQ(tiles_1d(12, 6), 2);
   EXPECT_EQ(tiles_1d(13, 6), 3);
   EXPECT_EQ(tiles_1d(1, 2), 1);
-  // alpha^2 * (Kp*C + tc*C + tc*Kp), Kp = round_up(K, 12)
-  EXPECT_EQ(workspace_floats_fwd(4, 13, 5, 32), 36ll * (24 * 5 + 32 * 5 + 32 * 24));
-  EXPECT_EQ(workspace_floats_bwd_filter(2, 13, 5, 32), 16ll * (32 * 32 + 32 * 24 + 24 * 32));
+  // alpha^2 * (Kp*C + tc*C + tc*Kp), Kp = round_up(K, MR)
+  EXPECT_EQ(workspace_floats_fwd(4, 13, 5, 32, {12, 32}), 36ll * (24 * 5 + 32 * 5 + 32 * 24));
+  EXPECT_EQ(workspace_floats_fwd(4, 13, 5, 32, {6, 16}), 36ll * (18 * 5 + 32 * 5 + 32 * 18));
+  // alpha^2 * (tc*Cp + tc*Kp + Kp*Cp), Cp = round_up(C, NR)
+  EXPECT_EQ(workspace_floats_bwd_filter(2, 13, 5, 32, {12, 32}), 16ll * (32 * 32 + 32 * 24 + 24 * 32));
+  EXPECT_EQ(workspace_floats_bwd_filter(2, 13, 5, 32, {4, 16}), 16ll * (32 * 16 + 32 * 16 + 16 * 16));
 }
 
 std::vector<const Kernels*> isa_tables() {
@@ -155,8 +161,9 @@ TEST(WinogradKernels, DstTransformMatchesFp64) {
       std::vector<float> dy(size_t(K) * P * Q);
       for (float& f : dy) f = u(rng);
       TiledImage img{dy.data(), nullptr, int64_t(K) * P * Q, K, P, Q, 0, 0, th, tw, int64_t(th) * tw};
-      const int kp = int(round_up(K, kMR));
-      PackLayout lay{int64_t(kp) * tc, kMR, int64_t(tc) * kMR, 1, 1, kMR, 0};  // (alpha^2, KB, tc, MR)
+      const int MR = gemm_tile(*kn).mr;
+      const int kp = int(round_up(K, MR));
+      PackLayout lay{int64_t(kp) * tc, MR, int64_t(tc) * MR, 1, 1, MR, 0};  // (alpha^2, KB, tc, MR)
       std::vector<float> w(size_t(A) * A * kp * tc, -7.f);
       kn->dst_transform(m, img, 0, 0, 0, kp, w.data(), lay);
       const Matrices& Mx = matrices(m);
@@ -183,47 +190,58 @@ TEST(WinogradKernels, DstTransformMatchesFp64) {
     }
 }
 
-// Micro-kernel on exact small integers: C = A^T B exactly, and accumulate adds.
-TEST(WinogradKernels, GemmUkernelExact) {
-  std::mt19937 rng(8);
-  std::uniform_int_distribution<int> u(-4, 4);
-  for (const Kernels* kn : isa_tables())
-    for (int kc : {1, 7, 64}) {
-      std::vector<float> a(size_t(kc) * kMR), b(size_t(kc) * kNR);
-      for (float& f : a) f = float(u(rng));
-      for (float& f : b) f = float(u(rng));
-      const int ldc = kNR + 5;
-      std::vector<float> c(size_t(kMR) * ldc, 1.f);
-      kn->gemm_ukernel(kc, a.data(), b.data(), c.data(), ldc, false);
-      kn->gemm_ukernel(kc, a.data(), b.data(), c.data(), ldc, true);
-      for (int i = 0; i < kMR; ++i) {
-        for (int j = 0; j < kNR; ++j) {
-          double ref = 0;
-          for (int p = 0; p < kc; ++p) ref += double(a[size_t(p) * kMR + i]) * b[size_t(p) * kNR + j];
-          EXPECT_EQ(c[size_t(i) * ldc + j], float(2 * ref)) << kn->isa << " kc=" << kc;
-        }
-        for (int j = kNR; j < ldc; ++j) EXPECT_EQ(c[size_t(i) * ldc + j], 1.f) << "wrote past NR";
-      }
-    }
+// Each transform table packs for the sgemm micro-kernel of its own ISA (the
+// one kernels/cpu/gemm's table binds there), whose NR is whole 16-tile groups.
+TEST(WinogradKernels, PacksForItsIsaMicroKernel) {
+  for (const Kernels* kn : isa_tables()) {
+    const cpu::SgemmUkernel& uk = cpu::sgemm_ukernel(kn->gemm_isa);
+    const std::string name = uk.name;
+    EXPECT_EQ(name.substr(name.rfind('_') + 1), kn->isa) << name;
+    EXPECT_EQ(gemm_tile(*kn).mr, uk.mr);
+    EXPECT_EQ(gemm_tile(*kn).nr, uk.nr);
+    EXPECT_EQ(uk.nr % kLanes, 0) << name;
+    EXPECT_TRUE(filter_transform_supports_mr(uk.mr)) << name;
+  }
 }
 
-// Filter transform of a delta filter in both orientations equals G e_rs GT.
+// Filter transform of a delta filter in both orientations equals G e_rs GT;
+// with several channels, each lands in row k % MR of block k / MR of its
+// micro-kernel's layout (alpha^2, KB, C, MR), padded rows zero.
 TEST(WinogradKernels, FilterTransformDeltaAndRotation) {
+  const int MR = gemm_tile(best_kernels()).mr;
   for (int m : {2, 4, 6}) {
     const int A = m + 2;
     const Matrices& Mx = matrices(m);
     std::vector<float> wei(9, 0.f);
     wei[0 * 3 + 1] = 1.f;  // (K=1, C=1), tap (r=0, s=1)
-    const int kp = kMR;
+    const int kp = MR;
     std::vector<float> u(size_t(A) * A * kp, -3.f), ub(u.size(), -3.f);
-    filter_transform(m, wei.data(), 1, 1, false, u.data(), 1);
-    filter_transform(m, wei.data(), 1, 1, true, ub.data(), 1);
+    filter_transform(m, wei.data(), 1, 1, false, {MR, 16}, u.data(), 1);
+    filter_transform(m, wei.data(), 1, 1, true, {MR, 16}, ub.data(), 1);
     for (int a = 0; a < A; ++a)
       for (int b = 0; b < A; ++b) {
         EXPECT_FLOAT_EQ(u[size_t(a * A + b) * kp], float(Mx.G[a][0] * Mx.G[b][1]));
         EXPECT_FLOAT_EQ(ub[size_t(a * A + b) * kp], float(Mx.G[a][2] * Mx.G[b][1]));  // rotated: (2, 1)
-        for (int i = 1; i < kMR; ++i) EXPECT_EQ(u[size_t(a * A + b) * kp + i], 0.f) << "padded rows are zero";
+        for (int i = 1; i < MR; ++i) EXPECT_EQ(u[size_t(a * A + b) * kp + i], 0.f) << "padded rows are zero";
       }
+  }
+  // K = 19 output channels, C = 2, every MR of the table: channel k's filter is k * delta(1, 1)
+  // (centre tap), so U(e, k, c) = (c + 1) * k * G[a][1] * G[b][1].
+  for (int mr : {4, 6, 12}) {
+    const int K = 19, C = 2, A = 6, kp = int(round_up(K, mr));
+    std::vector<float> wei(size_t(K) * C * 9, 0.f);
+    for (int k = 0; k < K; ++k)
+      for (int c = 0; c < C; ++c) wei[(size_t(k) * C + c) * 9 + 4] = float(k * (c + 1));
+    std::vector<float> u(size_t(A) * A * kp * C, -3.f);
+    filter_transform(4, wei.data(), K, C, false, {mr, 16}, u.data(), 2);
+    const Matrices& Mx = matrices(4);
+    for (int e = 0; e < A * A; ++e)
+      for (int k = 0; k < kp; ++k)
+        for (int c = 0; c < C; ++c) {
+          const float want = k < K ? float(k * (c + 1) * Mx.G[e / A][1] * Mx.G[e % A][1]) : 0.f;
+          EXPECT_FLOAT_EQ(u[size_t(e) * kp * C + (size_t(k / mr) * C + c) * mr + k % mr], want)
+              << "mr=" << mr << " e=" << e << " k=" << k << " c=" << c;
+        }
   }
 }
 
