@@ -190,13 +190,19 @@ void run_bwd_filter(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Pl
 
 }  // namespace
 
-CpuWinograd::CpuWinograd(int m) : m_(m) {
+namespace {
+std::string winograd_description(int m) {
   if (!wg::supported_tile(m)) fail("winograd: tile size must be 2, 4 or 6");
-  name_ = "cpu.winograd_f" + std::to_string(m) + "x3";
-  description_ = "non-fused Winograd F(" + std::to_string(m) + "x" + std::to_string(m) +
-                 ", 3x3): tile transforms + " + std::to_string((m + 2) * (m + 2)) +
-                 " channel GEMMs (AVX-512/AVX2/portable), OpenMP";
+  return "non-fused Winograd F(" + std::to_string(m) + "x" + std::to_string(m) + ", 3x3): tile transforms + " +
+         std::to_string((m + 2) * (m + 2)) +
+         " channel GEMMs on the sgemm micro-kernels (AVX-512/AVX2/portable), OpenMP";
 }
+}  // namespace
+
+CpuWinograd::CpuWinograd(int m)
+    : NamedAlgorithm("cpu.winograd_f" + std::to_string(m) + "x3", DeviceKind::cpu, "winograd",
+                     winograd_description(m)),
+      m_(m) {}
 
 Support CpuWinograd::supports(const ConvProblem& p, Direction) const {
   if (p.r != 3 || p.s != 3) return Support::no("Winograd F(m,3) needs a 3x3 filter");

@@ -13,13 +13,9 @@
 
 namespace convlab {
 
-class CpuWinograd final : public Algorithm {
+class CpuWinograd final : public NamedAlgorithm {
  public:
   explicit CpuWinograd(int m);
-  std::string_view name() const override { return name_; }
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  std::string_view family() const override { return "winograd"; }
-  std::string_view description() const override { return description_; }
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
@@ -30,7 +26,6 @@ class CpuWinograd final : public Algorithm {
 
  private:
   int m_;
-  std::string name_, description_;
 };
 
 }  // namespace convlab
