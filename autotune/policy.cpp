@@ -41,6 +41,7 @@ std::string Policy::name() const {
     case Kind::fixed: n = "fixed:" + fixed_algo; break;
     case Kind::get: n = cache_path.empty() ? "get" : "get:" + cache_path; break;
     case Kind::find: n = "find"; break;
+    case Kind::find_context: n = "find-context"; break;
     case Kind::cache: n = cache_path.empty() ? "cache" : "cache:" + cache_path; break;
   }
   if (std::isfinite(max_error)) {
@@ -94,6 +95,7 @@ Policy Policy::parse(std::string_view full) {
   if (text == "default") return p;
   if (text == "get") { p.kind = Kind::get; return p; }
   if (text == "find") { p.kind = Kind::find; return p; }
+  if (text == "find-context") { p.kind = Kind::find_context; return p; }
   if (text == "cache") { p.kind = Kind::cache; return p; }
   for (auto [prefix, kind] : {std::pair{"cache:", Kind::cache}, std::pair{"get:", Kind::get}}) {
     const std::string_view pre(prefix);
@@ -114,7 +116,7 @@ Policy Policy::parse(std::string_view full) {
     return p;
   }
   fail("unknown policy '" + printable(full) +
-       "' (expected default, fixed:<algorithm>, get[:<path>], find, cache[:<path>], then optional "
+       "' (expected default, fixed:<algorithm>, get[:<path>], find, find-context, cache[:<path>], then optional "
        ",max-error=E ,deterministic ,workspace=BYTES ,tf32)");
 }
 
@@ -264,22 +266,30 @@ Choice choose_by_model(const Policy& policy, const ConvProblem& p, Direction dir
   return c;
 }
 
-// find (memoised per process) and cache[:path] (cache_or_find on the file).
+// find's ranked list for (p, dir), memoised per process (find and find-context share it); s.mu held.
+const std::vector<AlgoPerf>& found(TunerState& s, const Policy& policy, const ConvProblem& p, Direction dir,
+                                   const ExecContext& ctx, size_t workspace_limit) {
+  FindOptions fo;
+  fo.workspace_limit = workspace_limit;
+  const std::string memo = make_cache_key(p, dir, ctx).str() + '\x1f' + std::to_string(fo.workspace_limit) +
+                           (policy.tf32 ? "\x1ftf32" : "");
+  auto& ranked = s.found[memo];
+  if (ranked.empty()) ranked = find(p, dir, ctx, fo, find_candidates(ctx.device, policy.tf32));
+  return ranked;
+}
+
+// find and find-context (memoised per process) and cache[:path] (cache_or_find on the file).
 Choice choose_by_measuring(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                            const Constraints& cons, double t0) {
   TunerState& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  const auto candidates = find_candidates(ctx.device, policy.tf32);
-  FindOptions fo;
-  fo.workspace_limit = cons.workspace_limit;
   Choice c;
-  if (policy.kind == Policy::Kind::find) {
-    const std::string memo = make_cache_key(p, dir, ctx).str() + '\x1f' + std::to_string(fo.workspace_limit) +
-                             (policy.tf32 ? "\x1ftf32" : "");
-    auto& ranked = s.found[memo];
-    if (ranked.empty()) ranked = find(p, dir, ctx, fo, candidates);
-    c = pick(ranked, cons, "find", p, dir);
+  if (policy.kind != Policy::Kind::cache) {
+    c = pick(found(s, policy, p, dir, ctx, cons.workspace_limit), cons, "find", p, dir);
   } else {
+    const auto candidates = find_candidates(ctx.device, policy.tf32);
+    FindOptions fo;
+    fo.workspace_limit = cons.workspace_limit;
     const Tuned t = cache_or_find(&open_cache(s, cache_file(policy)), p, dir, ctx, fo, candidates);
     c = pick(t.results, cons, t.from_cache ? "cache hit" : "cache miss, find", p, dir);
     if (t.from_cache) return c;  // nothing was tuned
@@ -305,19 +315,37 @@ Choice choose_in_order(const Policy& policy, const ConvProblem& p, Direction dir
   fail("no " + std::string(to_string(ctx.device)) + " algorithm supports " + p.key() + " " + std::string(to_string(dir)));
 }
 
-}  // namespace
-
-Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
-                        size_t workspace_limit) {
-  const double t0 = now_seconds();
+Constraints constraints_of(const Policy& policy, size_t workspace_limit) {
   Constraints cons;
   cons.workspace_limit = std::min(workspace_limit, policy.workspace_limit);
   cons.max_error = policy.max_error;
   cons.deterministic = policy.deterministic;
   cons.tf32 = policy.tf32;
+  return cons;
+}
+
+}  // namespace
+
+std::vector<AlgoPerf> find_ranking(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                                   size_t workspace_limit) {
+  const Constraints cons = constraints_of(policy, workspace_limit);
+  TunerState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::vector<AlgoPerf> out;
+  for (const AlgoPerf& r : found(s, policy, p, dir, ctx, cons.workspace_limit))
+    if (find_algorithm(r.algo) && select({r}, cons)) out.push_back(r);  // select: ok and within the constraints
+  if (out.empty()) fail("no algorithm meets the constraints for " + p.key() + " " + std::string(to_string(dir)));
+  return out;
+}
+
+Choice choose_algorithm(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                        size_t workspace_limit) {
+  const double t0 = now_seconds();
+  const Constraints cons = constraints_of(policy, workspace_limit);
   switch (policy.kind) {
     case Policy::Kind::get: return choose_by_model(policy, p, dir, ctx, cons);
     case Policy::Kind::find:
+    case Policy::Kind::find_context:
     case Policy::Kind::cache: return choose_by_measuring(policy, p, dir, ctx, cons, t0);
     case Policy::Kind::default_:
     case Policy::Kind::fixed: break;

@@ -8,6 +8,10 @@
 //                    efficiency factors calibrated from the find results in
 //                    the cache file (default file when it exists)
 //   find             the fastest measured by exhaustive find (times candidates)
+//   find-context     find's choice here (each candidate timed alone); the trainer
+//                    then times find's near-best candidates of every (layer,
+//                    direction) inside training steps and keeps the fastest
+//                    there (train/context_find.hpp: that needs a network)
 //   cache[:<path>]   the persistent autotune cache; find on a miss, then stored
 //
 // Constraints may follow after commas (the global workspace limit,
@@ -33,11 +37,12 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "autotune/perf.hpp"
 
 namespace convlab {
 
 struct Policy {
-  enum class Kind { default_, fixed, get, find, cache };
+  enum class Kind { default_, fixed, get, find, cache, find_context };
   Kind kind = Kind::default_;
   std::string fixed_algo;  // Kind::fixed
   std::string cache_path;  // Kind::cache / get ("" = the default cache file)
@@ -64,6 +69,13 @@ struct Choice {
 // policies ("cache:a.jsonl,find") is refused as ambiguous rather than guessed;
 // a bad policy or constraint throws Error with one line.
 std::vector<std::string> split_policy_list(std::string_view text);
+
+// find's ranked list for (p, dir) -- the list choose_algorithm picks from for
+// find and find-context (memoised per process; find runs on a miss) -- keeping
+// only the entries the policy's constraints admit (ok, registered, workspace,
+// max-error, determinism, tf32), fastest first. Throws Error when none is admitted.
+std::vector<AlgoPerf> find_ranking(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                                   size_t workspace_limit = size_t(-1));
 
 // "4096", "64K", "256M", "2G" (binary units) -> bytes; throws Error with one line.
 size_t parse_bytes(std::string_view text);

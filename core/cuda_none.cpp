@@ -16,5 +16,6 @@ void copy_d2h(void*, const void*, size_t) { fail("no CUDA device: built without 
 void fill_bytes(void*, unsigned char, size_t) { fail("no CUDA device: built without CUDA"); }
 void copy_d2d(void*, const void*, size_t, void*) { fail("no CUDA device: built without CUDA"); }
 void synchronize(void*) { fail("no CUDA device: built without CUDA"); }
+size_t free_bytes() { return 0; }
 
 }  // namespace convlab::cuda_rt

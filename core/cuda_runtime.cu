@@ -88,4 +88,14 @@ void synchronize(void* stream) {
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
+size_t free_bytes() {
+  if (!cuda_info().available) return 0;
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return free;
+}
+
 }  // namespace convlab::cuda_rt

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -161,6 +163,53 @@ void device_fill_bytes(DeviceKind d, void* dst, unsigned char value, size_t byte
 void device_copy(const ExecContext& ctx, void* dst, const void* src, size_t bytes) {
   if (ctx.device == DeviceKind::cuda) cuda_rt::copy_d2d(dst, src, bytes, ctx.stream);
   else if (bytes) std::memmove(dst, src, bytes);
+}
+
+namespace {
+
+// The first number in `path` ("max" or a missing file: 0 = no limit / unknown).
+size_t read_bytes(const char* path) {
+  std::ifstream in(path);
+  unsigned long long v = 0;
+  return in >> v ? size_t(v) : 0;
+}
+
+// MemAvailable from /proc/meminfo, in bytes (0 when missing).
+size_t mem_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  unsigned long long kb = 0;
+  std::string unit;
+  while (in >> key >> kb) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return size_t(kb) * 1024;
+  }
+  return 0;
+}
+
+}  // namespace
+
+size_t available_memory_bytes(DeviceKind d, std::string* source) {
+  if (d == DeviceKind::cuda) {
+    if (source) *source = "cudaMemGetInfo free";
+    return cuda_rt::free_bytes();
+  }
+  size_t avail = mem_available();
+  std::string from = "MemAvailable";
+  // A cgroup limit far below the machine's memory (containers, CI) is the real bound.
+  for (auto [limit_file, usage_file] : {std::pair{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+                                        std::pair{"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
+    const size_t limit = read_bytes(limit_file), usage = read_bytes(usage_file);
+    if (limit == 0 || limit >= (size_t(1) << 60)) continue;  // "max" or v1's "unlimited"
+    const size_t room = limit > usage ? limit - usage : 0;
+    if (avail == 0 || room < avail) {
+      avail = room;
+      from = std::string("cgroup ") + limit_file + " - usage";
+    }
+  }
+  if (source) *source = avail ? from : "nothing readable";
+  return avail;
 }
 
 void device_synchronize(const ExecContext& ctx) {

@@ -83,6 +83,13 @@ void device_fill_bytes(DeviceKind d, void* dst, unsigned char value, size_t byte
 void device_copy(const ExecContext& ctx, void* dst, const void* src, size_t bytes);
 void device_synchronize(const ExecContext& ctx);
 
+// Bytes a new allocation on `d` can count on now: on the CPU the smaller of
+// /proc/meminfo's MemAvailable and the cgroup's room (v2 memory.max minus
+// memory.current, v1 memory.limit_in_bytes minus memory.usage_in_bytes); on
+// CUDA cudaMemGetInfo's free bytes. `source` (optional) says which it was.
+// 0 when nothing could be read (the caller then cannot check).
+size_t available_memory_bytes(DeviceKind d, std::string* source = nullptr);
+
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -117,6 +124,7 @@ void copy_d2h(void* dst, const void* src, size_t bytes);
 void fill_bytes(void* dst, unsigned char value, size_t bytes);
 void copy_d2d(void* dst, const void* src, size_t bytes, void* stream);
 void synchronize(void* stream);
+size_t free_bytes();  // cudaMemGetInfo's free memory; 0 without a device
 }  // namespace cuda_rt
 
 }  // namespace convlab

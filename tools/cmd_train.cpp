@@ -33,10 +33,10 @@ float get_float(const Args& args, const std::string& name, float lo, float hi) {
 
 void add_train_options(Args& args, const char* batch, const char* iters) {
   args.option("batch", "N", "minibatch", batch);
-  args.option("iters", "N", "timed training iterations per policy", iters);
-  args.option("warmup", "N", "untimed iterations before them (they still train)", "1");
+  args.option("iters", "N", "timed rounds: every round runs one iteration of each policy, in a rotating order", iters);
+  args.option("warmup", "N", "untimed rounds before them (they still train)", "1");
   args.repeatable("policy", "P[;P...]",
-                  "policies to compare: default, get[:FILE], find, cache[:FILE] or fixed:<algorithm>, each optionally "
+                  "policies to compare: default, get[:FILE], find, find-context, cache[:FILE] or fixed:<algorithm>, each optionally "
                   "followed by constraints ,max-error=E ,deterministic ,workspace=BYTES ,tf32 (e.g. "
                   "'find,deterministic;fixed:cpu.direct'); separate policies with ';' or repeat --policy; a plain "
                   "comma list without constraints (default,get,find) is read as a list. A fixed:<algorithm> that "
@@ -56,6 +56,9 @@ void add_train_options(Args& args, const char* batch, const char* iters) {
   args.option("weight-decay", "X", "SGD weight decay (weights only, not biases)", "0.0005");
   args.option("seed", "S", "seed of weights, data and dropout", "1");
   args.flag("first-layer-grad", "also compute dL/d(input image) (skipped by default; its cost is reported)");
+  args.option("context-factor", "X",
+              "find-context: time inside training steps the candidates within X times find's isolated best", "1.5");
+  args.option("context-steps", "N", "find-context: timed training steps per candidate (after one untimed)", "3");
 }
 
 // The network first: a typo in it must not wait behind anything else.
@@ -92,6 +95,8 @@ train::TrainConfig config_from(const Args& args, const std::string& cmd, const s
   cfg.sgd.momentum = get_float(args, "momentum", 0, 1);
   cfg.sgd.weight_decay = get_float(args, "weight-decay", 0, 1);
   cfg.first_layer_grad = args.has("first-layer-grad");
+  cfg.context.factor = get_float(args, "context-factor", 1, 100);
+  cfg.context.steps = int(args.get_int("context-steps", 1, 1000));
   // Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
   for (const auto& value : args.get_all("policy"))
     for (auto& p : split_policy_list(value)) cfg.policies.push_back(std::move(p));
@@ -118,8 +123,10 @@ void progress(const std::string& line) {
 int cmd_train(int argc, char** argv) {
   Args args("train", "NET [--batch N] [--iters N] [--policy P[;P...]]... [options]",
             "Trains NET (alexnet, alexnet-owt or tiny) with the same initial weights and the same batches\n"
-            "under each algorithm-selection policy and reports: the median iteration time and speedup\n"
-            "over `default`; the loss after every iteration (it must agree across policies: the proof\n"
+            "under each algorithm-selection policy, one net per policy, the policies' iterations\n"
+            "interleaved round by round in a rotating order, and reports: the median iteration time\n"
+            "with its 95% bootstrap interval and the speedup over `default` with its interval (or \"not\n"
+            "significant\"); the loss after every iteration (it must agree across policies: the proof\n"
             "that a faster policy trains the same network); the algorithm chosen per layer and\n"
             "direction; per-layer times (forward, backward-data, backward-filter, other layers); which\n"
             "layer's choice bought how much; find's tuning cost and its break-even point against get\n"
@@ -142,6 +149,7 @@ int cmd_train(int argc, char** argv) {
   for (const char* out : {"json", "md", "csv"})
     if (args.has(out)) require_output_path(args.get(out), std::string("convlab train: --") + out);
   if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab train: " + why);
+  if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab train: " + why);
   const train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
   const std::string md = train::report_markdown(rep);
   std::fputs(md.c_str(), stdout);
@@ -207,6 +215,7 @@ int cmd_report(int argc, char** argv) {
     fail("convlab report --gpu on: no CUDA device (" + cuda_info().reason + ")");
   // Everything that can be refused is refused now, before the long work: the policies of each half and --out.
   if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab report: " + why);
+  if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab report: " + why);
   std::string gpu_skip;  // why the GPU half does not run ("" = it runs)
   if (gpu == "off") {
     gpu_skip = "--gpu off";
@@ -216,6 +225,7 @@ int cmd_report(int argc, char** argv) {
     train::TrainConfig c = cfg;
     c.device = DeviceKind::cuda;
     gpu_skip = train::why_no_policy_can_run(c);
+    if (gpu_skip.empty()) gpu_skip = train::why_nets_do_not_fit(c);
     if (!gpu_skip.empty() && gpu == "on") fail("convlab report --gpu on: " + gpu_skip);
   }
   const std::string dir = output_folder(args.get("out"), gpu_skip.empty());

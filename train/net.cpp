@@ -88,6 +88,22 @@ void Net::allocate_workspace() {
   for (ConvLayer* c : conv_layers()) c->set_workspace(ws_.get(), ws_.bytes());
 }
 
+NetMemory Net::memory() const {
+  NetMemory m;
+  m.on_gpu = opt_.ctx.device != DeviceKind::cpu;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    m.activations += acts_[i].bytes();
+    m.gradients += grads_[i].bytes();
+    const std::string_view k = layers_[i]->kind();
+    if (k == "lrn" || k == "maxpool" || k == "dropout") m.layer_state += size_t(layers_[i]->out_shape().count()) * 4;
+  }
+  m.gradients += dinput_.bytes();
+  for (Param* p : params()) m.params += 3 * size_t(p->value.size()) * sizeof(float);
+  m.io = d_images_.bytes() + d_labels_.bytes() + d_loss_.bytes();
+  m.workspace = ws_.bytes();
+  return m;
+}
+
 void Net::init(uint64_t seed) {
   for (auto& l : layers_) l->init_params(seed);
   sync();

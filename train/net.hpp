@@ -34,6 +34,20 @@ struct LayerTime {
   double fwd = 0, bwd_data = 0, bwd_filter = 0;
   double total() const { return fwd + bwd_data + bwd_filter; }
 };
+// The bytes one net holds, by kind (the trainer's memory check before it builds
+// one net per policy). On CUDA every buffer is device memory and the parameters
+// also keep host copies (value, gradient, momentum: the staging tensors).
+struct NetMemory {
+  size_t activations = 0, gradients = 0;  // each layer's output and its gradient (+ dL/dimage when computed)
+  size_t params = 0;                      // value + gradient + momentum of every parameter
+  size_t layer_state = 0;                 // what LRN, pooling and dropout keep from forward: 4 bytes per output
+  size_t io = 0;                          // CUDA: the uploaded batch, labels, the loss's scratch
+  size_t workspace = 0;                   // the shared convolution workspace
+  bool on_gpu = false;
+  size_t device_bytes() const { return activations + gradients + params + layer_state + io + workspace; }
+  size_t host_bytes() const { return on_gpu ? params + io : device_bytes(); }
+};
+
 struct StepTimes {
   std::vector<LayerTime> layers;  // net order
   double loss = 0;                // softmax cross-entropy forward + backward
@@ -67,6 +81,8 @@ class Net {
   // Sizes the shared workspace for the current choices (choose/inject_all call it).
   void allocate_workspace();
   size_t workspace_bytes() const { return ws_.bytes(); }
+  // What this net holds now (workspace: the current one); see NetMemory.
+  NetMemory memory() const;
 
   // Fresh weights from `seed` (He-normal, zero biases) and zero momentum.
   void init(uint64_t seed);

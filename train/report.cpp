@@ -8,24 +8,14 @@
 #include <sstream>
 
 #include "core/json.hpp"
+#include "train/report_sections.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab::train {
 
+using namespace report_detail;
+
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-std::string ms(double s) { return fmt("%.2f", s * 1e3); }
-
-const PolicyResult* find_policy(const TrainReport& r, const std::string& name) {
-  for (auto& p : r.policies)
-    if (p.ran && p.policy == name) return &p;
-  return nullptr;
-}
 
 double comp(const LayerTime& t, Direction d) {
   return d == Direction::fwd ? t.fwd : d == Direction::bwd_data ? t.bwd_data : t.bwd_filter;
@@ -48,13 +38,11 @@ double loss_rel_diff(const PolicyResult& p, const PolicyResult& base) {
 
 namespace {
 
-using Out = std::ostringstream;
-
 // The run's setup, one bullet per line.
 void md_setup(Out& o, const TrainReport& r) {
   const TrainConfig& c = r.config;
   o << "# convlab train " << c.net << "\n\n";
-  o << "- batch " << c.batch << ", " << c.iters << " timed iterations after " << c.warmup << " warm-up, threads "
+  o << "- batch " << c.batch << ", " << c.iters << " timed rounds after " << c.warmup << " warm-up, threads "
     << (c.threads ? std::to_string(c.threads) : std::string("all")) << ", SGD lr " << c.sgd.lr << " momentum "
     << c.sgd.momentum << " weight decay " << c.sgd.weight_decay << "\n";
   o << "- device: " << r.device << "\n- data: " << r.data << "\n- parameters: " << r.params << " ("
@@ -68,43 +56,28 @@ void md_setup(Out& o, const TrainReport& r) {
 void md_iterations(Out& o, const TrainReport& r, const PolicyResult& base) {
   const TrainConfig& c = r.config;
   o << "## Iteration time per policy\n\n";
-  o << "median over the timed iterations; speedup = " << base.policy
-    << "'s median / the policy's median; loss = after the last iteration, proof that a faster policy trains the same "
-       "network (must agree within "
+  o << "median over the timed rounds [95 % interval]; speedup = " << base.policy
+    << "'s median / the policy's median [95 % interval over paired rounds]; other = every non-convolution layer, the "
+       "loss and the update (the same code in every policy); loss = after the last iteration, proof that a faster "
+       "policy trains the same network (must agree within "
     << fmt("%.0e", c.loss_rtol) << " relative)\n\n";
-  o << "| policy | iteration ms | speedup | final loss | loss rel. diff | agrees | choosing s | workspace MiB |\n";
-  o << "|---|---:|---:|---:|---:|---|---:|---:|\n";
+  o << "| policy | iteration ms | speedup | other ms | final loss | loss rel. diff | agrees | choosing s | workspace MiB | "
+       "net MiB |\n";
+  o << "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
   for (auto& p : r.policies) {
     if (!p.ran) {
-      o << "| " << p.policy << " | skipped: " << p.skipped << " | | | | | | |\n";
+      o << "| " << p.policy << " | skipped: " << p.skipped << " | | | | | | | | |\n";
       continue;
     }
     const double rd = loss_rel_diff(p, base);
-    o << "| " << p.policy << " | " << ms(p.iter_median) << " | " << fmt("%.2fx", base.iter_median / p.iter_median)
+    const std::vector<double> other = other_seconds(p);
+    o << "| " << p.policy << " | " << ms(p.iter_median) << " " << ms_interval(p.iter_ci) << " | "
+      << speedup_cell(p, &p == &base) << " | " << ms(stats::median(other)) << " " << ms_interval(stats::median_ci(other))
       << " | " << fmt("%.6f", p.losses.back()) << " | " << fmt("%.1e", rd) << " | " << (rd <= c.loss_rtol ? "yes" : "NO")
-      << " | " << fmt("%.3f", p.choose_seconds) << " | " << fmt("%.1f", double(p.workspace_bytes) / 1048576) << " |\n";
+      << " | " << fmt("%.3f", p.choose_seconds) << " | " << fmt("%.1f", double(p.workspace_bytes) / 1048576) << " | "
+      << fmt("%.0f", double(p.memory_bytes) / 1048576) << " |\n";
   }
-  {
-    // The issue's targets (stated for batch 32, both cores), checked on this run's medians.
-    const PolicyResult* find = find_policy(r, "find");
-    struct T { const char* other; double want; };
-    bool any = false;
-    for (T t : {T{"fixed:cpu.im2col_openblas", 2.0}, T{"default", 1.5}, T{"fixed:cpu.onednn_auto", 1.15}}) {
-      const PolicyResult* q = find_policy(r, t.other);
-      if (!find || !q) continue;
-      if (!any) o << "\nTargets (issue 10, stated for batch 32):\n\n";
-      any = true;
-      const double sp = q->iter_median / find->iter_median;
-      o << "- find vs " << t.other << ": " << fmt("%.2fx", sp) << " (target >= " << fmt("%.2fx", t.want) << ": "
-        << (sp >= t.want ? "met" : "missed") << ")\n";
-    }
-    if (const PolicyResult* get = find_policy(r, "get"); find && get) {
-      if (!any) o << "\nTargets (issue 10, stated for batch 32):\n\n";
-      const double slower = get->iter_median / find->iter_median - 1;
-      o << "- get vs find: " << fmt("%+.1f%%", 100 * slower) << " per iteration (target: within 10%: "
-        << (slower <= 0.10 ? "met" : "missed") << ")\n";
-    }
-  }
+  md_targets(o, r);
   o << "\n### Loss per iteration\n\n| policy |";
   const int total = c.warmup + c.iters;
   for (int i = 0; i < total; ++i) o << " it " << i << (i < c.warmup ? " (warm-up)" : "") << " |";
@@ -173,60 +146,83 @@ void md_choices(Out& o, const TrainReport& r, const PolicyResult& base) {
 
 // Median time per layer and policy, then the loss, the update and the iteration.
 void md_layer_times(Out& o, const TrainReport& r, const PolicyResult& base) {
-  o << "\n## Per-layer time (ms, medians)\n\nconv layers: fwd / bwd-data / bwd-filter (incl. bias); other layers: fwd / "
-       "backward\n\n| layer | kind |";
+  o << "\n## Per-layer time (ms, medians [95 % interval])\n\nconv layers: fwd / bwd-data / bwd-filter (incl. bias); other "
+       "layers: fwd / backward\n\n| layer | kind |";
   md_policy_columns(o, r);
   for (size_t li = 0; li < base.layers.size(); ++li) {
     o << "| " << base.layers[li].name << " | " << base.layers[li].kind << " |";
     for (auto& p : r.policies) {
       if (!p.ran) continue;
-      const LayerTime& t = p.layers[li].median;
-      if (p.layers[li].kind == "conv") o << " " << ms(t.fwd) << " / " << ms(t.bwd_data) << " / " << ms(t.bwd_filter) << " |";
-      else o << " " << ms(t.fwd) << " / " << ms(t.bwd_data) << " |";
+      const LayerResult& l = p.layers[li];
+      const int parts = l.kind == "conv" ? 3 : 2;
+      for (int d = 0; d < parts; ++d)
+        o << (d ? " / " : " ") << ms(comp(l.median, kAllDirections[d])) << " " << ms_interval(l.ci[d]);
+      o << " |";
     }
     o << "\n";
   }
   o << "| loss | softmax-CE |";
   for (auto& p : r.policies)
-    if (p.ran) o << " " << ms(p.loss_median_loss) << " |";
+    if (p.ran) o << " " << ms(p.loss_median_loss) << " " << ms_interval(stats::median_ci(p.loss_seconds)) << " |";
   o << "\n| update | SGD |";
   for (auto& p : r.policies)
-    if (p.ran) o << " " << ms(p.loss_median_update) << " |";
+    if (p.ran) o << " " << ms(p.loss_median_update) << " " << ms_interval(stats::median_ci(p.update_seconds)) << " |";
   o << "\n| **iteration** | |";
   for (auto& p : r.policies)
-    if (p.ran) o << " **" << ms(p.iter_median) << "** |";
+    if (p.ran) o << " **" << ms(p.iter_median) << "** " << ms_interval(p.iter_ci) << " |";
   o << "\n";
+}
+
+// Per round: one component of a layer's time.
+std::vector<double> component_samples(const LayerResult& l, Direction d) {
+  std::vector<double> v;
+  for (const LayerTime& t : l.samples) v.push_back(comp(t, d));
+  return v;
+}
+
+// Per round: every conv layer's time (skipped directions excluded).
+std::vector<double> conv_seconds(const PolicyResult& p) {
+  std::vector<double> v(p.iter_seconds.size(), 0.0);
+  for (const LayerResult& l : p.layers)
+    for (Direction d : kAllDirections)
+      if (l.kind == "conv" && !skipped(l, d))
+        for (size_t i = 0; i < v.size(); ++i) v[i] += comp(l.samples[i], d);
+  return v;
+}
+
+// "12.30 [10.1, 14.2]": a difference of medians (a - b) with its paired interval, in ms.
+std::string saved_cell(const std::vector<double>& a, const std::vector<double>& b) {
+  return ms(stats::median(a) - stats::median(b)) + " " + ms_interval(stats::median_diff_ci(a, b));
 }
 
 // Per policy: the time saved against the baseline per conv layer and direction, and the rest.
 void md_attribution(Out& o, const TrainReport& r, const PolicyResult& base) {
   o << "\n## Attribution: time saved per layer and direction vs `" << base.policy << "` (ms per iteration)\n\n";
-  o << "positive = faster than " << base.policy << "; 'other' = every non-convolution layer, the loss and the update "
-       "(same code in every policy: its difference is noise)\n\n";
+  o << "positive = faster than " << base.policy << "; saved = difference of the medians [95 % interval over paired "
+       "rounds]; 'all conv' and 'other' (every non-convolution layer, the loss and the update: the same code in every "
+       "policy, so its difference is noise) are per-round sums\n\n";
   for (auto& p : r.policies) {
     if (!p.ran || &p == &base) continue;
     o << "### " << p.policy << "\n\n| layer | dir | " << base.policy << " | " << p.policy << " | saved | algorithm |\n";
     o << "|---|---|---:|---:|---:|---|\n";
-    double conv_saved = 0, other_saved = 0;
     for (size_t li = 0; li < p.layers.size(); ++li) {
       const LayerResult &a = base.layers[li], &b = p.layers[li];
-      if (b.kind != "conv") {
-        other_saved += a.median.total() - b.median.total();
-        continue;
-      }
+      if (b.kind != "conv") continue;
       for (Direction d : kAllDirections) {
         if (skipped(b, d)) continue;
-        const double s = comp(a.median, d) - comp(b.median, d);
-        conv_saved += s;
         const std::string &was = a.algo[direction_index(d)], &now = b.algo[direction_index(d)];
         o << "| " << b.name << " | " << to_string(d) << " | " << ms(comp(a.median, d)) << " | " << ms(comp(b.median, d))
-          << " | " << ms(s) << " | " << (was == now ? now : was + " -> " + now) << " |\n";
+          << " | " << saved_cell(component_samples(a, d), component_samples(b, d)) << " | "
+          << (was == now ? now : was + " -> " + now) << " |\n";
       }
     }
-    other_saved += (base.loss_median_loss + base.loss_median_update) - (p.loss_median_loss + p.loss_median_update);
-    o << "| all conv | | | | **" << ms(conv_saved) << "** | |\n| other | | | | " << ms(other_saved) << " | |\n";
-    o << "| iteration (medians) | | " << ms(base.iter_median) << " | " << ms(p.iter_median) << " | "
-      << ms(base.iter_median - p.iter_median) << " | |\n\n";
+    const std::vector<double> ca = conv_seconds(base), cb = conv_seconds(p), oa = other_seconds(base),
+                              ob = other_seconds(p);
+    o << "| all conv | | " << ms(stats::median(ca)) << " | " << ms(stats::median(cb)) << " | **" << saved_cell(ca, cb)
+      << "** | |\n| other | | " << ms(stats::median(oa)) << " | " << ms(stats::median(ob)) << " | " << saved_cell(oa, ob)
+      << " | |\n";
+    o << "| iteration | | " << ms(base.iter_median) << " | " << ms(p.iter_median) << " | "
+      << saved_cell(base.iter_seconds, p.iter_seconds) << " | |\n\n";
   }
 }
 
@@ -257,12 +253,14 @@ std::string report_markdown(const TrainReport& r) {
     return o.str();
   }
   const PolicyResult& base = r.policies[size_t(bi)];
+  md_measurement(o, r);
   md_iterations(o, r, base);
   md_tuning_cost(o, r);
   md_choices(o, r, base);
   md_layer_times(o, r, base);
   md_attribution(o, r, base);
   md_first_layer(o, r);
+  md_in_context(o, r);
   return o.str();
 }
 
@@ -291,6 +289,10 @@ std::string report_json(const TrainReport& r) {
     o << ", \"choose_seconds\": " << number(p.choose_seconds) << ", \"workspace_bytes\": " << p.workspace_bytes
       << ", \"iter_median_s\": " << number(p.iter_median)
       << ", \"speedup_vs_baseline\": " << number(base ? base->iter_median / p.iter_median : NAN)
+      << ", \"iter_ms_median\": " << number(p.iter_median * 1e3) << ", \"iter_ms_ci\": " << json_ms_interval(p.iter_ci)
+      << ", \"speedup\": " << number(p.speedup) << ", \"speedup_ci\": [" << number(p.speedup_ci.lo) << ", "
+      << number(p.speedup_ci.hi) << "], \"significant\": " << (p.significant ? "true" : "false")
+      << ", \"memory_bytes\": " << p.memory_bytes
       << ", \"loss_rel_diff_vs_baseline\": " << number(base ? loss_rel_diff(p, *base) : NAN)
       << ", \"first_layer_dx_s\": " << number(p.first_layer_dx_seconds) << ", \"loss_s\": " << number(p.loss_median_loss)
       << ", \"update_s\": " << number(p.loss_median_update) << ",\n     \"iter_s\": [";
@@ -302,7 +304,10 @@ std::string report_json(const TrainReport& r) {
       const LayerResult& l = p.layers[li];
       o << (li ? "," : "") << "\n       {\"name\": " << quote(l.name) << ", \"kind\": " << quote(l.kind)
         << ", \"fwd_s\": " << number(l.median.fwd) << ", \"bwd_data_s\": " << number(l.median.bwd_data)
-        << ", \"bwd_filter_s\": " << number(l.median.bwd_filter);
+        << ", \"bwd_filter_s\": " << number(l.median.bwd_filter) << ", \"ms_ci\": {";
+      for (Direction d : kAllDirections)
+        o << (direction_index(d) ? ", " : "") << quote(to_string(d)) << ": " << json_ms_interval(l.ci[direction_index(d)]);
+      o << "}";
       if (l.kind == "conv") {
         o << ", \"problem\": " << quote(l.problem) << ", \"input_grad\": " << (l.input_grad ? "true" : "false")
           << ", \"algos\": {";
@@ -318,6 +323,7 @@ std::string report_json(const TrainReport& r) {
     o << "]}";
   }
   o << "\n  ]";
+  json_measurement(o, r);
   const PolicyResult* find = find_policy(r, "find");
   o << ",\n  \"break_even_iterations\": {";
   bool first = true;
@@ -334,14 +340,17 @@ std::string report_json(const TrainReport& r) {
 
 std::string report_csv(const TrainReport& r) {
   std::ostringstream o;
-  o << "net,batch,policy,layer,kind,fwd_ms,bwd_data_ms,bwd_filter_ms,algo_fwd,algo_bwd_data,algo_bwd_filter,iter_ms\n";
+  o << "net,batch,policy,layer,kind,fwd_ms,bwd_data_ms,bwd_filter_ms,algo_fwd,algo_bwd_data,algo_bwd_filter,iter_ms,"
+       "fwd_ms_lo,fwd_ms_hi,bwd_data_ms_lo,bwd_data_ms_hi,bwd_filter_ms_lo,bwd_filter_ms_hi,iter_ms_lo,iter_ms_hi\n";
   for (auto& p : r.policies) {
     if (!p.ran) continue;
     for (auto& l : p.layers) {
       o << r.config.net << "," << r.config.batch << "," << p.policy << "," << l.name << "," << l.kind;
       for (Direction d : kAllDirections) o << "," << fmt("%.4f", comp(l.median, d) * 1e3);
       for (Direction d : kAllDirections) o << "," << l.algo[direction_index(d)];
-      o << "," << fmt("%.4f", p.iter_median * 1e3) << "\n";
+      o << "," << fmt("%.4f", p.iter_median * 1e3);
+      for (const stats::Interval& ci : l.ci) o << "," << fmt("%.4f", ci.lo * 1e3) << "," << fmt("%.4f", ci.hi * 1e3);
+      o << "," << fmt("%.4f", p.iter_ci.lo * 1e3) << "," << fmt("%.4f", p.iter_ci.hi * 1e3) << "\n";
     }
   }
   return o.str();

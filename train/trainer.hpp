@@ -2,13 +2,25 @@
 // network, the same initial weights and the same batches, trained under each
 // algorithm-selection policy; per-iteration and per-layer times, losses, the
 // choices each policy made and what choosing cost.
+//
+// How it is measured (issue 19): one net per policy is built and chosen up
+// front (train/plan.hpp checks that they fit in memory first); then every round
+// runs one iteration of each policy, in the round's order (a Williams Latin
+// square, train/plan.hpp), warm-up rounds first. Every time is reported as a
+// median over the timed rounds with a 95 % bootstrap interval (core/stats.hpp);
+// a speedup is the ratio of medians against the baseline, its interval from
+// resampling whole rounds (both policies' iterations of a round together), and
+// it is significant when that interval excludes 1.
 #pragma once
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "core/stats.hpp"
+#include "train/context_find.hpp"
 #include "train/data.hpp"
 #include "train/net.hpp"
+#include "train/plan.hpp"
 #include "train/report.hpp"
 
 namespace convlab::train {
@@ -16,8 +28,8 @@ namespace convlab::train {
 struct TrainConfig {
   std::string net = "alexnet";
   int batch = 8;
-  int iters = 3;    // timed iterations
-  int warmup = 1;   // untimed iterations before them (they still train)
+  int iters = 3;    // timed rounds (one iteration of every policy each)
+  int warmup = 1;   // untimed rounds before them (they still train)
   int threads = 0;  // 0 = all (CPU)
   DeviceKind device = DeviceKind::cpu;  // where every layer runs; the policies choose among its algorithms
   int classes = 1000;
@@ -31,6 +43,7 @@ struct TrainConfig {
   // Relative agreement asked of each policy's final loss against the first
   // policy that ran (see trainer.cpp for why 1e-3).
   double loss_rtol = 1e-3;
+  ContextFindOptions context;  // the find-context policy's budget (train/context_find.hpp)
 };
 
 // default, get, find, and fixed:<first algorithm of each family on `device`>
@@ -42,7 +55,9 @@ std::vector<std::string> default_policies(DeviceKind device = DeviceKind::cpu);
 struct LayerResult {
   std::string name, kind;
   std::string problem;                 // conv layers: benchdnn form
-  LayerTime median;                    // per component, median over timed iterations
+  LayerTime median;                    // per component, median over timed rounds
+  stats::Interval ci[3] = {{0, 0}, {0, 0}, {0, 0}};  // per component (direction_index), 95 % of the median, seconds
+  std::vector<LayerTime> samples;      // per timed round
   std::string algo[3], why[3];         // conv layers, per direction (indexed by direction_index())
   double tuning_seconds[3] = {0, 0, 0};
   bool input_grad = true;              // false for the first layer when skipped
@@ -54,9 +69,19 @@ struct PolicyResult {
   std::string skipped;                 // why not, when !ran
   double choose_seconds = 0;           // wall time of all choices (find: the tuning cost)
   size_t workspace_bytes = 0;
-  std::vector<double> iter_seconds;    // timed iterations
+  std::vector<double> iter_seconds;    // per timed round
   double iter_median = 0;
+  stats::Interval iter_ci{0, 0};       // 95 % of the median
+  // Against the baseline (TrainReport::baseline()): baseline median / this median,
+  // its interval over paired rounds, and whether that interval excludes 1.
+  double speedup = 1;
+  stats::Interval speedup_ci{1, 1};
+  bool significant = false;
   double loss_median_update = 0, loss_median_loss = 0;  // SGD update and loss layer, medians
+  std::vector<double> update_seconds, loss_seconds;     // per timed round
+  size_t memory_bytes = 0;             // this net's estimate (train/plan.hpp)
+  bool has_context = false;            // find-context: what the in-context find measured
+  ContextFindResult context;
   std::vector<double> losses;          // every iteration, warm-up included
   std::vector<LayerResult> layers;
   double first_layer_dx_seconds = 0;   // what the skipped dL/dimage would have cost
@@ -69,6 +94,10 @@ struct TrainReport {
   std::vector<PolicyResult> policies;
   long peak_rss_kb = 0;
   double wall_seconds = 0;
+  // The order the policies ran in, one list of indices into `policies` per
+  // round, as executed (recorded by the loop itself, not recomputed).
+  std::vector<std::vector<int>> warmup_order, order;
+  MemoryPlan memory;
   // The reference policy for speedups and attribution: `default` when it ran, else the first that ran.
   int baseline() const;
 };
@@ -78,6 +107,11 @@ struct TrainReport {
 // cfg.device, else one line naming each policy and why it cannot
 // (policy_unavailable_reason). run_training throws that line as an Error.
 std::string why_no_policy_can_run(const TrainConfig& cfg);
+
+// Builds a probe net and plans the run's memory (train/plan.hpp): "" when one
+// net per runnable policy fits, else the one-line refusal. run_training throws
+// it as an Error before building the other nets.
+std::string why_nets_do_not_fit(const TrainConfig& cfg);
 
 // Policies that cannot run (policy_unavailable_reason, or no algorithm within
 // their constraints for some layer) are skipped and recorded with the reason.

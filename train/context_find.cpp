@@ -1,0 +1,135 @@
+#include "train/context_find.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "algorithms/registry.hpp"
+#include "core/error.hpp"
+#include "core/timing.hpp"
+
+namespace convlab::train {
+
+namespace {
+
+double component(const LayerTime& t, Direction d) {
+  return d == Direction::fwd ? t.fwd : d == Direction::bwd_data ? t.bwd_data : t.bwd_filter;
+}
+
+struct Pending {
+  size_t layer = 0;  // index into net.layers()
+  ConvLayer* conv = nullptr;
+  ContextPair pair;
+};
+
+void summarise(ContextCandidate& c) {
+  c.context_s = stats::median(c.samples);
+  c.context_ci = stats::median_ci(c.samples);
+}
+
+}  // namespace
+
+ContextFindResult find_in_context(Net& net, const Policy& policy, const std::vector<Batch>& batches,
+                                  const SgdOptions& sgd, const ContextFindOptions& opt,
+                                  const std::function<void(const std::string&)>& log) {
+  if (batches.empty()) fail("find-context: no batches to train on");
+  if (opt.steps < 1 || !(opt.factor >= 1)) fail("find-context: needs at least one step and a factor >= 1");
+  auto say = [&](const std::string& s) {
+    if (log) log(s);
+  };
+  ContextFindResult res;
+  res.options = opt;
+  const double t0 = now_seconds();
+  int64_t iteration = 0;
+  StepTimes st;
+  auto step = [&] {
+    const Batch& b = batches[size_t(iteration) % batches.size()];
+    net.train_step(b.images.data(), b.labels.data(), sgd, iteration, &st);
+    ++iteration;
+    ++res.steps;
+  };
+
+  // Every pair, its candidates within the factor (the isolated winner first).
+  std::vector<Pending> pending;
+  const auto& layers = net.layers();
+  for (size_t li = 0; li < layers.size(); ++li) {
+    auto* conv = dynamic_cast<ConvLayer*>(layers[li].get());
+    if (!conv) continue;
+    for (Direction d : kAllDirections) {
+      if (d == Direction::bwd_data && li == 0 && !net.options().first_layer_grad) continue;
+      const std::string winner(conv->choice(d).algo->name());
+      const std::vector<AlgoPerf> ranked = find_ranking(policy, conv->problem(), d, net.options().ctx);
+      double best = ranked.front().time;
+      for (const AlgoPerf& r : ranked) best = std::min(best, r.time);
+      Pending p{li, conv, {}};
+      p.pair.layer = conv->name();
+      p.pair.dir = d;
+      p.pair.isolated.push_back({winner, 0, 0, {0, 0}, {}});
+      for (const AlgoPerf& r : ranked) {
+        if (r.algo == winner) p.pair.isolated.front().isolated_s = r.time;
+        else if (r.time <= opt.factor * best) p.pair.isolated.push_back({r.algo, r.time, 0, {0, 0}, {}});
+      }
+      pending.push_back(std::move(p));
+    }
+  }
+
+  // The isolated winners of single-candidate pairs: timed in common steps, every isolated choice in place.
+  if (std::any_of(pending.begin(), pending.end(), [](const Pending& p) { return p.pair.isolated.size() == 1; })) {
+    say("find-context: " + std::to_string(opt.steps) + " steps with every isolated choice");
+    for (int q = 0; q <= opt.steps; ++q) {
+      step();
+      if (q == 0) continue;
+      for (Pending& p : pending)
+        if (p.pair.isolated.size() == 1) p.pair.isolated.front().samples.push_back(component(st.layers[p.layer], p.pair.dir));
+    }
+  }
+
+  for (Pending& p : pending) {
+    std::vector<ContextCandidate>& cands = p.pair.isolated;
+    const size_t n = cands.size();
+    const Direction d = p.pair.dir;
+    if (n > 1) {
+      char line[200];
+      std::snprintf(line, sizeof line, "find-context: %s %s: %zu candidates within %.2fx of the isolated best, %d x %zu steps",
+                    p.pair.layer.c_str(), std::string(to_string(d)).c_str(), n, opt.factor, opt.steps + 1, n);
+      say(line);
+      for (int q = 0; q <= opt.steps; ++q)
+        for (size_t k = 0; k < n; ++k) {
+          ContextCandidate& c = cands[(k + size_t(q)) % n];
+          p.conv->inject(d, get_algorithm(c.algo), "find-context candidate");
+          net.allocate_workspace();
+          step();
+          if (q > 0) c.samples.push_back(component(st.layers[p.layer], d));
+        }
+      p.conv->inject(d, get_algorithm(cands.front().algo), "find-context: isolated winner restored");
+      net.allocate_workspace();
+    }
+    for (ContextCandidate& c : cands) summarise(c);
+    p.pair.in_context = cands;
+    std::stable_sort(p.pair.in_context.begin(), p.pair.in_context.end(),
+                     [](const ContextCandidate& a, const ContextCandidate& b) { return a.context_s < b.context_s; });
+    const ContextCandidate &iso = cands.front(), &ctx = p.pair.in_context.front();
+    p.pair.agree = iso.algo == ctx.algo;
+    p.pair.cost_ratio = iso.context_s / ctx.context_s;
+    p.pair.cost_ratio_ci = p.pair.agree ? stats::Interval{1, 1} : stats::median_ratio_ci(iso.samples, ctx.samples);
+    if (n > 1) {
+      char line[240];
+      std::snprintf(line, sizeof line, "find-context: %s %s: alone %s, in context %s (%.2fx)", p.pair.layer.c_str(),
+                    std::string(to_string(d)).c_str(), iso.algo.c_str(), ctx.algo.c_str(), p.pair.cost_ratio);
+      say(line);
+    }
+  }
+
+  // Every pair runs its in-context winner (agreeing pairs keep the isolated choice and its record).
+  for (Pending& p : pending) {
+    if (p.pair.agree) continue;
+    p.conv->inject(p.pair.dir, get_algorithm(p.pair.in_context.front().algo),
+                   "in context: fastest of " + std::to_string(p.pair.isolated.size()) + " inside training steps (alone: " +
+                       p.pair.isolated.front().algo + ")");
+  }
+  net.allocate_workspace();
+  for (Pending& p : pending) res.pairs.push_back(std::move(p.pair));
+  res.seconds = now_seconds() - t0;
+  return res;
+}
+
+}  // namespace convlab::train

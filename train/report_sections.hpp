@@ -1,0 +1,49 @@
+// Internal to train/report*.cpp: the number formats every section shares and
+// the sections that live in their own files (train/report_measurement.cpp: how
+// the run was measured, the intervals, the issue's targets, the in-context find).
+#pragma once
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/stats.hpp"
+
+namespace convlab::train {
+
+struct TrainReport;
+struct PolicyResult;
+
+namespace report_detail {
+
+using Out = std::ostringstream;
+
+inline std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+inline std::string ms(double s) { return fmt("%.2f", s * 1e3); }
+
+// The policy named `name` when it ran, else nullptr.
+const PolicyResult* find_policy(const TrainReport& r, const std::string& name);
+// "[12.1, 12.9]": an interval of seconds, in ms.
+std::string ms_interval(const stats::Interval& ci);
+// "1.23x [1.10, 1.35]", "0.99x [0.96, 1.03] not significant", "1.00x (baseline)".
+std::string speedup_cell(const PolicyResult& p, bool is_baseline);
+// [lo, hi] in ms as JSON.
+std::string json_ms_interval(const stats::Interval& ci);
+
+// Per timed round: every non-convolution layer, the loss and the update (the
+// code every policy shares; attribution's "other").
+std::vector<double> other_seconds(const PolicyResult& p);
+
+// Markdown sections.
+void md_measurement(Out& o, const TrainReport& r);   // rounds, order, intervals, memory
+void md_targets(Out& o, const TrainReport& r);        // issue 19's targets, each with its interval
+void md_in_context(Out& o, const TrainReport& r);     // isolated vs in-context rankings
+// JSON: top-level fields (each line starts with ",\n  "): rounds, order, memory, in_context_find.
+void json_measurement(Out& o, const TrainReport& r);
+
+}  // namespace report_detail
+}  // namespace convlab::train
