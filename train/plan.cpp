@@ -15,7 +15,7 @@ std::vector<int> round_order(int policies, int round) {
   for (int k = 1; k < P; ++k) row0[size_t(k)] = k % 2 ? (k + 1) / 2 : P - k / 2;
   const int rows = P % 2 ? 2 * P : P;
   const int r = round % rows;
-  std::vector<int> out(size_t(P));
+  std::vector<int> out(static_cast<size_t>(P));
   for (int k = 0; k < P; ++k) out[size_t(k)] = (row0[size_t(k)] + r) % P;
   if (r >= P) std::reverse(out.begin(), out.end());  // odd P: the second half of the square, reversed rows
   return out;
