@@ -75,11 +75,12 @@ Figure chart_roofline(const LayersView& l, const std::string& suffix) {
   double x_lo = ai_lo / 2, x_hi = ai_hi * 1.6;
   if (std::isfinite(ridge)) x_lo = std::min(x_lo, ridge / 2), x_hi = std::max(x_hi, ridge * 2);
   const double y_hi = std::max(g_hi, have_peak ? l.peak_gflops : 0) * 1.6;
-  const double y_lo = std::min(g_lo / 1.5, y_hi / 1e3);
-  const double left = 90, right = kChartWidth - 290, top = 50, bottom = 470;
+  const double y_lo = g_lo / 1.5;
+  const double left = 90, right = kChartWidth - 290, top = 56, bottom = 470;
   const Scale x{std::pow(10, std::floor(std::log10(x_lo) * 2) / 2), std::pow(10, std::ceil(std::log10(x_hi) * 2) / 2), left, right, true};
   const Scale y{std::pow(10, std::floor(std::log10(y_lo))), std::pow(10, std::ceil(std::log10(y_hi) * 2) / 2), bottom, top, true};
-  Svg s("chart-roofline" + suffix, kChartWidth, bottom + 56, kMarkRoofline, "roofline of every algorithm");
+  Svg s("chart-roofline" + suffix, kChartWidth, bottom + 56, kMarkRoofline,
+        "Roofline: every algorithm under this machine's measured peak and bandwidth");
   s.x_axis(x, log_ticks(x.d0, x.d1), bottom, "arithmetic intensity (FLOP per compulsory byte: src + wei + dst once), log scale", top);
   s.y_axis(y, log_ticks(y.d0, y.d1), left, "effective GFLOP/s (direct-convolution FLOPs / time), log", right);
   // The roof: bandwidth up to the ridge, then the measured peak.
@@ -92,32 +93,35 @@ Figure chart_roofline(const LayersView& l, const std::string& suffix) {
   if (have_peak) {
     const double x_start = std::isfinite(ridge) ? ridge : x.d0;
     s.line(x(x_start), y(l.peak_gflops), x(x.d1), y(l.peak_gflops), "#c0392b", 2);
-    s.text(x(x.d1) - 4, y(l.peak_gflops) - 6, "measured FMA peak " + num(l.peak_gflops) + " GFLOP/s", "end", 11,
+    s.text(x(x_start) + 6, y(l.peak_gflops) - 6, "measured FMA peak " + num(l.peak_gflops) + " GFLOP/s", "start", 11,
            "fill=\"#c0392b\"");
   }
-  // Each (layer, direction) is a column at its intensity; directions nudged apart and shaped.
   std::map<std::string, double> layer_x;
+  for (const AlgoRow& r : l.rows)
+    if (r.ran() && r.gflops > 0 && intensity(r) > 0) layer_x[r.layer] = x(intensity(r));
+  // Layer names in a band above the plot, staggered over up to three rows where they would collide,
+  // each joined to its column by a dotted line.
+  std::vector<std::pair<double, std::string>> names;
+  for (const auto& [name, px] : layer_x) names.push_back({px, short_layer(name)});
+  std::sort(names.begin(), names.end());
+  std::vector<double> last_end(3, -1e9);
+  for (const auto& [px, name] : names) {
+    size_t level = 0;
+    while (level + 1 < last_end.size() && last_end[level] > px - 3.6 * double(name.size())) ++level;
+    const double ty = top - 8 - 14 * double(level);
+    s.text(px, ty, name, "middle", 11, "fill=\"#222\" font-weight=\"bold\"");
+    s.line(px, ty + 3, px, bottom, "#c8c8c8", 1, "stroke-dasharray=\"2 3\"");
+    last_end[level] = px + 3.6 * double(name.size());
+  }
+  // Each (layer, direction) is a column at its intensity; directions nudged apart and shaped.
   for (const AlgoRow& r : l.rows) {
     if (!r.ran() || !(r.gflops > 0) || !(intensity(r) > 0)) continue;
     const double nudge = r.dir == "fwd" ? 0.95 : r.dir == "bwd-data" ? 1.0 : 1.05;
     const double px = x(intensity(r) * nudge), py = y(r.gflops);
-    layer_x[r.layer] = x(intensity(r));
     s.open_group(r.layer + " " + r.dir + ": " + r.algo + " " + num(r.gflops) + " GFLOP/s, " + num(r.time_ms) + " ms");
     shape(s, r.dir, px, py, 4.5, family_colour(r.family), "fill-opacity=\"0.8\"");
     if (r.find_choice) s.circle(px, py, 8, "none", "stroke=\"#111\" stroke-width=\"1.5\"");
     s.close_group();
-  }
-  // Layer names above their columns, staggered where they would collide.
-  std::vector<std::pair<double, std::string>> names;
-  for (const auto& [name, px] : layer_x) names.push_back({px, short_layer(name)});
-  std::sort(names.begin(), names.end());
-  std::vector<double> last_end(4, -1e9);
-  for (const auto& [px, name] : names) {
-    size_t level = 0;
-    while (level + 1 < last_end.size() && last_end[level] > px - 3.3 * double(name.size())) ++level;
-    s.text(px, top - 6 - 13 * double(level) + 36, name, "middle", 11, "fill=\"#222\" font-weight=\"bold\"");
-    s.line(px, top - 2 - 13 * double(level) + 36, px, top + 38, "#bbb", 1, "stroke-dasharray=\"2 2\"");
-    last_end[level] = px + 3.3 * double(name.size());
   }
   // Legend: families, directions, find's pick.
   double ly = top + 6;
@@ -156,7 +160,6 @@ Figure chart_peak(const LayersView& l, const std::string& suffix) {
   }
   std::map<std::pair<std::string, std::string>, std::vector<const AlgoRow*>> by_case;
   double hi = 100;
-  size_t most = 0;
   for (const AlgoRow& r : l.rows)
     if (r.ran() && std::isfinite(r.gflops)) {
       by_case[{r.layer, r.dir}].push_back(&r);
@@ -164,21 +167,27 @@ Figure chart_peak(const LayersView& l, const std::string& suffix) {
     }
   for (auto& [k, v] : by_case) {
     std::sort(v.begin(), v.end(), [](const AlgoRow* a, const AlgoRow* b) { return a->time_ms < b->time_ms; });
-    most = std::max(most, v.size());
   }
   std::map<std::pair<std::string, std::string>, std::string> vendor_algo;
   for (const VendorPick& v : l.vendor)
     if (!v.algo.empty() && !vendor_algo.count({v.layer, v.dir})) vendor_algo[{v.layer, v.dir}] = v.algo;
   const size_t cols = 3;
   const double gap = 24, panel_w = (kChartWidth - gap * double(cols - 1)) / double(cols), row = 14, head = 30;
-  const double panel_h = head + row * double(most) + 40;
+  // Each line of panels as tall as its longest list.
   const size_t lines = (cases.size() + cols - 1) / cols;
-  Svg s("chart-peak" + suffix, kChartWidth, panel_h * double(lines) + 10, kMarkPeak, "% of peak per algorithm");
+  std::vector<double> line_y(lines + 1, 0);
+  for (size_t li = 0; li < lines; ++li) {
+    size_t n = 1;
+    for (size_t ci = li * cols; ci < std::min(cases.size(), (li + 1) * cols); ++ci) n = std::max(n, by_case[cases[ci]].size());
+    line_y[li + 1] = line_y[li] + head + row * double(n) + 40;
+  }
+  Svg s("chart-peak" + suffix, kChartWidth, line_y[lines] + 10, kMarkPeak,
+        "Each algorithm as % of the measured peak, per layer and direction");
   const double label_w = 150, value_w = 70;
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const auto& c = cases[ci];
     const auto& algos = by_case[c];
-    const double px = (panel_w + gap) * double(ci % cols), py = panel_h * double(ci / cols);
+    const double px = (panel_w + gap) * double(ci % cols), py = line_y[ci / cols];
     const Scale x{0, nice_ceil(hi), px + label_w, px + panel_w - value_w};
     const double ai = algos.empty() ? NAN : intensity(*algos.front());
     s.text(px, py + 18, short_layer(c.first) + " · " + c.second, "start", 13, "font-weight=\"bold\" fill=\"#222\"");
@@ -248,7 +257,7 @@ Figure chart_pick(const LayersView& l, const std::string& suffix) {
   double h = top;
   for (const auto& b : bars) h += double(b.size()) * (bar + 2) + 10;
   const Scale x{0, cap, label_w + who_w, kChartWidth - 360};
-  Svg s("chart-pick" + suffix, kChartWidth, h + 44, kMarkPick, "find vs get vs the vendor's pick");
+  Svg s("chart-pick" + suffix, kChartWidth, h + 44, kMarkPick, "find vs get vs the vendor's pick, per layer and direction");
   s.legend(label_w + who_w, 18, {{kFindColour, "find's pick (measured fastest)"}, {kGetColour, "get's pick (cost model)"},
                                  {kVendorColour, "the vendor's pick"}});
   s.x_axis(x, linear_ticks(0, cap, 8), h + 2, "time relative to find's pick (1 = as fast; bars past " + num(cap) + "× are cut)", top - 4);
@@ -295,7 +304,7 @@ Figure chart_in_context(const TrainView& t, const std::string& suffix) {
   const double panel_h = head + row * double(most) + 40;
   const size_t lines = (t.in_context.size() + cols - 1) / cols;
   Svg s("chart-in-context" + suffix, kChartWidth, panel_h * double(lines) + 30, kMarkInContext,
-        "find in isolation vs in context");
+        "find in context: each candidate timed alone and inside training steps");
   const double ly = panel_h * double(lines) + 20;
   s.circle(6, ly - 4, 4, "#fff", "stroke=\"#4e79a7\" stroke-width=\"2\"");
   s.text(16, ly, "isolated find (the layer alone)", "start", 12, "fill=\"#222\"");

@@ -92,7 +92,7 @@ Figure chart_policy_time(const TrainView& t, const std::string& suffix) {
   if (t.limit.present && std::isfinite(t.limit.seconds)) hi = std::max(hi, t.limit.seconds * 1e3);
   const Scale x{0, nice_ceil(hi * 1.02), x0, x1};
   const double h = top + row * double(t.policies.size()) + 50;
-  Svg s("chart-policy-time" + suffix, kChartWidth, h, kMarkPolicyTime, "iteration time per policy");
+  Svg s("chart-policy-time" + suffix, kChartWidth, h, kMarkPolicyTime, "Iteration time per policy");
   s.text(x1 + 12, 20, "speedup vs " + base->name, "start", 12, "font-weight=\"bold\" fill=\"#222\"");
   if (any_sig) s.text(x1 + 190, 20, "95 % interval", "start", 11, "fill=\"#555\"");
   const double axis_y = top + row * double(t.policies.size()) + 4;
@@ -168,7 +168,7 @@ Figure chart_breakdown(const TrainView& t, const std::string& suffix) {
   const double x0 = label_w, x1 = kChartWidth - right_w;
   const Scale x{0, nice_ceil(hi * 1.02), x0, x1};
   const double axis_y = top + row * double(policies.size()) + 4;
-  Svg s("chart-breakdown" + suffix, kChartWidth, axis_y + 44, kMarkBreakdown, "iteration time by part per policy");
+  Svg s("chart-breakdown" + suffix, kChartWidth, axis_y + 44, kMarkBreakdown, "The iteration by part, per policy");
   std::vector<std::pair<std::string, std::string>> legend;
   for (int k = 0; k < 5; ++k) legend.push_back({colours[k], names[k]});
   const double lx = s.legend(x0, 18, legend);
@@ -201,7 +201,7 @@ Figure chart_layers(const TrainView& t, const std::string& suffix) {
   const auto policies = ran(t);
   if (policies.empty()) return f;
   const auto groups = layer_groups(*policies.front());
-  const double label_w = 250, right_w = 110, bar = 10, gap = 2, group_gap = 14, top = 44;
+  const double label_w = 250, right_w = 110, bar = 9, gap = 2, group_gap = 8, top = 36;
   const double x0 = label_w, x1 = kChartWidth - right_w;
   double hi = 0;
   bool any_bound = false, any_ci = false;
@@ -219,7 +219,7 @@ Figure chart_layers(const TrainView& t, const std::string& suffix) {
   const Scale x{0, nice_ceil(hi * 1.02), x0, x1};
   const double group_h = double(policies.size()) * (bar + gap) + group_gap + 14;
   const double axis_y = top + group_h * double(groups.size());
-  Svg s("chart-layers" + suffix, kChartWidth, axis_y + 44, kMarkLayers, "per-layer time per policy");
+  Svg s("chart-layers" + suffix, kChartWidth, axis_y + 44, kMarkLayers, "Per layer, per policy");
   double lx = s.legend(x0, 18, {{kFwdColour, "forward"}, {kBwdDataColour, "backward-data (other layers: backward)"},
                                 {kBwdFilterColour, "backward-filter"}});
   if (any_bound) {
@@ -301,45 +301,53 @@ Figure chart_attribution(const TrainView& t, const std::string& suffix) {
     };
     return part(*base) - part(p);
   };
+  // One scale for every panel, set by the layer rows; the whole iteration is drawn cut at its edge.
   double m = 0;
   for (const PolicyView* p : others)
-    for (const Row& r : rows) m = std::max(m, std::fabs(saved(*p, r)));
+    for (const Row& r : rows)
+      if (r.kind != 3) m = std::max(m, std::fabs(saved(*p, r)));
   m = nice_ceil(m);
-  const double label_w = 170, min_panel = 150, row = 17, top = 40;
-  const size_t per_line = std::max<size_t>(1, size_t((kChartWidth - label_w) / min_panel));
-  const size_t lines = (others.size() + per_line - 1) / per_line;
-  const double panel_w = (kChartWidth - label_w) / double(std::min(per_line, others.size()));
-  const double block_h = top + row * double(rows.size()) + 40;
+  const double label_w = 180, min_panel = 220, row = 18, top = 30;
+  const size_t max_per_line = std::max<size_t>(1, size_t((kChartWidth - label_w) / min_panel));
+  const size_t lines = (others.size() + max_per_line - 1) / max_per_line;
+  const size_t per_line = (others.size() + lines - 1) / lines;
+  const double panel_w = (kChartWidth - label_w) / double(per_line);
+  const double block_h = top + row * double(rows.size()) + 34;
   Svg s("chart-attribution" + suffix, kChartWidth, block_h * double(lines) + 4, kMarkAttribution,
-        "time saved per layer and direction vs the baseline");
+        "Time saved per layer and direction vs " + base->name);
   for (size_t li = 0; li < lines; ++li) {
     const double by = block_h * double(li);
     for (size_t ri = 0; ri < rows.size(); ++ri) {
       const double cy = by + top + row * (double(ri) + 0.5);
-      s.text(label_w - 8, cy + 4, rows[ri].label, "end", 11,
+      if (ri % 2 == 0) s.rect(0, cy - row / 2, kChartWidth, row, "#f4f4f4");
+      s.text(label_w - 10, cy + 4, rows[ri].label, "end", 11,
              rows[ri].kind == 3 ? "font-weight=\"bold\" fill=\"#222\"" : "fill=\"#222\"");
-      if (ri % 2 == 0) s.rect(label_w - 4, cy - row / 2, kChartWidth - label_w + 4, row, "#f6f6f6");
     }
     for (size_t k = li * per_line; k < std::min(others.size(), (li + 1) * per_line); ++k) {
       const PolicyView& p = *others[k];
       const double px = label_w + panel_w * double(k - li * per_line);
-      const Scale x{-m, m, px + 12, px + panel_w - 12};
-      s.text((x.r0 + x.r1) / 2, by + 16, shorten(p.name, size_t(panel_w / 7)), "middle", 12,
+      const Scale x{-m, m, px + 30, px + panel_w - 30};
+      s.text((x.r0 + x.r1) / 2, by + 16, shorten(p.name, size_t(panel_w / 7.5)), "middle", 12,
              "font-weight=\"bold\" fill=\"#222\"");
       const double axis_y = by + top + row * double(rows.size()) + 2;
       s.line(x(0), by + top - 4, x(0), axis_y, "#555");
       s.x_axis(x, {-m, -m / 2, 0, m / 2, m}, axis_y, "", -1);
       for (size_t ri = 0; ri < rows.size(); ++ri) {
         const double v = saved(p, rows[ri]), cy = by + top + row * (double(ri) + 0.5);
+        const double shown = std::clamp(v, -m, m);
         s.open_group(p.name + ", " + rows[ri].label + ": " + (v >= 0 ? "saves " : "costs ") + num(std::fabs(v)) + " ms");
-        s.rect(x(0), cy - 5.5, x(v) - x(0), 11, v >= 0 ? kSavedColour : kLostColour,
-               rows[ri].kind == 2 ? "fill-opacity=\"0.5\"" : "");
+        s.rect(x(0), cy - 6, x(shown) - x(0), 12, v >= 0 ? kSavedColour : kLostColour,
+               rows[ri].kind == 2 ? "fill-opacity=\"0.45\"" : "");
         s.close_group();
+        // The value beside the bar's end, when the bar is long enough to matter (always for the iteration).
+        if (rows[ri].kind == 3 || std::fabs(v) >= 0.04 * m)
+          s.text(x(shown) + (v >= 0 ? 3 : -3), cy + 4, (std::fabs(v) > m ? (v > 0 ? "» " : "« ") : "") + num(v, 2),
+                 v >= 0 ? "start" : "end", 9.5, rows[ri].kind == 3 ? "font-weight=\"bold\" fill=\"#111\"" : "fill=\"#333\"");
       }
     }
   }
-  s.text(label_w, block_h * double(lines) - 6, "ms per iteration saved vs " + base->name + " (right, green: faster; left, red: slower)",
-         "start", 12, "fill=\"#222\"");
+  s.text(label_w, block_h * double(lines) - 2, "ms per iteration saved vs " + base->name +
+         " (right, green: faster; left, red: slower; » a bar cut at the scale's edge)", "start", 12, "fill=\"#222\"");
   f.svg = s.str();
   f.caption = "What each policy's choices bought, per conv layer and direction: the baseline's (" + esc(base->name) +
               ") median minus the policy's. The pale rows run the same code in every policy: their bars measure "

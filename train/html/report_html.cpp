@@ -70,8 +70,9 @@ std::string interval(const Interval& i, const char* f) {
   return i.ok() ? "[" + fmt(f, i.lo) + ", " + fmt(f, i.hi) + "]" : "–";
 }
 
-void figure(Out& o, const std::string& heading, const Figure& f) {
-  o << "<h3>" << esc(heading) << "</h3>\n<figure>";
+// A chart and its caption (the chart draws its own title).
+void figure(Out& o, const Figure& f) {
+  o << "<figure>";
   o << (f.svg.empty() ? "" : f.svg + "\n");
   o << "<figcaption>" << f.caption << "</figcaption></figure>\n";
 }
@@ -219,15 +220,15 @@ void train_sections(Out& o, const TrainView& t, const std::string& sx) {
     o << "</ul>\n";
     return;
   }
-  figure(o, "Iteration time per policy", chart_policy_time(t, sx));
+  figure(o, chart_policy_time(t, sx));
   policy_table(o, t, *base);
   limit_section(o, t);
   o << "<h2 id=\"layers" << sx << "\">Training: where the time goes</h2>\n";
-  figure(o, "The iteration by part, per policy", chart_breakdown(t, sx));
-  figure(o, "Per layer, per policy", chart_layers(t, sx));
+  figure(o, chart_breakdown(t, sx));
+  figure(o, chart_layers(t, sx));
   layer_table(o, t, *base);
   o << "<h2 id=\"attribution" << sx << "\">Training: what each choice bought</h2>\n";
-  figure(o, "Time saved per layer and direction vs " + base->name, chart_attribution(t, sx));
+  figure(o, chart_attribution(t, sx));
   o << "<h3>Algorithm chosen per layer and direction</h3>\n";
   choices_table(o, t, *base);
   o << "<h2 id=\"in-context" << sx << "\">find in context</h2>\n";
@@ -235,7 +236,7 @@ void train_sections(Out& o, const TrainView& t, const std::string& sx) {
   if (ic.svg.empty()) {
     o << "<p class=\"note\">" << ic.caption << "</p>\n";
   } else {
-    figure(o, "Isolated vs in-context time per candidate", ic);
+    figure(o, ic);
     in_context_table(o, t);
   }
 }
@@ -245,9 +246,9 @@ void layer_sections(Out& o, const LayersView& l, const std::string& sx) {
     << (l.network.empty() ? std::string("the problems given") : esc(l.network)) << (l.batch ? ", batch " + std::to_string(l.batch) : "")
     << "; every algorithm checked against the fp64 reference and timed (find), ranked by the cost model (get), beside "
        "the vendor's own pick.</p>\n";
-  figure(o, "Roofline: every algorithm under this machine's peak and bandwidth", chart_roofline(l, sx));
-  figure(o, "Each algorithm as % of the measured peak, per layer and direction", chart_peak(l, sx));
-  figure(o, "find vs get vs the vendor's pick", chart_pick(l, sx));
+  figure(o, chart_roofline(l, sx));
+  figure(o, chart_peak(l, sx));
+  figure(o, chart_pick(l, sx));
 }
 
 void header(Out& o, const HtmlInputs& in, const std::vector<TrainView>& trains, const std::vector<LayersView>& layers) {

@@ -42,6 +42,11 @@ std::string num(double v, int sig) {
   return b;
 }
 
+std::string tick(double v) {
+  if (std::fabs(v) >= 1e6 || (v != 0 && std::fabs(v) < 1e-3)) return fmt("%.0e", v);
+  return fmt("%.6g", v);
+}
+
 double Scale::operator()(double v) const {
   if (log) {
     const double l0 = std::log10(d0), l1 = std::log10(d1);
@@ -104,8 +109,8 @@ namespace {
 std::string n2(double v) { return fmt("%.1f", v); }
 }  // namespace
 
-Svg::Svg(std::string id, double width, double height, std::string marker, std::string label)
-    : id_(std::move(id)), marker_(std::move(marker)), label_(std::move(label)), w_(width), h_(height) {}
+Svg::Svg(std::string id, double width, double height, std::string marker, std::string title)
+    : id_(std::move(id)), marker_(std::move(marker)), title_(std::move(title)), w_(width), h_(height) {}
 
 void Svg::rect(double x, double y, double w, double h, std::string_view fill, std::string_view extra) {
   if (w < 0) x += w, w = -w;
@@ -140,7 +145,7 @@ void Svg::x_axis(const Scale& s, const std::vector<double>& ticks, double y, std
     const double x = s(t);
     if (grid_top >= 0) line(x, grid_top, x, y, "#e3e3e3");
     line(x, y, x, y + 4, "#333");
-    text(x, y + 16, num(t, 3), "middle", 11, "fill=\"#333\"");
+    text(x, y + 16, tick(t), "middle", 11, "fill=\"#333\"");
   }
   if (!label.empty()) text((s.r0 + s.r1) / 2, y + 32, label, "middle", 12, "fill=\"#222\"");
 }
@@ -151,7 +156,7 @@ void Svg::y_axis(const Scale& s, const std::vector<double>& ticks, double x, std
     const double y = s(t);
     if (grid_right >= 0) line(x, y, grid_right, y, "#e3e3e3");
     line(x - 4, y, x, y, "#333");
-    text(x - 6, y + 4, num(t, 3), "end", 11, "fill=\"#333\"");
+    text(x - 6, y + 4, tick(t), "end", 11, "fill=\"#333\"");
   }
   if (!label.empty()) {
     const double my = (s.r0 + s.r1) / 2, lx = x - 48;
@@ -169,11 +174,15 @@ double Svg::legend(double x, double y, const std::vector<std::pair<std::string, 
 }
 
 std::string Svg::str() const {
-  // The marker square: the chart's own exact colour, 8x8 px at the top-left, crisp (no antialiasing).
+  // The title row: the marker square (the chart's own exact colour, 12x12 px, crisp edges) and the title;
+  // then the chart, shifted under it.
+  const double h = h_ + kTitleHeight;
   return "<svg id=\"" + esc(id_) + "\" data-marker=\"" + esc(marker_) + "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-         n2(w_) + "\" height=\"" + n2(h_) + "\" viewBox=\"0 0 " + n2(w_) + " " + n2(h_) +
-         "\" role=\"img\" aria-label=\"" + esc(label_) + "\" font-family=\"sans-serif\">" + "<rect x=\"0\" y=\"0\" width=\"8\" height=\"8\" fill=\"" +
-         esc(marker_) + "\" shape-rendering=\"crispEdges\"/>" + body_ + "</svg>";
+         n2(w_) + "\" height=\"" + n2(h) + "\" viewBox=\"0 0 " + n2(w_) + " " + n2(h) + "\" role=\"img\" aria-label=\"" +
+         esc(title_) + "\" font-family=\"DejaVu Sans, Liberation Sans, Arial, sans-serif\"><rect x=\"0\" y=\"6\" width=\"12\" "
+         "height=\"12\" fill=\"" + esc(marker_) + "\" shape-rendering=\"crispEdges\"/><text x=\"20\" y=\"17\" font-size=\"15\" "
+         "font-weight=\"bold\" fill=\"#222\">" + esc(title_) + "</text><g transform=\"translate(0 " + n2(kTitleHeight) + ")\">" +
+         body_ + "</g></svg>";
 }
 
 }  // namespace convlab::train::html

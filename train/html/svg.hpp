@@ -17,8 +17,10 @@ namespace convlab::train::html {
 
 // HTML/SVG text: & < > " ' escaped.
 std::string esc(std::string_view s);
-// v with `sig` significant digits, no exponent for everyday sizes ("0.0123", "1.23k" never: plain "1230").
+// v with `sig` significant digits and no exponent for everyday sizes ("0.0123", "1230", "5.3").
 std::string num(double v, int sig = 3);
+// An axis tick: the shortest text of v ("0.5", "20", "1000").
+std::string tick(double v);
 // printf into a string.
 std::string fmt(const char* f, double v);
 
@@ -47,10 +49,14 @@ extern const char* const kOtherColour;
 extern const char* const kSavedColour;   // attribution: faster than the baseline
 extern const char* const kLostColour;    // attribution: slower
 
+constexpr double kTitleHeight = 30;
+
 class Svg {
  public:
-  // `marker` is the chart's own exact colour (see the top of this file); `label` its accessible name.
-  Svg(std::string id, double width, double height, std::string marker, std::string label);
+  // `marker` is the chart's own exact colour (see the top of this file); `title` is drawn above the
+  // chart, after the marker, and is its accessible name. Drawing coordinates start under the title:
+  // (0, 0) is the top-left of the chart's own area, `height` its height (the title adds kTitleHeight).
+  Svg(std::string id, double width, double height, std::string marker, std::string title);
   double width() const { return w_; }
   double height() const { return h_; }
 
@@ -78,7 +84,7 @@ class Svg {
   std::string str() const;
 
  private:
-  std::string id_, marker_, label_, body_;
+  std::string id_, marker_, title_, body_;
   double w_, h_;
 };
 
