@@ -68,6 +68,11 @@ int cmd_cache(int argc, char** argv);
 int cmd_layers(int argc, char** argv);
 int cmd_train(int argc, char** argv);
 int cmd_report(int argc, char** argv);
+int cmd_html(int argc, char** argv);
+
+// "convlab report --net tiny ..." as a shell would need it typed: each argument after `program`
+// single-quoted when it holds anything but plain characters.
+std::string command_line(const std::string& program, int argc, char** argv);
 
 }  // namespace convlab::cli
 

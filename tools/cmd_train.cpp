@@ -15,6 +15,7 @@
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "tools/cli.hpp"
+#include "train/html/report_html.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab::cli {
@@ -179,7 +180,7 @@ std::string output_folder(std::string dir, bool gpu_half) {
         for (const char* ext : {".json", ".csv"})
           require_output_path(dir + "/" + f + suffix + ext, "convlab report: --out");
     }
-    require_output_path(dir + "/report.md", "convlab report: --out");
+    for (const char* f : {"/report.md", "/report.html"}) require_output_path(dir + f, "convlab report: --out");
     return dir;
   }
   // Not there: the folder itself is checked as an output path (its parent must exist and be writable).
@@ -195,7 +196,8 @@ int cmd_report(int argc, char** argv) {
   Args args("report", "[--net NET] [--batch N] [--iters N] [--out DIR] [options]",
             "The main job: on the CPU, (1) times every available algorithm on every convolution layer of\n"
             "NET in all three directions, (2) trains NET under each policy exactly like `convlab train`,\n"
-            "and writes DIR/report.md (the tables), DIR/train.json + DIR/train.csv (training results),\n"
+            "and writes DIR/report.md (the tables), DIR/report.html (the charts and tables, one\n"
+            "self-contained page), DIR/train.json + DIR/train.csv (training results),\n"
             "DIR/layers.json + DIR/layers.csv (the per-layer comparison) for the notebooks. Then the GPU\n"
             "half, the same two steps on the CUDA device (DIR/layers_cuda.*, DIR/train_cuda.*), when one\n"
             "exists; without one report.md says the GPU half was skipped and why. --out DIR is created\n"
@@ -232,10 +234,15 @@ int cmd_report(int argc, char** argv) {
 
   std::string md;
   std::vector<std::string> written;
+  train::HtmlInputs html;  // report.html: drawn from the same JSON texts the files get
+  html.command = command_line("convlab", argc, argv);
   bool all_ran = true;
   // One half: the per-layer comparison and the training run on `device`; files get `suffix`.
   auto half = [&](DeviceKind device, const std::string& suffix) {
     const std::string where(to_string(device));
+    train::HtmlHalf& page = html.halves.emplace_back();
+    page.title = device == DeviceKind::cpu ? "CPU" : "GPU";
+    page.id_suffix = suffix.empty() ? "" : "-cuda";
     if (!args.has("no-compare") && cfg.net != "tiny") {
       std::fprintf(stderr, "convlab report: per-layer comparison on %s, %s at batch %d\n", where.c_str(),
                    cfg.net.c_str(), cfg.batch);
@@ -256,7 +263,8 @@ int cmd_report(int argc, char** argv) {
             " (ms, median; fastest measured in bold; F = find's pick, G = get's pick, V = the vendor's pick (oneDNN auto on the CPU, cuDNN Find on a GPU), Vh = cuDNN Get_v7's; - = unsupported)\n\n" +
             comparison_markdown(cmp) + "\n";
       write_file_atomic(dir + "/layers" + suffix + ".csv", comparison_csv(cmp));
-      write_file_atomic(dir + "/layers" + suffix + ".json", comparison_json(cmp));
+      page.layers_json = comparison_json(cmp);
+      write_file_atomic(dir + "/layers" + suffix + ".json", page.layers_json);
       written.push_back("layers" + suffix + ".json");
       written.push_back("layers" + suffix + ".csv");
     }
@@ -266,7 +274,8 @@ int cmd_report(int argc, char** argv) {
     c.device = device;
     const train::TrainReport rep = train::run_training(c, progress);
     md += train::report_markdown(rep);
-    write_file_atomic(dir + "/train" + suffix + ".json", train::report_json(rep));
+    page.train_json = train::report_json(rep);
+    write_file_atomic(dir + "/train" + suffix + ".json", page.train_json);
     write_file_atomic(dir + "/train" + suffix + ".csv", train::report_csv(rep));
     written.push_back("train" + suffix + ".json");
     written.push_back("train" + suffix + ".csv");
@@ -275,6 +284,7 @@ int cmd_report(int argc, char** argv) {
   half(DeviceKind::cpu, "");
   if (!gpu_skip.empty()) {
     md += "\n# GPU half\n\nSkipped: " + gpu_skip + ".\n";
+    html.halves.push_back({"GPU", "-cuda", "", "", "GPU half skipped: " + gpu_skip + "."});
     if (gpu != "off") std::fprintf(stderr, "convlab report: GPU half skipped: %s\n", gpu_skip.c_str());
   } else {
     // A failure on the GPU must not lose the CPU half's report: it is written, and the exit status says so.
@@ -283,13 +293,16 @@ int cmd_report(int argc, char** argv) {
       half(DeviceKind::cuda, "_cuda");
     } catch (const Error& e) {
       md += "\n# GPU half\n\nFailed: " + std::string(e.what()) + "\n";
+      html.halves.back().note = "GPU half failed: " + std::string(e.what());
       std::fprintf(stderr, "error: convlab report: GPU half failed: %s\n", e.what());
       all_ran = false;
     }
   }
   write_file_atomic(dir + "/report.md", md);
+  html.source = "the files beside this page (" + dir + "/)";
+  write_file_atomic(dir + "/report.html", train::report_html(html));
   std::fputs(md.c_str(), stdout);
-  std::string files = "report.md";
+  std::string files = "report.md, report.html";
   for (const auto& f : written) files += ", " + f;
   std::printf("\nresults written to %s/ (%s)\n", dir.c_str(), files.c_str());
   if (!all_ran) {

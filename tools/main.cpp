@@ -40,6 +40,7 @@ const std::vector<Command>& commands() {
       {"layers", "per-layer comparison of every algorithm (time, GFLOP/s, %peak, error, get/find picks)", cmd_layers},
       {"train", "train AlexNet under each algorithm policy: iteration time, speedups, per-layer attribution, losses", cmd_train},
       {"report", "the main job: per-layer algorithm comparison + training under each policy, written to results/", cmd_report},
+      {"html", "redraw a results folder's report.html (charts and tables) from its JSON files", cmd_html},
   };
   return list;
 }
