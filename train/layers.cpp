@@ -1,10 +1,9 @@
 // The layers of train/layers.hpp, CPU and CUDA.
 //
-// CPU threading: OpenMP with num_threads(ctx.resolved_threads()) and static
-// partitions over independent outputs (channels, samples, rows), so results are
-// bit-identical run to run for a fixed thread count; no atomics, no reductions
-// whose order depends on the schedule. The fully connected layer uses OpenBLAS
-// (cblas_sgemm) with its thread count set to the same number.
+// CPU: the kernels of kernels/cpu/layers/ (per ISA, one pass over memory each,
+// bit-identical for any thread count: see its header) on ctx.resolved_threads()
+// OpenMP threads. The fully connected layer uses OpenBLAS (cblas_sgemm) with
+// its thread count set to the same number.
 //
 // CUDA: each method's first line hands the same pointers to the kernels of
 // kernels/cuda/layers/ (deterministic, documented there) or to cuBLAS, on the
@@ -24,6 +23,7 @@
 #include "core/error.hpp"
 #include "core/timing.hpp"
 #include "kernels/counter_rng.hpp"
+#include "kernels/cpu/layers/layers.hpp"
 
 #if CONVLAB_HAS_CUDA
 #include "algorithms/cuda/cublas.hpp"
@@ -74,12 +74,20 @@ void fill_normal(Tensor& t, double std, uint64_t seed) {
   }
 }
 
-// s^-beta; AlexNet's beta = 0.75 as two square roots (pow is ~10x slower).
-inline double pow_neg(double s, double beta) {
-  return beta == 0.75 ? 1.0 / std::sqrt(s * std::sqrt(s)) : std::pow(s, -beta);
-}
-
 void zero(Tensor& t) { std::fill(t.buf.begin(), t.buf.end(), 0.f); }
+
+#if CONVLAB_HAS_CUDA
+// The conv layer's output epilogue on CUDA: the same composition as the CPU's
+// fused pass (bias, then ReLU), as two launches.
+void gpu_bias_relu_fwd(int n, int k, int64_t pq, const float* b, bool relu, float* y, void* stream) {
+  if (b) cuda::bias_add(n, k, pq, b, y, stream);
+  if (relu) cuda::relu_fwd(int64_t(n) * k * pq, y, y, stream);
+}
+void gpu_bias_relu_bwd(int n, int k, int64_t pq, const float* y, float* dy, float* db, void* stream) {
+  if (y) cuda::relu_bwd(int64_t(n) * k * pq, y, dy, dy, stream);  // y > 0 exactly where x > 0
+  if (db) cuda::bias_grad(n, k, pq, dy, db, stream);
+}
+#endif
 
 uint64_t name_hash(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -206,45 +214,37 @@ void ConvLayer::run(Direction dir, const float* src, const float* wei, const flo
 
 void ConvLayer::forward(const float* x, float* y, bool, int64_t) {
   run(Direction::fwd, x, wei_->w(), nullptr, y);
-  if (!has_bias_) return;
+  const bool relu = !fused_relu_.empty();
+  if (!has_bias_ && !relu) return;
   const int n = p_.n, k = p_.k;
   const int64_t pq = int64_t(p_.p()) * p_.q();
-  const float* b = bias_->w();
-  CONVLAB_ON_GPU(cuda::bias_add(n, k, pq, b, y, ctx_.stream));
-#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
-  for (int i = 0; i < n; ++i)
-    for (int kk = 0; kk < k; ++kk) {
-      float* row = y + (int64_t(i) * k + kk) * pq;
-      const float bk = b[kk];
-      for (int64_t j = 0; j < pq; ++j) row[j] += bk;
-    }
+  const float* b = has_bias_ ? bias_->w() : nullptr;
+  CONVLAB_ON_GPU(gpu_bias_relu_fwd(n, k, pq, b, relu, y, ctx_.stream));
+  cpu::bias_relu_fwd(n, k, pq, b, relu, y, ctx_.resolved_threads());
 }
 
-void ConvLayer::backward(const float* x, const float*, const float* dy, float* dx) {
+void ConvLayer::backward(const float* x, const float* y, const float* dy, float* dx) {
   // On CUDA the halves are timed by synchronising after each (a few microseconds).
   if (on_gpu()) device_synchronize(ctx_);
   double t0 = now_seconds();
-  run(Direction::bwd_filter, x, nullptr, dy, wei_->g());
-  if (has_bias_) {
+  const bool relu = !fused_relu_.empty();
+  if (has_bias_ || relu) {
+    // The epilogue's backward first (counted with bwd-filter): the fused ReLU
+    // masks dy in place -- the net's gradient buffer of this layer's output,
+    // read by nobody after this backward -- and the bias gradient is summed.
     const int n = p_.n, k = p_.k;
     const int64_t pq = int64_t(p_.p()) * p_.q();
-    float* db = bias_->g();
+    float* g = const_cast<float*>(dy);
+    float* db = has_bias_ ? bias_->g() : nullptr;
     if (on_gpu()) {
 #if CONVLAB_HAS_CUDA
-      cuda::bias_grad(n, k, pq, dy, db, ctx_.stream);
+      gpu_bias_relu_bwd(n, k, pq, relu ? y : nullptr, g, db, ctx_.stream);
 #endif
     } else {
-#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
-      for (int kk = 0; kk < k; ++kk) {
-        double s = 0;
-        for (int i = 0; i < n; ++i) {
-          const float* row = dy + (int64_t(i) * k + kk) * pq;
-          for (int64_t j = 0; j < pq; ++j) s += row[j];
-        }
-        db[kk] = float(s);
-      }
+      cpu::bias_relu_bwd(n, k, pq, relu ? y : nullptr, g, db, ctx_.resolved_threads());
     }
   }
+  run(Direction::bwd_filter, x, nullptr, dy, wei_->g());
   if (on_gpu()) device_synchronize(ctx_);
   double t1 = now_seconds();
   t_bwd_filter_ = t1 - t0;
@@ -254,6 +254,11 @@ void ConvLayer::backward(const float* x, const float*, const float* dy, float* d
     if (on_gpu()) device_synchronize(ctx_);
     t_bwd_data_ = now_seconds() - t1;
   }
+}
+
+double ConvLayer::bytes_moved(bool backward) const {
+  const double x = double(in_.count()), y = double(out_.count()), w = double(p_.wei_elems()), b = has_bias_ ? p_.k : 0;
+  return 4 * (backward ? x + y + 2 * w + b + x : x + w + b + y);
 }
 
 void ConvLayer::run_bwd_data(const float* dy, float* dx) { run(Direction::bwd_data, nullptr, wei_->w(), dy, dx); }
@@ -269,136 +274,70 @@ Shape4 ReluLayer::setup(const Shape4& in, const ExecContext& ctx) {
 void ReluLayer::forward(const float* x, float* y, bool, int64_t) {
   const int64_t n = in_.count();
   CONVLAB_ON_GPU(cuda::relu_fwd(n, x, y, ctx_.stream));
-#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f;
+  cpu::relu_fwd(n, x, y, ctx_.resolved_threads());
 }
 
 void ReluLayer::backward(const float* x, const float*, const float* dy, float* dx) {
   if (!dx) return;
   const int64_t n = in_.count();
   CONVLAB_ON_GPU(cuda::relu_bwd(n, x, dy, dx, ctx_.stream));
-#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
-  for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > 0.f ? dy[i] : 0.f;
+  cpu::relu_bwd(n, x, dy, dx, ctx_.resolved_threads());
 }
 
 // ---- lrn ------------------------------------------------------------------------------
-// Work split: one (sample, spatial position) column of C channels per task is
-// natural for the window sum, but NCHW makes channels strided; we split over
-// samples x rows of the plane and walk channels with a running window sum.
 
 Shape4 LrnLayer::setup(const Shape4& in, const ExecContext& ctx) {
-  if (size_ < 1 || size_ % 2 == 0) fail(name_ + ": LRN size must be odd and positive");
+  if (size_ < 1 || size_ % 2 == 0 || size_ > 15) fail(name_ + ": LRN size must be odd, positive and at most 15");
   in_ = out_ = in;
   ctx_ = ctx;
-  scale_ = DeviceBuffer(ctx.device, size_t(in.count()) * sizeof(float));
+  if (ctx.device != DeviceKind::cpu) scale_ = DeviceBuffer(ctx.device, size_t(in.count()) * sizeof(float));
   return out_;
 }
 
 void LrnLayer::forward(const float* x, float* y, bool, int64_t) {
-  const int N = in_.n, C = in_.c, H = in_.h;
-  const int64_t W = in_.w, hw = int64_t(in_.h) * in_.w;
-  const int half = size_ / 2;
-  float* scale = scale_.f32();
-  CONVLAB_ON_GPU(cuda::lrn_fwd(N, C, hw, cuda::LrnParams{size_, alpha_, beta_, k_}, x, y, scale, ctx_.stream));
-  const double alpha = alpha_, k = k_, beta = beta_;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
-  for (int n = 0; n < N; ++n)
-    for (int h = 0; h < H; ++h) {
-      const int64_t base = int64_t(n) * C * hw + int64_t(h) * W;
-      for (int64_t w = 0; w < W; ++w) {
-        const float* xc = x + base + w;
-        for (int c = 0; c < C; ++c) {
-          double s = 0;
-          for (int j = std::max(0, c - half); j <= std::min(C - 1, c + half); ++j) {
-            const double v = xc[int64_t(j) * hw];
-            s += v * v;
-          }
-          const double sc = k + alpha * s;
-          const int64_t i = base + int64_t(c) * hw + w;
-          scale[i] = float(sc);
-          y[i] = float(double(x[i]) * pow_neg(sc, beta));
-        }
-      }
-    }
+  const int64_t hw = int64_t(in_.h) * in_.w;
+  CONVLAB_ON_GPU(cuda::lrn_fwd(in_.n, in_.c, hw, cuda::LrnParams{size_, alpha_, beta_, k_}, x, y, scale_.f32(),
+                               ctx_.stream));
+  cpu::lrn_fwd(in_.n, in_.c, hw, cpu::LrnParams{size_, alpha_, beta_, k_}, x, y, ctx_.resolved_threads());
 }
 
 void LrnLayer::backward(const float* x, const float* y, const float* dy, float* dx) {
   if (!dx) return;
-  // dx_j = dy_j s_j^-beta - 2 alpha beta x_j sum_{i in window(j)} dy_i y_i / s_i
-  const int N = in_.n, C = in_.c, H = in_.h;
-  const int64_t W = in_.w, hw = int64_t(in_.h) * in_.w;
-  const int half = size_ / 2;
-  const float* scale = scale_.f32();
-  CONVLAB_ON_GPU(cuda::lrn_bwd(N, C, hw, cuda::LrnParams{size_, alpha_, beta_, k_}, x, y, scale, dy, dx, ctx_.stream));
-  const double alpha = alpha_, beta = beta_;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx_.resolved_threads())
-  for (int n = 0; n < N; ++n)
-    for (int h = 0; h < H; ++h) {
-      const int64_t base = int64_t(n) * C * hw + int64_t(h) * W;
-      for (int64_t w = 0; w < W; ++w) {
-        for (int c = 0; c < C; ++c) {
-          double s = 0;
-          for (int i = std::max(0, c - half); i <= std::min(C - 1, c + half); ++i) {
-            const int64_t ii = base + int64_t(i) * hw + w;
-            s += double(dy[ii]) * y[ii] / scale[ii];
-          }
-          const int64_t j = base + int64_t(c) * hw + w;
-          dx[j] = float(double(dy[j]) * pow_neg(scale[j], beta) - 2.0 * alpha * beta * x[j] * s);
-        }
-      }
-    }
+  const int64_t hw = int64_t(in_.h) * in_.w;
+  CONVLAB_ON_GPU(cuda::lrn_bwd(in_.n, in_.c, hw, cuda::LrnParams{size_, alpha_, beta_, k_}, x, y, scale_.f32(), dy,
+                               dx, ctx_.stream));
+  (void)y;  // the CPU recomputes s from x
+  cpu::lrn_bwd(in_.n, in_.c, hw, cpu::LrnParams{size_, alpha_, beta_, k_}, x, dy, dx, ctx_.resolved_threads());
 }
 
 // ---- max pooling -------------------------------------------------------------------------
 
 Shape4 MaxPoolLayer::setup(const Shape4& in, const ExecContext& ctx) {
   if (in.h < size_ || in.w < size_) fail(name_ + ": input " + in.str() + " is smaller than the pooling window");
+  if (size_ < 1 || size_ > 16 || stride_ < 1) fail(name_ + ": pooling window must be 1..16 with a positive stride");
   in_ = in;
   ctx_ = ctx;
   out_ = {in.n, in.c, (in.h - size_) / stride_ + 1, (in.w - size_) / stride_ + 1};
-  argmax_ = DeviceBuffer(ctx.device, size_t(out_.count()) * sizeof(int32_t));
+  const size_t per = ctx.device == DeviceKind::cpu ? sizeof(uint8_t) : sizeof(int32_t);
+  argmax_ = DeviceBuffer(ctx.device, size_t(out_.count()) * per);
   return out_;
 }
 
 void MaxPoolLayer::forward(const float* x, float* y, bool, int64_t) {
   const int64_t planes = int64_t(in_.n) * in_.c;
-  const int H = in_.h, W = in_.w, P = out_.h, Q = out_.w;
-  int32_t* am = static_cast<int32_t*>(argmax_.get());
-  CONVLAB_ON_GPU(cuda::maxpool_fwd(cuda::PoolShape{planes, H, W, P, Q, size_, stride_}, x, y, am, ctx_.stream));
-#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
-  for (int64_t pl = 0; pl < planes; ++pl) {
-    const float* xp = x + pl * H * W;
-    for (int p = 0; p < P; ++p)
-      for (int q = 0; q < Q; ++q) {
-        float best = -std::numeric_limits<float>::infinity();
-        int32_t at = (p * stride_) * W + q * stride_;
-        for (int r = 0; r < size_; ++r)
-          for (int s = 0; s < size_; ++s) {
-            const int32_t idx = (p * stride_ + r) * W + (q * stride_ + s);
-            if (xp[idx] > best) {  // first maximum wins
-              best = xp[idx];
-              at = idx;
-            }
-          }
-        y[pl * P * Q + p * Q + q] = best;
-        am[pl * P * Q + p * Q + q] = at;
-      }
-  }
+  CONVLAB_ON_GPU(cuda::maxpool_fwd(cuda::PoolShape{planes, in_.h, in_.w, out_.h, out_.w, size_, stride_}, x, y,
+                                   static_cast<int32_t*>(argmax_.get()), ctx_.stream));
+  cpu::maxpool_fwd(cpu::PoolShape{planes, in_.h, in_.w, out_.h, out_.w, size_, stride_}, x, y,
+                   static_cast<uint8_t*>(argmax_.get()), ctx_.resolved_threads());
 }
 
 void MaxPoolLayer::backward(const float*, const float*, const float* dy, float* dx) {
   if (!dx) return;
   const int64_t planes = int64_t(in_.n) * in_.c;
-  const int64_t hw = int64_t(in_.h) * in_.w, pq = int64_t(out_.h) * out_.w;
-  const int32_t* am = static_cast<const int32_t*>(argmax_.get());
-  CONVLAB_ON_GPU(cuda::maxpool_bwd(cuda::PoolShape{planes, in_.h, in_.w, out_.h, out_.w, size_, stride_}, dy, am, dx,
-                                   ctx_.stream));
-#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
-  for (int64_t pl = 0; pl < planes; ++pl) {
-    float* dxp = dx + pl * hw;
-    std::memset(dxp, 0, size_t(hw) * sizeof(float));
-    for (int64_t o = 0; o < pq; ++o) dxp[am[pl * pq + o]] += dy[pl * pq + o];
-  }
+  CONVLAB_ON_GPU(cuda::maxpool_bwd(cuda::PoolShape{planes, in_.h, in_.w, out_.h, out_.w, size_, stride_}, dy,
+                                   static_cast<const int32_t*>(argmax_.get()), dx, ctx_.stream));
+  cpu::maxpool_bwd(cpu::PoolShape{planes, in_.h, in_.w, out_.h, out_.w, size_, stride_}, dy,
+                   static_cast<const uint8_t*>(argmax_.get()), dx, ctx_.resolved_threads());
 }
 
 // ---- fully connected ---------------------------------------------------------------------
@@ -425,6 +364,11 @@ void FcLayer::init_params(uint64_t seed) {
   zero(bias_->momentum);
   wei_->upload();
   bias_->upload();
+}
+
+double FcLayer::bytes_moved(bool backward) const {
+  const double x = double(in_.count()), y = double(out_.count()), w = double(out_features_) * double(in_.per_sample());
+  return 4 * (backward ? x + y + 2 * w + out_features_ + x : x + w + out_features_ + y);
 }
 
 void FcLayer::forward(const float* x, float* y, bool, int64_t) {
@@ -484,7 +428,7 @@ Shape4 DropoutLayer::setup(const Shape4& in, const ExecContext& ctx) {
   if (!(p_ >= 0.f && p_ < 1.f)) fail(name_ + ": dropout probability must be in [0, 1)");
   in_ = out_ = in;
   ctx_ = ctx;
-  mask_ = DeviceBuffer(ctx.device, size_t(in.count()) * sizeof(float));
+  if (ctx.device != DeviceKind::cpu) mask_ = DeviceBuffer(ctx.device, size_t(in.count()) * sizeof(float));
   return out_;
 }
 
@@ -496,15 +440,9 @@ void DropoutLayer::forward(const float* x, float* y, bool training, int64_t iter
     std::memcpy(y, x, size_t(n) * sizeof(float));
     return;
   }
-  const float keep = 1.f / (1.f - p_);
-  const uint64_t key = mix(seed_ ^ name_hash(name_)) ^ mix(uint64_t(iteration) * 0x9E3779B97F4A7C15ull);
-  float* m = mask_.f32();
-  CONVLAB_ON_GPU(cuda::dropout_fwd(n, p_, key, x, y, m, ctx_.stream));
-#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
-  for (int64_t i = 0; i < n; ++i) {
-    m[i] = rng::dropout_mask(key, i, p_, keep);
-    y[i] = x[i] * m[i];
-  }
+  key_ = mix(seed_ ^ name_hash(name_)) ^ mix(uint64_t(iteration) * 0x9E3779B97F4A7C15ull);
+  CONVLAB_ON_GPU(cuda::dropout_fwd(n, p_, key_, x, y, mask_.f32(), ctx_.stream));
+  cpu::dropout_fwd(n, p_, key_, x, y, ctx_.resolved_threads());
 }
 
 void DropoutLayer::backward(const float*, const float*, const float* dy, float* dx) {
@@ -515,10 +453,8 @@ void DropoutLayer::backward(const float*, const float*, const float* dy, float* 
     std::memcpy(dx, dy, size_t(n) * sizeof(float));
     return;
   }
-  const float* m = mask_.f32();
-  CONVLAB_ON_GPU(cuda::dropout_bwd(n, dy, m, dx, ctx_.stream));
-#pragma omp parallel for schedule(static) num_threads(ctx_.resolved_threads())
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * m[i];
+  CONVLAB_ON_GPU(cuda::dropout_bwd(n, dy, mask_.f32(), dx, ctx_.stream));
+  cpu::dropout_bwd(n, p_, key_, dy, dx, ctx_.resolved_threads());
 }
 
 }  // namespace convlab::train

@@ -94,6 +94,23 @@ class Layer {
   const Shape4& out_shape() const { return out_; }
   DeviceKind device() const { return ctx_.device; }
 
+  // The bytes one forward (backward = false) or one backward pass (with the
+  // input gradient) reads and writes in memory as implemented: each tensor
+  // once, fp32, nothing re-read (the kernels are written to keep that promise;
+  // a layer's time / (these bytes / measured bandwidth) is how close it runs to
+  // its memory limit). Per layer:
+  //   relu      fwd 8 B/element (x in, y out)      bwd 12 (x, dy in, dx out)
+  //   lrn       fwd 8 (x, y)                       bwd 12 (x, dy, dx: s is recomputed)
+  //   maxpool   fwd 4 in + 5 out (y + 1 B argmax)  bwd 5 out + 4 in (dx written once)
+  //   dropout   fwd 8 (the mask is recomputed)     bwd 8
+  //   conv, fc  x + weights + y forward; x + dy + weights + dW + dx backward
+  //             (+ bias) -- their bound is arithmetic, see train/limit.hpp
+  // On CUDA the LRN, pooling and dropout layers keep state (scale, int32
+  // argmax, mask): their kernels move those bytes too, which this does not count.
+  virtual double bytes_moved(bool backward) const = 0;
+  // Bytes of state the layer keeps between forward and backward (argmax, masks).
+  virtual size_t state_bytes() const { return 0; }
+
  protected:
   bool on_gpu() const { return ctx_.device == DeviceKind::cuda; }
   std::string name_;
@@ -135,9 +152,19 @@ class ConvLayer : public Layer {
   // input gradient would cost): dx receives diff_src.
   void run_bwd_data(const float* dy, float* dx);
 
+  // Fuses the ReLU that follows into the output pass: forward writes
+  // max(conv + bias, 0) in one pass over y (kernels/cpu/layers bias_relu_fwd);
+  // backward masks dy in place (y > 0) and sums the bias gradient in the same
+  // pass, before the filter and data gradients read it. Net::add does this for
+  // a ReLU added right after a convolution (NetOptions::fuse_conv_relu).
+  void fuse_relu(std::string relu_name) { fused_relu_ = std::move(relu_name); }
+  const std::string& fused_relu() const { return fused_relu_; }
+  double bytes_moved(bool backward) const override;
+
  private:
   ConvProblem p_;
   bool has_bias_;
+  std::string fused_relu_;  // the fused ReLU's name ("" = none)
   std::unique_ptr<Param> wei_, bias_;
   Choice choice_[3];
   void* ws_ = nullptr;
@@ -155,6 +182,7 @@ class ReluLayer : public Layer {
   Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
   void forward(const float* x, float* y, bool training, int64_t iteration) override;
   void backward(const float* x, const float* y, const float* dy, float* dx) override;
+  double bytes_moved(bool backward) const override { return double(in_.count()) * (backward ? 12 : 8); }
 };
 
 class LrnLayer : public Layer {
@@ -165,11 +193,13 @@ class LrnLayer : public Layer {
   Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
   void forward(const float* x, float* y, bool training, int64_t iteration) override;
   void backward(const float* x, const float* y, const float* dy, float* dx) override;
+  double bytes_moved(bool backward) const override { return double(in_.count()) * (backward ? 12 : 8); }
+  size_t state_bytes() const override { return scale_.bytes(); }
 
  private:
   int size_;
   float alpha_, beta_, k_;
-  DeviceBuffer scale_;  // k + alpha * sum x^2, kept from forward (on the layer's device)
+  DeviceBuffer scale_;  // CUDA only: k + alpha * sum x^2, kept from forward (the CPU recomputes it)
 };
 
 class MaxPoolLayer : public Layer {
@@ -179,10 +209,14 @@ class MaxPoolLayer : public Layer {
   Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
   void forward(const float* x, float* y, bool training, int64_t iteration) override;
   void backward(const float* x, const float* y, const float* dy, float* dx) override;
+  double bytes_moved(bool) const override { return double(in_.count()) * 4 + double(out_.count()) * 5; }
+  size_t state_bytes() const override { return argmax_.bytes(); }
 
  private:
   int size_, stride_;
-  DeviceBuffer argmax_;  // int32 per output: index into the input plane (on the layer's device)
+  // Per output, the winner: on the CPU one byte, its place in the window (r *
+  // size + s, kernels/cpu/layers); on CUDA an int32 index into the input plane.
+  DeviceBuffer argmax_;
 };
 
 class FcLayer : public Layer {
@@ -197,6 +231,7 @@ class FcLayer : public Layer {
   void backward(const float* x, const float* y, const float* dy, float* dx) override;
   std::vector<Param*> params() override { return {wei_.get(), bias_.get()}; }
   void init_params(uint64_t seed) override;
+  double bytes_moved(bool backward) const override;
 
  private:
   int out_features_;
@@ -211,11 +246,16 @@ class DropoutLayer : public Layer {
   Shape4 setup(const Shape4& in, const ExecContext& ctx) override;
   void forward(const float* x, float* y, bool training, int64_t iteration) override;
   void backward(const float* x, const float* y, const float* dy, float* dx) override;
+  double bytes_moved(bool) const override { return double(in_.count()) * 8; }
+  size_t state_bytes() const override { return mask_.bytes(); }
 
  private:
   float p_;
   uint64_t seed_;
-  DeviceBuffer mask_;  // 0 or 1/(1-p), from the last training forward (on the layer's device)
+  // CUDA only: 0 or 1/(1-p) from the last training forward. The CPU recomputes
+  // the mask from key_ (the same counter-based values, bit for bit).
+  DeviceBuffer mask_;
+  uint64_t key_ = 0;
   bool last_training_ = false;
 };
 
@@ -240,5 +280,9 @@ struct SgdOptions {
 void sgd_update(Param& p, const SgdOptions& opt, int threads = 0);
 // The same on ctx's device (the param's device copies on CUDA; asynchronous there).
 void sgd_update(Param& p, const SgdOptions& opt, const ExecContext& ctx);
+// Every parameter in one pass on the CPU (kernels/cpu/layers sgd_update: the
+// tensors end to end, one contiguous range per thread); per tensor on CUDA.
+// Reads and writes 20 bytes per parameter (w, v in and out, g in).
+void sgd_update(const std::vector<Param*>& params, const SgdOptions& opt, const ExecContext& ctx);
 
 }  // namespace convlab::train

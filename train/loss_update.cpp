@@ -1,13 +1,14 @@
 // The loss and the update of train/layers.hpp (softmax cross-entropy, SGD with
 // momentum), CPU and CUDA. Not layers: the net calls them once per step, after
-// the last layer's forward and after every backward. CPU threading as in
-// train/layers.cpp: static OpenMP partitions, bit-identical for a fixed thread
-// count (the loss is summed in sample order, the same order on both devices).
+// the last layer's forward and after every backward. The CPU runs the kernels
+// of kernels/cpu/layers/ (the loss summed in sample order, the same order on
+// both devices; SGD one pass over every parameter).
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/cpu/layers/layers.hpp"
 #include "train/layers.hpp"
 
 #if CONVLAB_HAS_CUDA
@@ -47,26 +48,11 @@ double softmax_cross_entropy(const ExecContext& ctx, const float* logits, const 
 double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits, int threads) {
   ExecContext ctx;
   ctx.threads = threads;
-  std::vector<double> per(size_t(n), 0.0);
   check_labels(labels, n, classes);
-#pragma omp parallel for schedule(static) num_threads(ctx.resolved_threads())
-  for (int i = 0; i < n; ++i) {
-    const float* z = logits + int64_t(i) * classes;
-    double zmax = z[0];
-    for (int c = 1; c < classes; ++c) zmax = std::max(zmax, double(z[c]));
-    double sum = 0;
-    for (int c = 0; c < classes; ++c) sum += std::exp(double(z[c]) - zmax);
-    const double lse = zmax + std::log(sum);
-    per[size_t(i)] = lse - double(z[labels[i]]);
-    if (dlogits) {
-      float* d = dlogits + int64_t(i) * classes;
-      for (int c = 0; c < classes; ++c)
-        d[c] = float((std::exp(double(z[c]) - lse) - (c == labels[i] ? 1.0 : 0.0)) / n);
-    }
-  }
-  double loss = 0;
-  for (double v : per) loss += v;
-  return loss / n;
+  static_assert(sizeof(int) == sizeof(int32_t));
+  return cpu::softmax_xent(n, classes, logits, reinterpret_cast<const int32_t*>(labels), dlogits,
+                           ctx.resolved_threads()) /
+         n;
 }
 
 void sgd_update(Param& p, const SgdOptions& opt, const ExecContext& ctx) {
@@ -82,16 +68,21 @@ void sgd_update(Param& p, const SgdOptions& opt, int threads) {
   if (p.device != DeviceKind::cpu) fail("sgd_update: " + p.name + " lives on the device; pass its ExecContext");
   ExecContext ctx;
   ctx.threads = threads;
-  const int64_t n = p.value.size();
-  float* w = p.value.data();
-  const float* g = p.grad.data();
-  float* v = p.momentum.data();
-  const float wd = p.decay ? opt.weight_decay : 0.f;
-#pragma omp parallel for schedule(static) num_threads(ctx.resolved_threads())
-  for (int64_t i = 0; i < n; ++i) {
-    v[i] = opt.momentum * v[i] + (g[i] + wd * w[i]);
-    w[i] -= opt.lr * v[i];
+  sgd_update(std::vector<Param*>{&p}, opt, ctx);
+}
+
+void sgd_update(const std::vector<Param*>& params, const SgdOptions& opt, const ExecContext& ctx) {
+  if (ctx.device != DeviceKind::cpu) {
+    for (Param* p : params) sgd_update(*p, opt, ctx);
+    return;
   }
+  std::vector<cpu::SgdTensor> t;
+  t.reserve(params.size());
+  for (Param* p : params) {
+    if (p->device != DeviceKind::cpu) fail("sgd_update: " + p->name + " lives on the device; pass its ExecContext");
+    t.push_back({p->value.data(), p->grad.data(), p->momentum.data(), p->value.size(), p->decay ? opt.weight_decay : 0.f});
+  }
+  cpu::sgd_update(t.data(), int(t.size()), opt.lr, opt.momentum, ctx.resolved_threads());
 }
 
 }  // namespace convlab::train

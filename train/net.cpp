@@ -18,6 +18,11 @@ Net::Net(std::string name, Shape4 input, NetOptions opt) : name_(std::move(name)
 
 Layer& Net::add(std::unique_ptr<Layer> layer) {
   if (finalized_) fail("Net::add after finalize()");
+  if (opt_.fuse_conv_relu && layer->kind() == "relu" && !layers_.empty())
+    if (auto* c = dynamic_cast<ConvLayer*>(layers_.back().get()); c && c->fused_relu().empty()) {
+      c->fuse_relu(layer->name());  // the ReLU runs in the conv's output pass (train/layers.hpp)
+      return *c;
+    }
   tail_ = layer->setup(tail_, opt_.ctx);
   layers_.push_back(std::move(layer));
   return *layers_.back();
@@ -94,8 +99,7 @@ NetMemory Net::memory() const {
   for (size_t i = 0; i < layers_.size(); ++i) {
     m.activations += acts_[i].bytes();
     m.gradients += grads_[i].bytes();
-    const std::string_view k = layers_[i]->kind();
-    if (k == "lrn" || k == "maxpool" || k == "dropout") m.layer_state += size_t(layers_[i]->out_shape().count()) * 4;
+    m.layer_state += layers_[i]->state_bytes();
   }
   m.gradients += dinput_.bytes();
   for (Param* p : params()) m.params += 3 * size_t(p->value.size()) * sizeof(float);
@@ -180,7 +184,7 @@ double Net::train_step(const float* images, const int* labels, const SgdOptions&
   const double t0 = now_seconds();
   const double loss = forward_backward(images, labels, iteration, times, true);
   const double t1 = now_seconds();
-  for (Param* p : params()) sgd_update(*p, sgd, opt_.ctx);
+  sgd_update(params(), sgd, opt_.ctx);
   sync();
   if (times) {
     times->update = now_seconds() - t1;

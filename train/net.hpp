@@ -25,6 +25,7 @@ struct NetOptions {
   float dropout = 0.5f;
   uint64_t seed = 1;               // dropout masks
   bool first_layer_grad = false;   // compute dL/d(input) of the first layer (nobody needs dL/dimage)
+  bool fuse_conv_relu = true;      // a ReLU added right after a conv runs in the conv's output pass
   ExecContext ctx;                 // device (cpu or cuda: every layer runs there), threads, stream
 };
 

@@ -14,8 +14,9 @@
 namespace convlab::train {
 namespace {
 
-Net tiny(int batch = 8, int classes = 4, bool first_layer_grad = false, float dropout = 0.f) {
+Net tiny(int batch = 8, int classes = 4, bool first_layer_grad = false, float dropout = 0.f, bool fuse = true) {
   NetOptions o;
+  o.fuse_conv_relu = fuse;
   o.batch = batch;
   o.classes = classes;
   o.dropout = dropout;
@@ -61,6 +62,33 @@ TEST(Net, ReproducibleAndFirstLayerGradDoesNotChangeTraining) {
   }
   EXPECT_EQ(runs[0], runs[1]);  // bit-identical for a fixed thread count
   EXPECT_EQ(runs[0], runs[2]);  // dL/dimage is an extra output, nothing depends on it
+}
+
+// A ReLU after a convolution runs in the conv's output pass (forward: bias and
+// ReLU in one pass over y; backward: dy masked and the bias gradient summed in
+// one pass). The kernels promise the same bits as the separate passes, so the
+// fused net trains to the same losses and parameters bit for bit, and it has
+// fewer layers (each fused ReLU is gone from the list, named by its conv).
+TEST(Net, FusedConvReluTrainsBitIdenticallyToSeparateLayers) {
+  auto data = make_synthetic("pattern", {8, 3, 16, 16}, 4, 3);
+  std::vector<double> losses[2];
+  std::vector<std::vector<float>> params[2];
+  size_t layers[2] = {0, 0};
+  int fused = 0;
+  for (int f = 0; f < 2; ++f) {
+    Net net = tiny(8, 4, true, 0.5f, f == 1);
+    net.inject_all(get_algorithm("cpu.direct"));
+    net.init(5);
+    losses[f] = train_losses(net, *data, 3, SgdOptions{});
+    for (Param* p : net.params()) params[f].emplace_back(p->value.buf.begin(), p->value.buf.end());
+    layers[f] = net.layers().size();
+    if (f == 1)
+      for (ConvLayer* c : net.conv_layers()) fused += !c->fused_relu().empty();
+  }
+  EXPECT_GT(fused, 0);
+  EXPECT_EQ(layers[1] + size_t(fused), layers[0]);
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_EQ(params[0], params[1]);
 }
 
 // Every registered, available CPU algorithm (as `fixed:` policy) trains the tiny
