@@ -3,6 +3,9 @@
 //     lowering makes for one chunk and group (shapes from plan_im2col_gemm on
 //     network_layers("alexnet", 32)), hand SGEMM vs cblas_sgemm vs dnnl_sgemm,
 //     all with the same thread count, consecutively per shape.
+//   gemm/alexnet.fcN/<dir>/...: the fully connected layers' GEMMs at batch 32
+//     (fwd Y = X W^T, bwd-filter dW = dY^T X, bwd-data dX = dY W): what
+//     train::FcLayer runs (the hand SGEMM; OpenBLAS and dnnl_sgemm beside it).
 // After the run: a table of GFLOP/s, the ratio to dnnl_sgemm and the fraction
 // of the measured FMA peak. Whole convolutions of the GEMM family
 // (cpu.im2col_gemm beside cpu.im2col_openblas and oneDNN) are bench_conv's:
@@ -56,6 +59,16 @@ std::vector<Shape> alexnet_gemm_shapes() {
   for (const NetLayer& l : network_layers("alexnet", 32))
     for (Direction d : kAllDirections)
       out.push_back({l.id + "/" + std::string(to_string(d)), plan_im2col_gemm(l.problem, d).gemm});
+  // AlexNet's classifier, row-major, batch 32: (in, out) of fc6, fc7, fc8.
+  const int batch = 32;
+  const int fc[3][3] = {{6, 9216, 4096}, {7, 4096, 4096}, {8, 4096, 1000}};
+  for (const auto& f : fc) {
+    const std::string id = "alexnet.fc" + std::to_string(f[0]) + "/";
+    const int in = f[1], o = f[2];
+    out.push_back({id + "fwd", Im2colGemmCall{false, true, batch, o, in, in, in, o}});
+    out.push_back({id + "bwd-data", Im2colGemmCall{false, false, batch, in, o, o, in, in}});
+    out.push_back({id + "bwd-filter", Im2colGemmCall{true, false, o, in, batch, o, in, in}});
+  }
   return out;
 }
 

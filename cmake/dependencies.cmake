@@ -4,16 +4,27 @@
 # dependency ends up as an imported target, so no raw path is exported.
 #
 # Inputs:  CONVLAB_CUDA, CONVLAB_ONEDNN (ON/OFF).
-# Targets: OpenMP::OpenMP_CXX, PkgConfig::OPENBLAS (cpu.im2col_openblas, the fc
-#          layers), convlab::fftw3f (cpu.fft_fftw), DNNL::dnnl (cpu.onednn_*),
+# Targets: OpenMP::OpenMP_CXX, convlab::openblas (cpu.im2col_openblas, the GEMM
+#          benchmark's peer: Debian's OpenMP build), convlab::fftw3f (cpu.fft_fftw), DNNL::dnnl (cpu.onednn_*),
 #          CUDA::cudart/cublas/cufft (CUDAToolkit), convlab::cudnn (cudnn.*).
 # Each is found with REQUIRED: a missing one stops the configure with CMake's
 # line naming it (scripts/install-deps.sh installs them on Debian).
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 
-if(NOT TARGET PkgConfig::OPENBLAS)
+# OpenBLAS: Debian's OpenMP build (libopenblas0-openmp), linked by its path, so
+# OpenBLAS's threads are libgomp's -- the one runtime every CPU parallel region
+# uses -- whatever the libopenblas.so.0 alternative points at. Debian's pthread
+# build keeps its own pool spinning after each call, on the cores our kernels
+# and oneDNN need next (issue 19). The headers are the -dev package's (the
+# OpenMP and pthread builds share the cblas interface).
+if(NOT TARGET convlab::openblas)
   find_package(PkgConfig REQUIRED)
-  pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET GLOBAL openblas)
+  pkg_check_modules(OPENBLAS REQUIRED openblas)
+  find_library(CONVLAB_OPENBLAS_OPENMP NAMES libopenblas.so.0 openblas
+               PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp NO_DEFAULT_PATH REQUIRED)
+  add_library(convlab::openblas SHARED IMPORTED GLOBAL)
+  set_target_properties(convlab::openblas PROPERTIES IMPORTED_LOCATION "${CONVLAB_OPENBLAS_OPENMP}"
+                                                     INTERFACE_INCLUDE_DIRECTORIES "${OPENBLAS_INCLUDE_DIRS}")
 endif()
 
 if(NOT TARGET convlab::fftw3f)

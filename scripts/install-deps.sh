@@ -14,6 +14,7 @@ packages=(
   build-essential cmake cmake-data git pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libopenblas-pthread-dev libdnnl-dev libfftw3-dev
+  libopenblas0-openmp  # the OpenBLAS convlab links: its threads are libgomp's (cmake/dependencies.cmake)
   ocl-icd-opencl-dev  # libdnnl-dev's dnnl-config.cmake calls find_package(OpenCL); only a Recommends there
 )
 # Notebook execution in the test suite; CONVLAB_WITH_NOTEBOOKS=0 skips it (and the notebook test).

@@ -2,16 +2,16 @@
 //
 // CPU: the kernels of kernels/cpu/layers/ (per ISA, one pass over memory each,
 // bit-identical for any thread count: see its header) on ctx.resolved_threads()
-// OpenMP threads. The fully connected layer uses OpenBLAS (cblas_sgemm) with
-// its thread count set to the same number.
+// OpenMP threads. The fully connected layer runs the hand-written SGEMM
+// (kernels/cpu/gemm) on the same OpenMP runtime and thread count: no second
+// thread pool (OpenBLAS's pthreads kept spinning after each call and slowed
+// the layers after it; bench_gemm's alexnet.fc* rows measure the choice).
 //
 // CUDA: each method's first line hands the same pointers to the kernels of
 // kernels/cuda/layers/ (deterministic, documented there) or to cuBLAS, on the
 // context's stream. A build without CUDA never gets there: Net refuses a CUDA
 // context up front (and device_alloc fails with "built without CUDA").
 #include "train/layers.hpp"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cassert>
@@ -23,6 +23,7 @@
 #include "core/error.hpp"
 #include "core/timing.hpp"
 #include "kernels/counter_rng.hpp"
+#include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/layers/layers.hpp"
 
 #if CONVLAB_HAS_CUDA
@@ -43,8 +44,6 @@
     if (on_gpu()) fail(name_ + ": CUDA layers: built without CUDA"); \
   } while (0)
 #endif
-
-extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace convlab::train {
 
@@ -353,7 +352,20 @@ Shape4 FcLayer::setup(const Shape4& in, const ExecContext& ctx) {
   bias_ = std::make_unique<Param>(name_ + ".bias", std::vector<int64_t>{out_features_}, false);
   wei_->place(ctx.device);
   bias_->place(ctx.device);
+  if (ctx.device == DeviceKind::cpu) {
+    const int n = in.n, o = out_features_, k = int(in.per_sample());
+    const cpu::SgemmConfig cfg = gemm_cfg();
+    gemm_ws_ = AlignedBuffer<unsigned char>(std::max({cpu::sgemm_workspace_bytes(n, o, k, cfg),
+                                                      cpu::sgemm_workspace_bytes(o, k, n, cfg),
+                                                      cpu::sgemm_workspace_bytes(n, k, o, cfg)}));
+  }
   return out_;
+}
+
+cpu::SgemmConfig FcLayer::gemm_cfg() const {
+  cpu::SgemmConfig c;
+  c.threads = ctx_.resolved_threads();
+  return c;
 }
 
 void FcLayer::init_params(uint64_t seed) {
@@ -385,11 +397,11 @@ void FcLayer::forward(const float* x, float* y, bool, int64_t) {
     return;
   }
 #endif
-  openblas_set_num_threads(ctx_.resolved_threads());
   const float* b = bias_->value.data();
   for (int i = 0; i < n; ++i) std::memcpy(y + int64_t(i) * out, b, size_t(out) * sizeof(float));
   // Y (n, out) = X (n, in) * W^T (in, out) + Y
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.f, x, in, wei_->value.data(), in, 1.f, y, out);
+  cpu::sgemm(cpu::Layout::row_major, cpu::Trans::no, cpu::Trans::yes, n, out, in, 1.f, x, in, wei_->value.data(), in,
+             1.f, y, out, gemm_cfg(), gemm_ws_.data());
 }
 
 void FcLayer::backward(const float* x, const float*, const float* dy, float* dx) {
@@ -409,9 +421,9 @@ void FcLayer::backward(const float* x, const float*, const float* dy, float* dx)
     return;
   }
 #endif
-  openblas_set_num_threads(ctx_.resolved_threads());
   // dW (out, in) = dY^T (out, n) * X (n, in)
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.f, dy, out, x, in, 0.f, wei_->grad.data(), in);
+  cpu::sgemm(cpu::Layout::row_major, cpu::Trans::yes, cpu::Trans::no, out, in, n, 1.f, dy, out, x, in, 0.f,
+             wei_->grad.data(), in, gemm_cfg(), gemm_ws_.data());
   float* db = bias_->grad.data();
   for (int o = 0; o < out; ++o) {
     double s = 0;
@@ -419,7 +431,9 @@ void FcLayer::backward(const float* x, const float*, const float* dy, float* dx)
     db[o] = float(s);
   }
   // dX (n, in) = dY (n, out) * W (out, in)
-  if (dx) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.f, dy, out, wei_->value.data(), in, 0.f, dx, in);
+  if (dx)
+    cpu::sgemm(cpu::Layout::row_major, cpu::Trans::no, cpu::Trans::no, n, in, out, 1.f, dy, out, wei_->value.data(),
+               in, 0.f, dx, in, gemm_cfg(), gemm_ws_.data());
 }
 
 // ---- dropout -------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 // Device-agnostic interface: a layer is set up for one ExecContext and receives
 // buffers of that context's device (on the CPU host pointers, on CUDA device
 // pointers). Every layer has two implementations behind the same calls: the CPU
-// one in train/layers.cpp (OpenMP; OpenBLAS for fc) and the CUDA one (the
+// one in train/layers.cpp (kernels/cpu/layers and the hand SGEMM, on OpenMP) and the CUDA one (the
 // hand-written kernels of kernels/cuda/layers/, cuBLAS for fc). The convolution
 // layer runs any registered algorithm of its device through the Algorithm
 // interface; its bias uses the same kernels. On CUDA every launch goes to the
@@ -21,7 +21,7 @@
 //             (Krizhevsky et al. 2012 as written: alpha is NOT divided by size;
 //             Caffe and PyTorch divide it, so alpha 1e-4 here = their 5e-4)
 //   maxpool   size x size window, stride; output floor((H - size)/stride) + 1
-//   fc        y = x W^T + b, W (out, in); OpenBLAS cblas_sgemm, cuBLAS on CUDA
+//   fc        y = x W^T + b, W (out, in); the hand SGEMM (kernels/cpu/gemm), cuBLAS on CUDA
 //   dropout   inverted dropout: y = x * mask / (1 - p), mask seeded by
 //             (seed, layer, iteration) so every policy sees the same masks
 //   softmax cross-entropy: loss = mean_n -log softmax(z_n)[label_n]
@@ -37,6 +37,7 @@
 #include "autotune/policy.hpp"
 #include "core/device.hpp"
 #include "core/tensor.hpp"
+#include "kernels/cpu/gemm/sgemm.hpp"
 
 namespace convlab::train {
 
@@ -232,11 +233,14 @@ class FcLayer : public Layer {
   std::vector<Param*> params() override { return {wei_.get(), bias_.get()}; }
   void init_params(uint64_t seed) override;
   double bytes_moved(bool backward) const override;
+  size_t state_bytes() const override { return gemm_ws_.bytes(); }
 
  private:
   int out_features_;
   float init_std_;
   std::unique_ptr<Param> wei_, bias_;
+  AlignedBuffer<unsigned char> gemm_ws_;  // CPU: the SGEMM's packing space for the largest of the three calls
+  cpu::SgemmConfig gemm_cfg() const;
 };
 
 class DropoutLayer : public Layer {
