@@ -255,6 +255,7 @@ std::string report_markdown(const TrainReport& r) {
   const PolicyResult& base = r.policies[size_t(bi)];
   md_measurement(o, r);
   md_iterations(o, r, base);
+  md_limit(o, r, base);
   md_tuning_cost(o, r);
   md_choices(o, r, base);
   md_layer_times(o, r, base);
@@ -292,7 +293,7 @@ std::string report_json(const TrainReport& r) {
       << ", \"iter_ms_median\": " << number(p.iter_median * 1e3) << ", \"iter_ms_ci\": " << json_ms_interval(p.iter_ci)
       << ", \"speedup\": " << number(p.speedup) << ", \"speedup_ci\": [" << number(p.speedup_ci.lo) << ", "
       << number(p.speedup_ci.hi) << "], \"significant\": " << (p.significant ? "true" : "false")
-      << ", \"memory_bytes\": " << p.memory_bytes
+      << ", \"memory_bytes\": " << p.memory_bytes << ", \"x_limit\": " << number(x_limit(r, p))
       << ", \"loss_rel_diff_vs_baseline\": " << number(base ? loss_rel_diff(p, *base) : NAN)
       << ", \"first_layer_dx_s\": " << number(p.first_layer_dx_seconds) << ", \"loss_s\": " << number(p.loss_median_loss)
       << ", \"update_s\": " << number(p.loss_median_update) << ",\n     \"iter_s\": [";
@@ -307,7 +308,7 @@ std::string report_json(const TrainReport& r) {
         << ", \"bwd_filter_s\": " << number(l.median.bwd_filter) << ", \"ms_ci\": {";
       for (Direction d : kAllDirections)
         o << (direction_index(d) ? ", " : "") << quote(to_string(d)) << ": " << json_ms_interval(l.ci[direction_index(d)]);
-      o << "}";
+      o << "}, \"bound_ms\": " << number(l.bound_seconds * 1e3) << ", \"pct_of_bound\": " << number(pct_of_bound(l));
       if (l.kind == "conv") {
         o << ", \"problem\": " << quote(l.problem) << ", \"input_grad\": " << (l.input_grad ? "true" : "false")
           << ", \"algos\": {";
@@ -324,6 +325,7 @@ std::string report_json(const TrainReport& r) {
   }
   o << "\n  ]";
   json_measurement(o, r);
+  json_limit(o, r);
   const PolicyResult* find = find_policy(r, "find");
   o << ",\n  \"break_even_iterations\": {";
   bool first = true;

@@ -13,6 +13,7 @@ namespace convlab::train {
 
 struct TrainReport;
 struct PolicyResult;
+struct LayerResult;
 
 namespace report_detail {
 
@@ -44,6 +45,14 @@ void md_targets(Out& o, const TrainReport& r);        // issue 19's targets, eac
 void md_in_context(Out& o, const TrainReport& r);     // isolated vs in-context rankings
 // JSON: top-level fields (each line starts with ",\n  "): rounds, order, memory, in_context_find.
 void json_measurement(Out& o, const TrainReport& r);
+
+// The step's limit (train/report_limit.cpp): a policy's median / the limit (0
+// when not measured), a layer's bound / its median time in %, the markdown
+// section and the JSON "limit" object.
+double x_limit(const TrainReport& r, const PolicyResult& p);
+double pct_of_bound(const LayerResult& l);
+void md_limit(Out& o, const TrainReport& r, const PolicyResult& base);
+void json_limit(Out& o, const TrainReport& r);
 
 }  // namespace report_detail
 }  // namespace convlab::train

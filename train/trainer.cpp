@@ -80,7 +80,7 @@ struct Runner {
 };
 
 // Medians and 95 % intervals of everything a policy's timed rounds measured.
-void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg) {
+void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const StepLimit& limit) {
   pr.iter_median = stats::median(pr.iter_seconds);
   pr.iter_ci = stats::median_ci(pr.iter_seconds);
   for (auto& s : run.steps) {
@@ -104,6 +104,7 @@ void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg) {
     lr.median = {stats::median(comp[0]), stats::median(comp[1]), stats::median(comp[2])};
     for (int i = 0; i < 3; ++i) lr.ci[i] = stats::median_ci(comp[i]);
     lr.input_grad = li > 0 || cfg.first_layer_grad;
+    lr.bound_seconds = limit.layer_seconds(*layers[li], lr.input_grad);
     if (auto* c = dynamic_cast<const ConvLayer*>(layers[li].get())) {
       lr.problem = c->problem().canonical();
       for (Direction d : kAllDirections) {
@@ -179,6 +180,14 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   const int total = cfg.warmup + cfg.iters;
   std::vector<Batch> batches(static_cast<size_t>(total));
   for (int i = 0; i < total; ++i) data->batch(i, batches[size_t(i)]);
+  if (cfg.device == DeviceKind::cpu) {
+    ExecContext ctx;
+    ctx.threads = cfg.threads;
+    say("measuring this machine's FMA peak and memory bandwidth for the step's limit ...");
+    rep.limit = measure_step_limit(probe, ctx.resolved_threads());
+  } else {
+    rep.limit_skipped = "the limit is measured for the CPU only (no GPU peak or bandwidth probe yet)";
+  }
 
   // One net per policy, each chosen and initialised from the same seed.
   std::vector<Runner> runners;
@@ -244,7 +253,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   }
   for (Runner& run : runners) {
     PolicyResult& pr = rep.policies[run.policy];
-    summarise(pr, run, cfg);
+    summarise(pr, run, cfg, rep.limit);
     pr.first_layer_dx_seconds = run.net.time_first_layer_input_grad();
     char line[200];
     std::snprintf(line, sizeof line, "policy %s: median iteration %.1f ms [%.1f, %.1f] over %d rounds, final loss %.6f",

@@ -19,6 +19,7 @@
 #include "core/stats.hpp"
 #include "train/context_find.hpp"
 #include "train/data.hpp"
+#include "train/limit.hpp"
 #include "train/net.hpp"
 #include "train/plan.hpp"
 #include "train/report.hpp"
@@ -61,6 +62,7 @@ struct LayerResult {
   std::string algo[3], why[3];         // conv layers, per direction (indexed by direction_index())
   double tuning_seconds[3] = {0, 0, 0};
   bool input_grad = true;              // false for the first layer when skipped
+  double bound_seconds = 0;            // the layer's step at the machine's limit (train/limit.hpp; 0: not measured)
 };
 
 struct PolicyResult {
@@ -98,6 +100,10 @@ struct TrainReport {
   // round, as executed (recorded by the loop itself, not recomputed).
   std::vector<std::vector<int>> warmup_order, order;
   MemoryPlan memory;
+  // The step's napkin limit on this machine (train/limit.hpp), measured before
+  // the nets are built; limit_skipped says why not (limit.seconds == 0 then).
+  StepLimit limit;
+  std::string limit_skipped;
   // The reference policy for speedups and attribution: `default` when it ran, else the first that ran.
   int baseline() const;
 };
