@@ -1,0 +1,62 @@
+// find in context (train/context_find.hpp) on the tiny network: every (layer,
+// direction) gets a measured winner among find's near-best candidates, the net
+// runs those winners afterwards, and the rankings carry their times.
+#include <gtest/gtest.h>
+
+#include "autotune/policy.hpp"
+#include "train/context_find.hpp"
+#include "train/data.hpp"
+#include "train/net.hpp"
+#include "train/trainer.hpp"
+
+namespace convlab::train {
+namespace {
+
+TEST(ContextFind, EveryPairHasAnInContextWinnerAndTheNetRunsIt) {
+  NetOptions o;
+  o.batch = 4;
+  o.classes = 4;
+  o.ctx.threads = 2;
+  Net net = build_network("tiny", o);
+  const Policy policy = Policy::parse("find-context");
+  net.choose(policy);
+  net.init(1);
+  auto data = make_synthetic("pattern", net.input_shape(), 4, 1);
+  std::vector<Batch> batches(2);
+  for (int i = 0; i < 2; ++i) data->batch(i, batches[size_t(i)]);
+  ContextFindOptions opt;
+  opt.factor = 100;  // every admitted candidate: the tiny net's times are all close
+  opt.steps = 2;
+  const ContextFindResult r = find_in_context(net, policy, batches, SgdOptions{}, opt);
+
+  // conv1 fwd and bwd-filter, conv2's three directions (conv1's input gradient is skipped).
+  ASSERT_EQ(r.pairs.size(), 5u);
+  EXPECT_GT(r.steps, 0);
+  EXPECT_GT(r.seconds, 0);
+  for (const ContextPair& p : r.pairs) {
+    SCOPED_TRACE(p.layer + " " + std::string(to_string(p.dir)));
+    ASSERT_FALSE(p.isolated.empty());
+    ASSERT_FALSE(p.in_context.empty());
+    // Sorted by in-context median, every candidate timed inside the steps.
+    for (size_t i = 0; i < p.in_context.size(); ++i) {
+      EXPECT_GT(p.in_context[i].context_s, 0) << p.in_context[i].algo;
+      EXPECT_EQ(p.in_context[i].samples.size(), size_t(opt.steps)) << p.in_context[i].algo;
+      if (i) EXPECT_LE(p.in_context[i - 1].context_s, p.in_context[i].context_s);
+    }
+    EXPECT_EQ(p.agree, p.in_context.front().algo == p.isolated.front().algo);
+    EXPECT_GE(p.cost_ratio, 1.0 - 1e-12);  // the winner is the fastest in context
+    // The net now runs the in-context winner of this pair.
+    const ConvLayer* layer = nullptr;
+    for (const ConvLayer* c : net.conv_layers())
+      if (c->name() == p.layer) layer = c;
+    ASSERT_NE(layer, nullptr);
+    EXPECT_EQ(std::string(layer->choice(p.dir).algo->name()), p.in_context.front().algo);
+  }
+  // With factor 100 and a multi-candidate pair, more than one candidate was timed somewhere.
+  size_t most = 0;
+  for (const ContextPair& p : r.pairs) most = std::max(most, p.in_context.size());
+  EXPECT_GT(most, 1u);
+}
+
+}  // namespace
+}  // namespace convlab::train
