@@ -78,7 +78,7 @@ Figure chart_policy_time(const TrainView& t, const std::string& suffix) {
     f.caption = "No policy ran: nothing to draw.";
     return f;
   }
-  const double label_w = 240, right_w = 300, row = 30, top = 34;
+  const double label_w = 240, right_w = 400, row = 30, top = 34;
   const double x0 = label_w, x1 = kChartWidth - right_w;
   double hi = 0;
   bool any_ci = false, any_sig = false, any_dots = false;
@@ -94,7 +94,8 @@ Figure chart_policy_time(const TrainView& t, const std::string& suffix) {
   const double h = top + row * double(t.policies.size()) + 50;
   Svg s("chart-policy-time" + suffix, kChartWidth, h, kMarkPolicyTime, "Iteration time per policy");
   s.text(x1 + 12, 20, "speedup vs " + base->name, "start", 12, "font-weight=\"bold\" fill=\"#222\"");
-  if (any_sig) s.text(x1 + 190, 20, "95 % interval", "start", 11, "fill=\"#555\"");
+  if (any_sig) s.text(x1 + 190, 20, "verdict (95 % interval)", "start", 11, "fill=\"#555\"");
+  if (t.limit.present) s.text(kChartWidth - 4, 20, "x the limit", "end", 11, "fill=\"#555\"");
   const double axis_y = top + row * double(t.policies.size()) + 4;
   s.x_axis(x, linear_ticks(x.d0, x.d1, 8), axis_y, "ms per training iteration", top - 6);
   for (size_t i = 0; i < t.policies.size(); ++i) {
@@ -126,7 +127,7 @@ Figure chart_policy_time(const TrainView& t, const std::string& suffix) {
     if (!verdict.empty())
       s.text(x1 + 190, cy + 4, verdict, "start", 11,
              "fill=\"" + colour + "\"" + (p.significant == 0 ? " font-style=\"italic\"" : " font-weight=\"bold\""));
-    if (std::isfinite(p.x_limit)) s.text(kChartWidth - 4, cy + 4, fmt("%.2f× limit", p.x_limit), "end", 11, "fill=\"#555\"");
+    if (std::isfinite(p.x_limit)) s.text(kChartWidth - 4, cy + 4, fmt("%.2f×", p.x_limit), "end", 11, "fill=\"#555\"");
   }
   if (t.limit.present && std::isfinite(t.limit.seconds)) {
     const double lx = x(t.limit.seconds * 1e3);
