@@ -15,7 +15,7 @@
 namespace convlab::train {
 
 std::vector<std::string> default_policies(DeviceKind device) {
-  std::vector<std::string> out = {"default", "get", "find"};
+  std::vector<std::string> out = {"default", "get", "find", "find-context"};
   std::set<std::string> families;
   for (const Algorithm* a : registry()) {
     if (a->device() != device || a->family() == "reference" || !a->unavailable_reason().empty()) continue;

@@ -47,7 +47,7 @@ struct TrainConfig {
   ContextFindOptions context;  // the find-context policy's budget (train/context_find.hpp)
 };
 
-// default, get, find, and fixed:<first algorithm of each family on `device`>
+// default, get, find, find-context, and fixed:<first algorithm of each family on `device`>
 // plus the named baselines when registered: on the CPU cpu.im2col_openblas and
 // cpu.onednn_auto, on CUDA cuda.im2col_cublas and cuDNN's usual forward default
 // cudnn.implicit_precomp_gemm (directions it lacks fall back to default).
