@@ -67,6 +67,12 @@ TEST_F(TrainCli, ReportRunsTheCpuHalfAndSaysWhyTheGpuHalfWasSkipped) {
   const std::string md = slurp(path("r/report.md"));
   EXPECT_NE(md.find("| default |"), std::string::npos) << md;
   EXPECT_TRUE(std::filesystem::exists(path("r/train.json")));
+  // The page beside the tables, self-contained, with the measurement's sections.
+  const std::string page = slurp(path("r/report.html"));
+  EXPECT_NE(page.find("id=\"chart-policy-time\""), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_NE(md.find("## The step's limit on this machine"), std::string::npos) << md;
+  EXPECT_NE(md.find("## How this was measured"), std::string::npos) << md;
   if (convlab::cuda_info().available) {
     EXPECT_TRUE(std::filesystem::exists(path("r/train_cuda.json")));
     EXPECT_EQ(md.find("GPU half\n\nSkipped"), std::string::npos) << md;
@@ -76,6 +82,26 @@ TEST_F(TrainCli, ReportRunsTheCpuHalfAndSaysWhyTheGpuHalfWasSkipped) {
     EXPECT_FALSE(std::filesystem::exists(path("r/train_cuda.json")));
     EXPECT_NE(r.err.find("GPU half skipped"), std::string::npos) << r.err;
   }
+}
+
+// `convlab html DIR` redraws the page from the results files; what it cannot
+// read is one line and exit 2, and nothing is written then.
+TEST_F(TrainCli, HtmlRedrawsAndRefusesBadInputInOneLine) {
+  std::filesystem::create_directories(path("h"));
+  const Result t = run("train tiny --batch 2 --iters 2 --warmup 0 --classes 4 --threads 2 --policy default --json " +
+                       path("h/train.json"));
+  ASSERT_EQ(t.code, 0) << "the training run that feeds the page failed: " << t.err;
+  const Result r = run("html " + path("h"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(path("h/report.html")).find("id=\"chart-policy-time\""), std::string::npos);
+  expect_one_line_error("html " + path("missing"), "is not a folder");
+  std::filesystem::create_directories(path("empty"));
+  expect_one_line_error("html " + path("empty"), "has none of train.json");
+  std::filesystem::create_directories(path("bad"));
+  std::ofstream(path("bad/train.json")) << "{\"policies\": [";
+  expect_one_line_error("html " + path("bad"), "train.json is not JSON");
+  EXPECT_FALSE(std::filesystem::exists(path("bad/report.html")));
+  expect_one_line_error("html " + path("h") + " --out " + path("nowhere/x.html"), "does not exist");
 }
 
 }  // namespace
