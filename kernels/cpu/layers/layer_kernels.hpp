@@ -15,7 +15,7 @@
 namespace convlab::cpu {
 
 // LRN on one block: sample n's pixels [p0, p0 + len) of every channel; len <= kLrnBlock.
-constexpr int kLrnBlock = 64;
+constexpr int kLrnBlock = 512;
 constexpr int kLrnRing = 16;  // ring of channel rows in L1: size <= kLrnRing - 1
 struct LrnBlock {
   const float* x = nullptr;  // channel 0, pixel p0; channel c at + c * hw
