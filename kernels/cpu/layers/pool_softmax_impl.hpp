@@ -54,8 +54,37 @@ void pool_fwd_plane_t(const PoolShape& ps, const float* x, float* y, uint8_t* ar
     }
 }
 
+// A window and stride known at compile time (AlexNet's 3 x 3 / 2): one loop
+// per output row with the whole window unrolled in its body, so the rows of 27,
+// 13 and 6 outputs pay one loop's overhead instead of one per window position
+// (the generic body above: 2-3x slower on them). The same scan order and
+// strict >, so the same outputs and argmax.
+template <int K, int S>
+void pool_fwd_plane_fixed(const PoolShape& ps, const float* x, float* y, uint8_t* argmax) {
+  const int W = ps.w, Q = ps.q;
+  for (int p = 0; p < ps.p; ++p) {
+    const float* base = x + int64_t(p * S) * W;  // (h, w)
+    float* yr = y + int64_t(p) * Q;               // (p, q)
+    uint8_t* ar = argmax + int64_t(p) * Q;
+    for (int q = 0; q < Q; ++q) {
+      float best = -std::numeric_limits<float>::infinity();
+      int32_t at = 0;
+      for (int r = 0; r < K; ++r)
+        for (int s = 0; s < K; ++s) {
+          const float v = base[r * W + q * S + s];
+          const bool m = v > best;
+          best = m ? v : best;
+          at = m ? r * K + s : at;
+        }
+      yr[q] = best;
+      ar[q] = uint8_t(at);
+    }
+  }
+}
+
 void pool_fwd_plane(const PoolShape& ps, const float* x, float* y, uint8_t* argmax) {
-  if (ps.stride == 2) pool_fwd_plane_t<2>(ps, x, y, argmax);
+  if (ps.size == 3 && ps.stride == 2) pool_fwd_plane_fixed<3, 2>(ps, x, y, argmax);
+  else if (ps.stride == 2) pool_fwd_plane_t<2>(ps, x, y, argmax);
   else pool_fwd_plane_t<0>(ps, x, y, argmax);
 }
 
