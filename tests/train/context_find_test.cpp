@@ -41,7 +41,9 @@ TEST(ContextFind, EveryPairHasAnInContextWinnerAndTheNetRunsIt) {
     for (size_t i = 0; i < p.in_context.size(); ++i) {
       EXPECT_GT(p.in_context[i].context_s, 0) << p.in_context[i].algo;
       EXPECT_EQ(p.in_context[i].samples.size(), size_t(opt.steps)) << p.in_context[i].algo;
-      if (i) EXPECT_LE(p.in_context[i - 1].context_s, p.in_context[i].context_s);
+      if (i) {
+        EXPECT_LE(p.in_context[i - 1].context_s, p.in_context[i].context_s);
+      }
     }
     EXPECT_EQ(p.agree, p.in_context.front().algo == p.isolated.front().algo);
     EXPECT_GE(p.cost_ratio, 1.0 - 1e-12);  // the winner is the fastest in context

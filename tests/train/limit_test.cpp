@@ -45,9 +45,12 @@ TEST(StepLimit, BytesRule) {
   for (size_t i = 0; i < net.layers().size(); ++i) {
     const Layer& l = *net.layers()[i];
     const double b = layer_bytes(l, i > 0);
-    if (l.kind() == "fc") EXPECT_EQ(b, 0) << l.name();
-    if (l.kind() != "conv" && l.kind() != "fc")
+    if (l.kind() == "fc") {
+      EXPECT_EQ(b, 0) << l.name();
+    }
+    if (l.kind() != "conv" && l.kind() != "fc") {
       EXPECT_DOUBLE_EQ(b, l.bytes_moved(false) + (i > 0 ? l.bytes_moved(true) : 0)) << l.name();
+    }
     sum += b;
   }
   sum += 8.0 * 4 * net.classes() + 20.0 * double(net.param_count());

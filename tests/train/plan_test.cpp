@@ -39,7 +39,9 @@ TEST(RoundOrder, BalancedPositionsAndPredecessors) {
       for (int a = 0; a < P; ++a)
         for (int b = 0; b < P; ++b) {
           EXPECT_EQ(position[size_t(a)][size_t(b)], per_position) << "P " << P << " policy " << a << " position " << b;
-          if (a != b) EXPECT_EQ(after[size_t(a)][size_t(b)], per_pair) << "P " << P << ": " << a << " after " << b;
+          if (a != b) {
+            EXPECT_EQ(after[size_t(a)][size_t(b)], per_pair) << "P " << P << ": " << a << " after " << b;
+          }
         }
     }
   }
