@@ -3,8 +3,10 @@
 // the fbfft formulation. Plain data in; no registry, no ConvProblem.
 //
 // Batching ("lanes"): every transform works on kLanes = 16 independent signals
-// at once, interleaved element by element, so every butterfly is one SIMD
-// operation over the 16 signals and no shuffles are needed. Layouts (floats):
+// at once, interleaved element by element, so every butterfly is SIMD over the
+// signals and no shuffles are needed: one zmm per element on AVX-512, two ymm
+// slices (four xmm on the SSE2 baseline) walked one after the other, so the
+// live set fits 16 registers (fft_impl.inc). Layouts (floats):
 //   real frame   x[h][w][lane]                       (Lh, Lw, 16)
 //   spectrum     X[f][re|im][lane] at out + f*fstride, f = u*Wc + v,  Wc = Lw/2+1
 //                (re: 16 floats, im: the next 16; fstride >= 32, a multiple of 16)
