@@ -1,6 +1,7 @@
 #include "algorithms/execute.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -120,6 +121,13 @@ void ConvRunner::run() {
   device_synchronize(ctx_);
 }
 
+void ConvRunner::run_profiled(StageProfile* profile) {
+  ExecContext ctx = ctx_;
+  ctx.profile = profile;
+  algo_.run(p_, dir_, ConvBuffers{src_.f32(), wei_.f32(), dst_.f32()}, ws_bytes_ ? ws_.get() : nullptr, ctx);
+  device_synchronize(ctx);
+}
+
 TimingStats ConvRunner::time(const TimingOptions& opt) {
   if (algo_.device() == DeviceKind::cuda) {
     // CUDA events around the enqueued work, L2 evicted before every rep (core/cuda_stream.hpp).
@@ -158,6 +166,47 @@ std::string ConvRunner::check_guards() const {
       if (c != kGuardByte) return std::string("wrote past the end of ") + what;
   }
   return {};
+}
+
+std::vector<StageRecord> profile_stages(const Algorithm& a, const ConvProblem& p, Direction dir, ExecContext ctx,
+                                        int runs) {
+  if (a.device() != DeviceKind::cpu) fail("stage profiles are for CPU algorithms; " + std::string(a.name()) + " is not");
+  if (runs < 1) fail("profile_stages: runs must be at least 1");
+  ctx.profile = nullptr;
+  ConvRunner runner(a, p, dir, ctx);
+  runner.upload(ConvData::random(p, 1));
+  runner.run();  // untimed: plans, page faults
+  std::vector<StageProfile> profiles(static_cast<size_t>(runs));
+  std::vector<double> whole(static_cast<size_t>(runs));
+  for (int r = 0; r < runs; ++r) {
+    const double t0 = now_seconds();
+    runner.run_profiled(&profiles[size_t(r)]);
+    whole[size_t(r)] = now_seconds() - t0;
+  }
+  std::vector<StageRecord> out;
+  if (profiles[0].stages().empty()) {
+    StageRecord s;
+    s.name = "whole run";
+    s.kind = StageKind::compute;
+    s.flops = p.flops();
+    s.bytes = p.bytes();
+    s.calls = 1;
+    std::sort(whole.begin(), whole.end());
+    s.seconds = whole[whole.size() / 2];
+    out.push_back(s);
+    return out;
+  }
+  for (const StageRecord& first : profiles[0].stages()) {
+    std::vector<double> secs;
+    for (const StageProfile& pr : profiles)
+      for (const StageRecord& s : pr.stages())
+        if (s.name == first.name) secs.push_back(s.seconds);
+    std::sort(secs.begin(), secs.end());
+    StageRecord s = first;
+    s.seconds = secs[secs.size() / 2];
+    out.push_back(s);
+  }
+  return out;
 }
 
 }  // namespace convlab

@@ -4,8 +4,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "core/stage_profile.hpp"
 #include "core/tensor.hpp"
 #include "core/timing.hpp"
 
@@ -50,6 +52,8 @@ class ConvRunner {
   // NaN into every output element, a poison byte pattern into the workspace.
   void poison();
   void run();  // one call, synchronised
+  // The same, the algorithm recording its stages into `profile` (core/stage_profile.hpp).
+  void run_profiled(StageProfile* profile);
   // CPU: the host clock around run() (core/timing.hpp). CUDA: events around
   // the enqueued run on ctx.stream, L2 evicted before every timed rep
   // (time_cuda, core/cuda_stream.hpp).
@@ -71,5 +75,16 @@ class ConvRunner {
   float* out_ptr() const;
   size_t out_bytes() const;
 };
+
+// Where the time of one run goes (core/stage_profile.hpp): one untimed run,
+// then `runs` runs of the algorithm with a stage profile, on random data. Each
+// stage's seconds are the median over the runs (flops and bytes are per run);
+// the stages keep the order the algorithm recorded them in. An algorithm that
+// records no stages (oneDNN, cpu.direct) gives one compute stage "whole run"
+// with the direct convolution's flops and the three tensors' bytes. CPU only
+// (a CUDA algorithm's launches are asynchronous to the host clock): throws
+// Error for another device, or when the algorithm cannot run the problem.
+std::vector<StageRecord> profile_stages(const Algorithm& a, const ConvProblem& p, Direction dir, ExecContext ctx,
+                                        int runs = 5);
 
 }  // namespace convlab

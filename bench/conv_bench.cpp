@@ -13,7 +13,7 @@
 // format) a table: median ms per layer/direction x algorithm, the fastest marked *.
 //
 //   bench_conv [--device=cpu|cuda|all] [--family=NAME] [--net=alexnet] [--batch=32] [--threads=N] [--reps=5]
-//              [--process_time] [benchmark flags...]
+//              [--process_time] [--stages] [--stages_csv=F] [benchmark flags...]
 //
 // --family=NAME keeps that family (gemm, direct, fft, winograd, implicit_gemm) and the vendor peers of its
 // device (cpu.onednn_*, cudnn.*); the table then ends with the best family member / best fp32 peer.
@@ -28,6 +28,12 @@
 // unless --benchmark_repetitions is given. --process_time: the CPU column is the CPU time of all threads
 // (names gain /process_time); on a shared machine compare flops / (cpu / threads).
 // Each benchmark runs its algorithm once untimed first (plans, page faults).
+// --stages: after the benchmarks, every CPU entry that ran is run again with a stage profile
+// (algorithms/execute.hpp profile_stages, median of 5 runs) and a table shows where its time goes: each
+// stage's ms and share, its FLOP rate as % of the measured FMA peak and its byte rate as % of the measured
+// stream bandwidth, and the limit that applies to it (compute: peak, memory: bandwidth) -- the transforms,
+// packing and scatters of every algorithm against the bandwidth, its GEMM / kernel against the peak.
+// --stages_csv=F writes the same rows as CSV (atomically: F.tmp, then rename).
 // Exit codes as the convlab CLI: 2 for bad flags or --device=cuda without a CUDA device (one line; with
 // --device=all the CUDA half is skipped with that line), 3 when the CUDA device faults.
 #include <benchmark/benchmark.h>
@@ -68,6 +74,8 @@ struct Options {
   bool process_time = false;
   bool user_reps = false;  // --benchmark_repetitions given: leave repetitions to it
   double peak_gflops = 0;  // the CPU's measured FMA peak; 0 = none
+  bool stages = false;     // --stages / --stages_csv: per-stage profile after the run
+  std::string stages_csv;
 };
 
 int to_int(std::string_view flag, std::string_view v) {
@@ -100,7 +108,11 @@ Options parse_own_flags(int& argc, char** argv) {
         fail("bench_conv: --device must be cpu, cuda or all, got '" + std::string(v) + "'");
       o.cpu = v != "cuda";
       o.cuda = v != "cpu";
-    } else if (a == "--process_time") o.process_time = true;
+    } else if (auto v = value("--stages_csv"); !v.empty()) {
+      o.stages = true;
+      o.stages_csv = std::string(v);
+    } else if (a == "--stages") o.stages = true;
+    else if (a == "--process_time") o.process_time = true;
     else {
       if (a.substr(0, 24) == "--benchmark_repetitions=") o.user_reps = true;
       argv[out++] = argv[i];
@@ -265,6 +277,61 @@ class TableReporter : public benchmark::BenchmarkReporter {
   static int width(const std::string& col) { return int(std::max<size_t>(col.size(), 9)); }
 };
 
+// The per-stage table (--stages) over the CPU entries that ran.
+void print_stages(const Options& o, const TableReporter& table) {
+  const int threads = ExecContext{DeviceKind::cpu, o.threads}.resolved_threads();
+  const double bw_gbs = measure_stream_bandwidth(threads);
+  std::string csv = "layer,direction,algorithm,stage,kind,ms,share,gflops,pct_peak,gbs,pct_bandwidth\n";
+  std::printf("\nwhere the time goes, per stage (median of 5 profiled runs): GFLOP/s as %% of the measured FMA peak "
+              "(%.1f GFLOP/s), GB/s as %% of the measured stream bandwidth (%.1f GB/s), %d thread(s); limit = the one "
+              "that applies (compute: peak, memory: bandwidth)\n",
+              o.peak_gflops, bw_gbs, threads);
+  std::printf("%-24s %-20s %-32s %8s %6s %8s %6s %7s %6s  %s\n", "layer/dir", "algorithm", "stage", "ms", "share",
+              "GFLOP/s", "%peak", "GB/s", "%bw", "limit");
+  for (const NetLayer& l : network_layers(o.net, o.batch))
+    for (Direction dir : kAllDirections)
+      for (const Algorithm* a : registry()) {
+        const std::string row = l.id + "/" + std::string(to_string(dir));
+        if (a->device() != DeviceKind::cpu || !table.ms.count({row, std::string(a->name())})) continue;
+        ExecContext ctx;
+        ctx.threads = o.threads;
+        std::vector<StageRecord> st;
+        try {
+          st = profile_stages(*a, l.problem, dir, ctx);
+        } catch (const Error& e) {
+          std::printf("%-24s %-20s (no profile: %s)\n", row.c_str(), std::string(a->name()).c_str(), e.what());
+          continue;
+        }
+        double total = 0;
+        for (const StageRecord& r : st) total += r.seconds;
+        for (const StageRecord& r : st) {
+          const double gf = r.seconds > 0 ? r.flops * 1e-9 / r.seconds : 0, gb = r.seconds > 0 ? r.bytes * 1e-9 / r.seconds : 0;
+          const double pk = o.peak_gflops > 0 ? 100 * gf / o.peak_gflops : 0, pb = bw_gbs > 0 ? 100 * gb / bw_gbs : 0;
+          const double share = total > 0 ? 100 * r.seconds / total : 0;
+          const double limit = r.kind == StageKind::compute ? pk : pb;
+          std::printf("%-24s %-20s %-32s %8.3f %5.1f%% %8.1f %5.1f%% %7.1f %5.1f%%  %s %.0f%%\n", row.c_str(),
+                      std::string(a->name()).c_str(), r.name.c_str(), r.seconds * 1e3, share, gf, pk, gb, pb,
+                      r.kind == StageKind::compute ? "peak" : "bandwidth", limit);
+          char line[512];
+          std::snprintf(line, sizeof line, "%s,%s,%s,%s,%s,%.6f,%.4f,%.3f,%.2f,%.3f,%.2f\n", l.id.c_str(),
+                        std::string(to_string(dir)).c_str(), std::string(a->name()).c_str(), r.name.c_str(),
+                        stage_kind_name(r.kind), r.seconds * 1e3, share / 100, gf, pk, gb, pb);
+          csv += line;
+        }
+      }
+  if (!o.stages_csv.empty()) {
+    const std::string tmp = o.stages_csv + ".tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) fail("bench_conv: cannot write '" + tmp + "'");
+    const bool ok = std::fwrite(csv.data(), 1, csv.size(), f) == csv.size();
+    if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), o.stages_csv.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      fail("bench_conv: cannot write '" + o.stages_csv + "'");
+    }
+    std::printf("wrote %s\n", o.stages_csv.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -307,6 +374,7 @@ int main(int argc, char** argv) {
     TableReporter table;
     benchmark::RunSpecifiedBenchmarks(&table);
     if (table.console()) table.print_table(o.family);
+    if (o.stages && o.cpu) print_stages(o, table);
     benchmark::Shutdown();
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -66,10 +66,15 @@ const CudaInfo& cuda_info();
 std::string device_fingerprint(DeviceKind d, int threads);
 
 // Where and how an algorithm runs. threads = 0 means all hardware threads.
+class StageProfile;  // core/stage_profile.hpp
+
 struct ExecContext {
   DeviceKind device = DeviceKind::cpu;
   int threads = 0;
   void* stream = nullptr;  // cudaStream_t on CUDA, unused on the CPU
+  // When set, CPU algorithms record where the run's time goes, stage by stage
+  // (the benchmarks' per-stage limits); null in every timed comparison.
+  StageProfile* profile = nullptr;
   int resolved_threads() const;
 };
 

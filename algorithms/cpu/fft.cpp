@@ -22,6 +22,7 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "core/stage_profile.hpp"
 #include "kernels/cpu/fft/fft.hpp"
 
 namespace convlab {
@@ -304,6 +305,18 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
 
   const int tiles_w = geo.w.tiles;
   const int G = L.g, Cg = L.cg, Kg = L.kg, CB = L.cb, KB = L.kb;
+
+  // Stage accounting (core/stage_profile.hpp): a transform of 16 lanes is 16
+  // real th x tw FFTs at 2.5 N log2 N; a frequency's GEMMs 8 flops per complex
+  // multiply-add over msig x Cg x Kg per group; bytes: the tensors read or
+  // written once plus the spectra written and read.
+  StageClock clock(ctx.profile);
+  const double fft_flops = 2.5 * double(th) * tw * std::log2(double(th) * tw) * V;
+  const double spec_a_bytes = 4.0 * double(L.freqs) * double(L.fs_a), spec_b_bytes = 4.0 * double(L.freqs) * double(L.fs_b),
+               spec_c_bytes = 4.0 * double(L.freqs) * double(L.fs_c);
+  const double src_b = 4.0 * double(p.src_elems()), wei_b = 4.0 * double(p.wei_elems()), dst_b = 4.0 * double(p.dst_elems());
+  const double in_bytes = dir == Direction::fwd ? src_b + wei_b : dir == Direction::bwd_data ? dst_b + wei_b : src_b + dst_b;
+  const double out_bytes = dir == Direction::fwd ? dst_b : dir == Direction::bwd_data ? src_b : wei_b;
   const int R = p.r, S = p.s;
   const int H = p.h, W = p.w, P = p.p(), Q = p.q();
 
@@ -383,6 +396,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
     }
     engine_.forward(plan, frame, rb, re, out, fstride, scratch_of(t));
   }
+  clock.lap("forward transforms", StageKind::memory, fft_flops * double(jobs1), in_bytes + spec_a_bytes + spec_b_bytes);
 
   // Phase 2: one complex GEMM per (frequency, group).
 #pragma omp parallel for schedule(dynamic, 4) num_threads(nthr)
@@ -417,6 +431,9 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
       }
     }
   }
+
+  clock.lap("complex GEMM", StageKind::compute, 8.0 * double(L.freqs) * G * double(L.msig) * Cg * Kg,
+            spec_a_bytes + spec_b_bytes + spec_c_bytes);
 
   // Phase 3: inverse transforms and scatter.
   const float scale = 1.0f / float(th * tw);
@@ -459,6 +476,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
       }
     }
   }
+  clock.lap("inverse transforms", StageKind::memory, fft_flops * double(L.blocks_c), spec_c_bytes + out_bytes);
 }
 
 }  // namespace convlab

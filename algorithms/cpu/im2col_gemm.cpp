@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/stage_profile.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/im2col/im2col.hpp"
 
@@ -111,6 +112,12 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   const int64_t pq = int64_t(sh.p) * sh.q, hw = int64_t(sh.h) * sh.w;
   const int64_t crs = int64_t(sh.cg()) * sh.r * sh.s;
   const int kg = sh.kg();
+  // Stage accounting (core/stage_profile.hpp): im2col reads the chunk's images
+  // of the group and writes the column matrix; col2im the reverse; the GEMM's
+  // flops are 2 M N K and its bytes its three matrices once; the dst / diff_dst
+  // copies through tmp move Kg x L floats each way.
+  StageClock clock(ctx.profile);
+  const double img_bytes = 4.0 * double(sh.cg()) * hw;
 
   for (int chunk = 0; chunk < pl.chunks; ++chunk) {
     const int n0 = chunk * pl.nb;
@@ -124,21 +131,45 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
       float* dx = pl.direct ? buf.src + (int64_t(n0) * sh.c + int64_t(grp) * sh.cg()) * hw : col;
       float* y_at = buf.dst + (int64_t(n0) * sh.k + int64_t(grp) * kg) * pq;  // (Kg, PQ) of image n0
       const bool packed_y = nb > 1;  // dst/diff_dst go through tmp (Kg, L); never when direct (nb = 1)
+      const double col_bytes = 4.0 * double(crs) * L, y_bytes = 4.0 * double(kg) * L, images = double(nb) * img_bytes;
+      const double gemm_flops = 2.0 * double(g.m) * g.n * g.k;
+      const double gemm_bytes = 4.0 * (double(g.m) * g.k + double(g.k) * g.n + double(g.m) * g.n);
       switch (dir) {
         case Direction::fwd:
-          if (!pl.direct) cpu::im2col(sh, nb, grp, buf.src + int64_t(n0) * sh.c * hw, col, L, T);
+          if (!pl.direct) {
+            cpu::im2col(sh, nb, grp, buf.src + int64_t(n0) * sh.c * hw, col, L, T);
+            clock.lap("im2col", StageKind::memory, 0, images + col_bytes);
+          }
           gemm(g, 1.0f, wg, x, 0.0f, packed_y ? tmp : y_at, TG, gws);
-          if (packed_y) scatter_dst(sh, n0, nb, grp, tmp, buf.dst, T);
+          clock.lap("GEMM", StageKind::compute, gemm_flops, gemm_bytes);
+          if (packed_y) {
+            scatter_dst(sh, n0, nb, grp, tmp, buf.dst, T);
+            clock.lap("dst scatter", StageKind::memory, 0, 2 * y_bytes);
+          }
           break;
         case Direction::bwd_data:
-          if (packed_y) gather_dy(sh, n0, nb, grp, buf.dst, tmp, T);
+          if (packed_y) {
+            gather_dy(sh, n0, nb, grp, buf.dst, tmp, T);
+            clock.lap("diff_dst gather", StageKind::memory, 0, 2 * y_bytes);
+          }
           gemm(g, 1.0f, wg, packed_y ? tmp : y_at, 0.0f, dx, TG, gws);
-          if (!pl.direct) cpu::col2im(sh, nb, grp, col, L, buf.src + int64_t(n0) * sh.c * hw, T);
+          clock.lap("GEMM", StageKind::compute, gemm_flops, gemm_bytes);
+          if (!pl.direct) {
+            cpu::col2im(sh, nb, grp, col, L, buf.src + int64_t(n0) * sh.c * hw, T);
+            clock.lap("col2im", StageKind::memory, 0, col_bytes + images);
+          }
           break;
         case Direction::bwd_filter:
-          if (!pl.direct) cpu::im2col(sh, nb, grp, buf.src + int64_t(n0) * sh.c * hw, col, L, T);
-          if (packed_y) gather_dy(sh, n0, nb, grp, buf.dst, tmp, T);
+          if (!pl.direct) {
+            cpu::im2col(sh, nb, grp, buf.src + int64_t(n0) * sh.c * hw, col, L, T);
+            clock.lap("im2col", StageKind::memory, 0, images + col_bytes);
+          }
+          if (packed_y) {
+            gather_dy(sh, n0, nb, grp, buf.dst, tmp, T);
+            clock.lap("diff_dst gather", StageKind::memory, 0, 2 * y_bytes);
+          }
           gemm(g, 1.0f, packed_y ? tmp : y_at, x, chunk == 0 ? 0.0f : 1.0f, dwg, TG, gws);
+          clock.lap("GEMM", StageKind::compute, gemm_flops, gemm_bytes);
           break;
       }
     }

@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "core/error.hpp"
+#include "core/stage_profile.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/winograd/winograd_kernels.hpp"
 
@@ -99,8 +100,13 @@ int64_t aligned(int64_t floats) { return wg::round_up(floats, kAlignFloats); }
 
 // Forward and backward-data: `in` is the tiled input side (src or diff_dst),
 // `out` the output side, u the transformed filter of this group.
+// Stage accounting (core/stage_profile.hpp), per chunk of `rem` tiles of m x m
+// outputs: the input transform reads the chunk's input pixels (~rem m^2 per
+// channel) and writes alpha^2 values per tile and channel; the GEMMs do 2 flops
+// per multiply-add over alpha^2 x k_out x c_in x rem; the output transform
+// reads alpha^2 per tile and output channel and writes m^2.
 void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Plan& pl, const wg::TiledImage& in,
-                      const wg::TiledImage& out, const float* u, float* v, float* mb, int threads) {
+                      const wg::TiledImage& out, const float* u, float* v, float* mb, int threads, StageClock& clock) {
   const int m = pl.m, a2 = (m + 2) * (m + 2);
   const int MR = uk.mr, NR = uk.nr, KC = kPanelFloats / NR;
   const int c_in = pl.c_in;
@@ -117,6 +123,7 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
     const int np = int(wg::ceil_div(int(rem), NR));   // panels of NR tiles
     const int groups_in = np * (NR / wg::kLanes);      // 16-tile groups written (whole panels)
     const int groups_out = wg::ceil_div(int(rem), wg::kLanes);
+    const double tiles = double(rem), mm = double(m) * m;
 #pragma omp parallel num_threads(threads)
     {
 #pragma omp for collapse(2) schedule(static)
@@ -124,6 +131,8 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
         for (int cb = 0; cb < cblocks; ++cb)
           kn.input_transform(m, in, t_first, tg * wg::kLanes, cb * kChanBlock, std::min(c_in, (cb + 1) * kChanBlock),
                              v, vlay);
+#pragma omp master
+      clock.lap("input transform", StageKind::memory, 0, 4.0 * tiles * c_in * (mm + a2));
 #pragma omp for collapse(2) schedule(static)
       for (int e = 0; e < a2; ++e)
         for (int tp = 0; tp < np; ++tp) {
@@ -138,18 +147,24 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
                     c + int64_t(kb) * MR * NR, NR, 1.0f, beta, MR, NR);
           }
         }
+#pragma omp master
+      clock.lap("batched GEMM", StageKind::compute, 2.0 * a2 * tiles * double(pl.k_out) * c_in,
+                4.0 * a2 * (tiles * c_in + double(pl.k_out) * c_in + tiles * pl.k_out));
 #pragma omp for collapse(2) schedule(static)
       for (int tg = 0; tg < groups_out; ++tg)
         for (int kb = 0; kb < kblocks; ++kb)
           kn.output_transform(m, mb, mlay, out, t_first, tg * wg::kLanes, kb * kChanBlock,
                               std::min(pl.k_out, (kb + 1) * kChanBlock));
+#pragma omp master
+      clock.lap("output transform", StageKind::memory, 0, 4.0 * tiles * pl.k_out * (a2 + mm));
     }
   }
 }
 
 // Backward-filter for one group: accumulates M over all chunks, then GT M G.
 void run_bwd_filter(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Plan& pl, const wg::TiledImage& x,
-                    const wg::TiledImage& dy, float* v, float* w, float* mb, float* diff_wei_group, int threads) {
+                    const wg::TiledImage& dy, float* v, float* w, float* mb, float* diff_wei_group, int threads,
+                    StageClock& clock) {
   const int m = pl.m, a2 = (m + 2) * (m + 2);
   const int MR = uk.mr, NR = uk.nr;
   const int kp = int(wg::round_up(pl.k_out, MR)), cp = int(wg::round_up(pl.c_in, NR));
@@ -166,6 +181,7 @@ void run_bwd_filter(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Pl
     const int groups = wg::ceil_div(int(rem), wg::kLanes);
     const int kc = groups * wg::kLanes;  // reduction length of this chunk (padded tiles are zeros)
     const float beta = first ? 0.0f : 1.0f;
+    const double tiles = double(rem), mm = double(m) * m;
 #pragma omp parallel num_threads(threads)
     {
 #pragma omp for collapse(2) schedule(static) nowait
@@ -177,15 +193,22 @@ void run_bwd_filter(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Pl
         for (int kb = 0; kb < kblocks; ++kb)
           kn.dst_transform(m, dy, t_first, tg * wg::kLanes, kb * kChanBlock, std::min(kp, (kb + 1) * kChanBlock), w,
                            wlay);
+#pragma omp master
+      clock.lap("input transforms (src, diff_dst)", StageKind::memory, 0,
+                4.0 * tiles * (double(pl.c_in) + pl.k_out) * (mm + a2));
 #pragma omp for collapse(3) schedule(static)
       for (int e = 0; e < a2; ++e)
         for (int kb = 0; kb < kb_count; ++kb)
           for (int cpi = 0; cpi < cp_count; ++cpi)
             uk.fn(kc, w + e * wlay.e_stride + int64_t(kb) * tc * MR, v + e * vlay.e_stride + int64_t(cpi) * tc * NR,
                   mb + e * m_e + int64_t(kb) * MR * cp + int64_t(cpi) * NR, cp, 1.0f, beta, MR, NR);
+#pragma omp master
+      clock.lap("batched GEMM", StageKind::compute, 2.0 * a2 * tiles * double(pl.k_out) * pl.c_in,
+                4.0 * a2 * (tiles * pl.c_in + tiles * pl.k_out + double(pl.k_out) * pl.c_in));
     }
   }
   wg::filter_grad_transform(m, mb, pl.k_out, pl.c_in, pl.tile, diff_wei_group, threads);
+  clock.lap("filter-gradient transform", StageKind::memory, 0, 4.0 * double(pl.k_out) * pl.c_in * (a2 + 9));
 }
 
 }  // namespace
@@ -229,6 +252,8 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
   const int kg = p.k_per_group(), cg = p.c_per_group();
   const int P = p.p(), Q = p.q();
   const int64_t src_plane = int64_t(p.h) * p.w, dst_plane = int64_t(P) * Q;
+  StageClock clock(ctx.profile);
+  const double a2 = double(m_ + 2) * (m_ + 2), filter_bytes = 4.0 * kg * cg * (9 + a2);
   for (int g = 0; g < p.groups; ++g) {
     const float* wei_g = buf.wei + int64_t(g) * kg * cg * 9;
     wg::TiledImage x{buf.src + g * cg * src_plane, buf.src + g * cg * src_plane, int64_t(p.c) * src_plane, cg,
@@ -238,17 +263,19 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
     switch (dir) {
       case Direction::fwd:
         wg::filter_transform(m_, wei_g, kg, cg, false, pl.tile, u, threads);
-        run_forward_like(kn, uk, pl, x, y, u, v, mb, threads);
+        clock.lap("filter transform", StageKind::memory, 0, filter_bytes);
+        run_forward_like(kn, uk, pl, x, y, u, v, mb, threads, clock);
         break;
       case Direction::bwd_data:
         // diff_dst is the input side, padded by 2 - pad (negative: cropped).
         y.pad_h = 2 - p.pad_h;
         y.pad_w = 2 - p.pad_w;
         wg::filter_transform(m_, wei_g, kg, cg, true, pl.tile, u, threads);
-        run_forward_like(kn, uk, pl, y, x, u, v, mb, threads);
+        clock.lap("filter transform", StageKind::memory, 0, filter_bytes);
+        run_forward_like(kn, uk, pl, y, x, u, v, mb, threads, clock);
         break;
       case Direction::bwd_filter:
-        run_bwd_filter(kn, uk, pl, x, y, v, u, mb, buf.wei + int64_t(g) * kg * cg * 9, threads);
+        run_bwd_filter(kn, uk, pl, x, y, v, u, mb, buf.wei + int64_t(g) * kg * cg * 9, threads, clock);
         break;
     }
   }

@@ -42,6 +42,20 @@ if command -v python3 >/dev/null; then
     "$work/run.json" || fail "--benchmark_format=json is not one JSON document naming conv/alexnet.conv5/fwd/cpu.direct"
 fi
 
+# --stages: where each CPU entry's time goes, stage by stage, against the peak or the bandwidth, and as CSV.
+"$conv" --family=winograd --batch=1 --reps=1 --benchmark_min_time=0.01 --benchmark_filter='alexnet.conv5/fwd/' \
+  --stages_csv="$work/stages.csv" > "$work/stages" 2> "$work/stages.err" || fail "--stages run exit $?"
+grep -q '^where the time goes, per stage' "$work/stages" || fail "--stages prints no stage table"
+for st in 'input transform' 'batched GEMM' 'output transform'; do
+  grep -E "^alexnet.conv5/fwd +cpu.winograd_f4x3 +$st " "$work/stages" | grep -qE '(peak|bandwidth) [0-9]+%' \
+    || fail "--stages: no '$st' row for cpu.winograd_f4x3 with its limit"
+done
+grep -qE '^alexnet.conv5/fwd +cpu.onednn_direct +whole run ' "$work/stages" || fail "--stages: oneDNN has no whole-run row"
+head -1 "$work/stages.csv" | grep -qx 'layer,direction,algorithm,stage,kind,ms,share,gflops,pct_peak,gbs,pct_bandwidth' \
+  || fail "--stages_csv header: $(head -1 "$work/stages.csv")"
+grep -q '^alexnet.conv5,fwd,cpu.winograd_f4x3,batched GEMM,compute,' "$work/stages.csv" || fail "--stages_csv lacks the GEMM row"
+[ -e "$work/stages.csv.tmp" ] && fail "--stages_csv left its temp file"
+
 # One line and exit 2, as the convlab CLI: bad flags, an unknown family, --device=cuda without a device.
 one_line_exit2() {
   local what=$1; shift
