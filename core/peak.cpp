@@ -31,7 +31,7 @@ float fma_loop_scalar(long iters, float seed) {
 
 volatile double g_peak_sink = 0;  // keeps every loop's result observable
 
-PeakResult measure_fma_peak(int threads, double seconds) {
+PeakResult measure_fma_peak(int threads, double seconds, bool thread_cpu_time) {
   const CpuInfo& cpu = cpu_info();
   PeakResult res;
   res.threads = threads > 0 ? threads : cpu.hardware_threads;
@@ -65,9 +65,9 @@ PeakResult measure_fma_peak(int threads, double seconds) {
     std::vector<std::thread> team;
     for (int t = 0; t < res.threads; ++t)
       team.emplace_back([&, t] {
-        const double t0 = now_seconds();
+        const double t0 = thread_cpu_time ? thread_cpu_seconds() : now_seconds();
         sums[size_t(t)] = loop(iters, float(t));
-        const double dt = now_seconds() - t0;
+        const double dt = (thread_cpu_time ? thread_cpu_seconds() : now_seconds()) - t0;
         rate[size_t(t)] = double(iters) * chains * lanes * 2 / dt * 1e-9;
       });
     for (auto& th : team) th.join();

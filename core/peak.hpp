@@ -13,8 +13,11 @@ struct PeakResult {
   std::string isa;     // the instruction set the loop used
 };
 
-// Runs for about `seconds` per measurement and returns the best of 3.
-PeakResult measure_fma_peak(int threads, double seconds = 0.2);
+// Runs for about `seconds` per measurement and returns the best of 3. Each
+// thread's rate is over its wall time, or with thread_cpu_time over the CPU
+// time it ran (a kernel benchmark that reports CPU-time rates on a shared
+// machine compares against this one).
+PeakResult measure_fma_peak(int threads, double seconds = 0.2, bool thread_cpu_time = false);
 
 }  // namespace convlab
 

@@ -1,5 +1,7 @@
 #include "core/timing.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -7,6 +9,12 @@
 #include "core/tensor.hpp"
 
 namespace convlab {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
 
 double now_seconds() {
   using clock = std::chrono::steady_clock;

@@ -7,6 +7,9 @@
 namespace convlab {
 
 double now_seconds();  // steady clock
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID): on a shared machine, the time the thread
+// actually ran, without the time another process had its core.
+double thread_cpu_seconds();
 
 struct TimingStats {
   double median = 0, min = 0, max = 0;

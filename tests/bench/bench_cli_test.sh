@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# usage: bench_cli_test.sh BENCH_CONV BENCH_GEMM BENCH_FFT
+# usage: bench_cli_test.sh BENCH_CONV BENCH_GEMM BENCH_FFT BENCH_UKERNEL
 # bench_conv is the one convolution benchmark for both devices: its names are conv/<layer>/<dir>/<algorithm>,
 # --family keeps a family and the vendor peers of its device, an unsupported case is a skipped entry with its
 # reason, and --device=cuda without a device is one line and exit 2 (the CLI's convention). bench_gemm and
 # bench_fft hold only kernel-level entries.
 set -uo pipefail
-conv=$1 gemm=$2 fft=$3
+conv=$1 gemm=$2 fft=$3 ukernel=$4
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -87,5 +87,13 @@ grep -q '^conv/' "$work/gemm" && fail "bench_gemm still lists whole convolutions
 "$fft" --benchmark_list_tests > "$work/fft" 2>&1 || fail "bench_fft exit $?"
 grep -q '^fft/r2c/.*/fftw/' "$work/fft" || fail "bench_fft lists no fft/ entries"
 grep -q '^conv/' "$work/fft" && fail "bench_fft still lists whole convolutions"
+
+# bench_ukernel: each family's innermost kernel with GFLOP/s and %peak (of a CPU-time peak), every ISA's
+# SGEMM micro-kernel the CPU allows (portable always).
+"$ukernel" --benchmark_min_time=0.01 > "$work/uk" 2> "$work/uk.err" || fail "bench_ukernel exit $?"
+for e in 'ukernel/sgemm/portable' 'ukernel/fft_cgemm/' 'ukernel/fft_r2c/32x32/'; do
+  grep -E "^$e" "$work/uk" | grep -q '%peak=' || fail "bench_ukernel: no $e entry with %peak"
+done
+grep -q '^ukernel/sgemm/.*sgemm_ukernel_' "$work/uk" || fail "bench_ukernel: the sgemm entries do not name their micro-kernel"
 
 [ $fails = 0 ] && echo "ok" || exit 1
