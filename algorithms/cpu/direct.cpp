@@ -91,6 +91,16 @@ struct Runs {
   int size(int i) const { return begin(i + 1) - begin(i); }
 };
 
+// Input offsets of the pixels m0 .. m0+nj-1 of a row-major plane `cols` wide:
+// pixel (y, x) reads at y*row + x*col. A run may cross rows.
+void pixel_offsets(int m0, int nj, int cols, int64_t row, int64_t col, int64_t* off) {
+  int y = m0 / cols, x = m0 % cols;
+  for (int j = 0; j < nj; ++j) {
+    off[j] = y * row + x * col;
+    if (++x == cols) x = 0, ++y;
+  }
+}
+
 // Reduction blocks (c-blocks forward, k-blocks backward-data) per pass: the
 // weights one pass touches, for every block of the group, stay within this
 // many bytes (L2-resident) while the pass sweeps all rows of the image.
@@ -154,12 +164,15 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
         }
 #pragma omp barrier
     float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * PQ * V;  // (<= 3, P, Q, V)
+    int64_t pix_off[direct::kMaxNj];
     int64_t begin, end;
     direct::share(int64_t(pl.G) * KP * s.n, ithr, nthr, begin, end);
     for (int64_t item = begin; item < end; ++item) {  // (G, KP, N): weights reused across n
       const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
       const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
-      const Runs qruns(s.q, pl.uk->max_nj / nkb);
+      // Pixel runs over the flattened (P, Q) plane: a run may cross rows, so a
+      // narrow row (13 wide) still fills the tile (6 pixels on AVX2).
+      const Runs mruns(int(PQ), pl.uk->max_nj / nkb);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
       ConvUkernelArgs a{};
       a.wei = ws.wf + (int64_t(g) * pl.KB + kb) * pl.CB * pl.wei_tile();  // (nkb, CB, R, S, BI, V)
@@ -172,6 +185,7 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
       a.bi = depth;
       a.in_pix_stride = int64_t(s.stride_w) * BI;
       a.out_pix_stride = V;
+      a.pix_off = pix_off;
       a.nkb = nkb;
       a.wei_kb_stride = pl.CB * pl.wei_tile();
       a.out_kb_stride = PQ * V;
@@ -182,14 +196,14 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
         a.nib = passes.size(ps);
         a.accumulate = ps > 0;
         a.wei = wei_g + cb0 * pl.wei_tile();
-        for (int p = 0; p < s.p; ++p)
-          for (int qr = 0; qr < qruns.count; ++qr) {
-            const int q0 = qruns.begin(qr);
-            a.in = in_img + cb0 * plane + (int64_t(p) * s.stride_h * pl.xs.wp + int64_t(q0) * s.stride_w) * BI;
-            a.out = tile + (int64_t(p) * s.q + q0) * V;
-            a.nj = qruns.size(qr);
-            pl.uk->conv(a);
-          }
+        for (int mr = 0; mr < mruns.count; ++mr) {
+          const int m0 = mruns.begin(mr);
+          a.nj = mruns.size(mr);
+          pixel_offsets(m0, a.nj, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI, pix_off);
+          a.in = in_img + cb0 * plane;
+          a.out = tile + int64_t(m0) * V;
+          pl.uk->conv(a);
+        }
       }
       for (int x = 0; x < nkb; ++x) {
         const int k0 = g * pl.KG + (kb + x) * V;
@@ -257,6 +271,21 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
     float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * HW * V;  // (<= 3, H, W, V)
     int64_t* in_off = ws.taps + int64_t(ithr) * 2 * RS;
     int64_t* wei_off = in_off + RS;
+    // Unit stride: every (r, s) reaches every pixel, so the taps, relative to
+    // pixel (0, 0), are one set for all pixels, which differ by fixed offsets.
+    const bool unit_stride = sh == 1 && sw == 1;
+    int ntaps1 = 0;
+    if (unit_stride)
+      for (int r = 0; r < s.r; ++r) {
+        const int64_t prow = int64_t(s.pad_h) - int64_t(r) * s.dil_h + pl.mt;  // diff_dst row for h = 0
+        for (int t = 0; t < (flat ? 1 : s.s); ++t) {
+          const int64_t col = flat ? s.pad_w - (s.s - 1) + pl.ml : s.pad_w - int64_t(t) * s.dil_w + pl.ml;
+          in_off[ntaps1] = (prow * pl.yd.wp + col) * BK;
+          wei_off[ntaps1] = int64_t(r * s.s + t) * BK * V;
+          ++ntaps1;
+        }
+      }
+    int64_t pix_off[direct::kMaxNj];
     int64_t begin, end;
     direct::share(int64_t(pl.G) * CP * s.n, ithr, nthr, begin, end);
     for (int64_t item = begin; item < end; ++item) {  // (G, CP, N)
@@ -277,6 +306,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
       a.wei_kb_stride = pl.KB * pl.wei_tile();
       a.out_kb_stride = HW * V;
       const float* wei_g = a.wei;
+      const Runs mruns(int(HW), pl.uk->max_nj / ncb);
       const Runs passes = reduction_passes(pl.KB, pl.wei_tile() * int64_t(sizeof(float)) * ncb);
       for (int ps = 0; ps < passes.count; ++ps) {
         const int kb0 = passes.begin(ps);
@@ -284,6 +314,20 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
         a.accumulate = ps > 0;
         a.wei = wei_g + kb0 * pl.wei_tile();
         const float* in_pass = in_img + kb0 * plane;
+        if (unit_stride) {  // one tap set for every pixel: runs over the flattened (H, W) plane
+          a.ntaps = ntaps1;
+          a.pix_off = pix_off;
+          a.out_pix_stride = V;
+          for (int mr = 0; mr < mruns.count; ++mr) {
+            const int m0 = mruns.begin(mr);
+            a.nj = mruns.size(mr);
+            pixel_offsets(m0, a.nj, s.w, int64_t(pl.yd.wp) * BK, BK, pix_off);
+            a.in = in_pass;
+            a.out = tile + int64_t(m0) * V;
+            pl.uk->conv(a);
+          }
+          continue;
+        }
         for (int h = 0; h < s.h; ++h)
           for (int phi = 0; phi < std::min(sw, s.w); ++phi) {
             int nt = 0;

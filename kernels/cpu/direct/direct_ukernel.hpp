@@ -45,6 +45,9 @@ struct ConvUkernelArgs {
   int nkb;  // 1, 2, 3 or 4; nj <= max_nj / nkb
   int64_t wei_kb_stride, out_kb_stride;
   bool accumulate;
+  // (nj) pixel j's input offset in place of j*in_pix_stride, or nullptr. Lets
+  // one call's pixels run across output rows (AVX2's 13-wide rows fill 6-pixel tiles).
+  const int64_t* pix_off = nullptr;
 };
 
 struct WgradUkernelArgs {
@@ -84,6 +87,8 @@ struct Ukernels {
 };
 
 inline constexpr int kPixMaxC = 4, kPixMaxJ = 4;
+// The largest max_nj of any table (pixel-offset arrays are sized for it).
+inline constexpr int kMaxNj = 28;
 
 const Ukernels& ukernels_avx512();
 const Ukernels& ukernels_avx2();

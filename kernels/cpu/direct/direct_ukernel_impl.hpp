@@ -39,7 +39,10 @@ void conv_nj(const ConvUkernelArgs& a) {
       unroll<NJ>([&](auto j) CONVLAB_INLINE { acc[kb][j] = O::zero(); });
     });
   }
-  const int64_t ips = a.in_pix_stride, wks = a.wei_kb_stride;
+  // Pixel j's input offset: pix_off[j], or j * in_pix_stride (held in registers).
+  int64_t po[NJ];
+  unroll<NJ>([&](auto j) CONVLAB_INLINE { po[j] = a.pix_off ? a.pix_off[j] : j * a.in_pix_stride; });
+  const int64_t wks = a.wei_kb_stride;
   for (int ib = 0; ib < a.nib; ++ib) {
     const float* in_b = a.in + ib * a.in_ib_stride;
     const float* w_b = a.wei + ib * a.wei_ib_stride;
@@ -51,12 +54,12 @@ void conv_nj(const ConvUkernelArgs& a) {
           vec wv[NKB];
           unroll<NKB>([&](auto kb) CONVLAB_INLINE { wv[kb] = O::load(w + kb * wks); });
           unroll<NJ>([&](auto j) CONVLAB_INLINE {
-            const vec b = O::bcast(x + j * ips);
+            const vec b = O::bcast(x + po[j]);
             unroll<NKB>([&](auto kb) CONVLAB_INLINE { acc[kb][j] = O::fma(b, wv[kb], acc[kb][j]); });
           });
         } else {  // NJ broadcasts in registers, one weight vector at a time
           vec bv[NJ];
-          unroll<NJ>([&](auto j) CONVLAB_INLINE { bv[j] = O::bcast(x + j * ips); });
+          unroll<NJ>([&](auto j) CONVLAB_INLINE { bv[j] = O::bcast(x + po[j]); });
           unroll<NKB>([&](auto kb) CONVLAB_INLINE {
             const vec wv = O::load(w + kb * wks);
             unroll<NJ>([&](auto j) CONVLAB_INLINE { acc[kb][j] = O::fma(bv[j], wv, acc[kb][j]); });

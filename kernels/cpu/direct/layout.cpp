@@ -16,6 +16,10 @@ bool have_avx512() {
   static const bool yes = cpu_info().isa() == "avx512";  // compiled with F/VL/BW/DQ
   return yes;
 }
+bool have_avx2() {
+  static const bool yes = have_avx512() || cpu_info().isa() == "avx2";
+  return yes;
+}
 }  // namespace
 
 void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int nthr) {
@@ -54,6 +58,8 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
       int x = x0;
       if (a.b == 16 && lanes == 16 && have_avx512())
         for (; x + 16 <= x1; x += 16) transpose16x16_avx512(base + x, hw, o + int64_t(a.left + x) * 16, 16);
+      if (a.b == 8 && lanes == 8 && have_avx2())
+        for (; x + 8 <= x1; x += 8) transpose8x8_avx2(base + x, hw, o + int64_t(a.left + x) * 8, 8);
       for (; x < x1; ++x) {
         float* ox = o + int64_t(a.left + x) * a.b;
         for (int i = 0; i < lanes; ++i) ox[i] = planes[i][x];
@@ -91,6 +97,16 @@ void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
       } else {
         transpose16x16_avx512(tile + x0 * 16, 16, buf, 16);
         for (int c = 0; c < nchan; ++c) std::memcpy(planes[c] + x0, buf + c * 16, 16 * sizeof(float));
+      }
+    }
+  } else if (v == 8 && have_avx2()) {
+    alignas(32) float buf[8 * 8];
+    for (; x0 + 8 <= hw; x0 += 8) {
+      if (nchan == 8) {
+        transpose8x8_avx2(tile + x0 * 8, 8, dst + x0, hw);
+      } else {
+        transpose8x8_avx2(tile + x0 * 8, 8, buf, 8);
+        for (int c = 0; c < nchan; ++c) std::memcpy(planes[c] + x0, buf + c * 8, 8 * sizeof(float));
       }
     }
   }

@@ -42,16 +42,19 @@ TEST(DirectLayout, BlockActPadsAndPlacesEveryElement) {
 }
 
 TEST(DirectLayout, UnblockTileDropsPaddedLanes) {
-  for (int hw : {13, 16, 45})
-    for (int nchan : {11, 16}) {
-  const int v = 16;
-  const auto tile = iota(size_t(hw) * v);
-  std::vector<float> dst(size_t(nchan) * hw + 7, -1.f);
-  unblock_tile(tile.data(), hw, v, nchan, dst.data());
-  for (int c = 0; c < nchan; ++c)
-    for (int x = 0; x < hw; ++x) EXPECT_EQ(dst[size_t(c) * hw + x], tile[size_t(x) * v + c]);
-  for (size_t i = size_t(nchan) * hw; i < dst.size(); ++i) EXPECT_EQ(dst[i], -1.f) << "wrote past the planes";
-    }
+  // v = 16 (AVX-512's 16x16 transposes) and 8 (AVX2's 8x8): pixel counts one
+  // below, at and one above the transpose width, and a full / partial block.
+  for (int v : {16, 8})
+    for (int hw : {v - 1, v, v + 1, 45})
+      for (int nchan : {v - 5, v}) {
+        const auto tile = iota(size_t(hw) * v);
+        std::vector<float> dst(size_t(nchan) * hw + 7, -1.f);
+        unblock_tile(tile.data(), hw, v, nchan, dst.data());
+        for (int c = 0; c < nchan; ++c)
+          for (int x = 0; x < hw; ++x)
+            EXPECT_EQ(dst[size_t(c) * hw + x], tile[size_t(x) * v + c]) << "v=" << v << " hw=" << hw;
+        for (size_t i = size_t(nchan) * hw; i < dst.size(); ++i) EXPECT_EQ(dst[i], -1.f) << "wrote past the planes";
+      }
 }
 
 TEST(DirectLayout, WeightsForwardRoundTripAndZeroLanes) {
