@@ -30,17 +30,21 @@ TEST(DirectUkernel, ConvMatchesLoops) {
     const int V = uk->v;
     for (int nkb : {1, 2, 3, 4})
       for (int nj = 1; nj * nkb <= uk->max_nj; ++nj)
-        for (bool acc : {false, true}) {
+        for (int mode = 0; mode < 3; ++mode) {  // accumulate off / on; pixel offsets across "rows"
+          const bool acc = mode == 1, offs = mode == 2;
           const int ntaps = 3, nib = 2, bi = V - 1, ips = bi + 2;
           const int64_t in_ib = 4 * 64 + ips * nj, wei_ib = ntaps * bi * V + 3, wei_kb = nib * wei_ib + 5;
           const std::vector<int64_t> in_off = {0, 17, 64}, wei_off = {0, bi * V, 2 * bi * V};
-          const auto in = ints(size_t(nib * in_ib + 64 + nj * ips), 1);
+          const auto in = ints(size_t(nib * in_ib + 64 + (2 * nj + 5) * ips), 1);
           const auto wei = ints(size_t(nkb * wei_kb), 2);
           const int64_t ops = V + 3, out_kb = nj * ops + 1;
           const auto init = ints(size_t(nkb * out_kb), 3);
           std::vector<float> out = init;
+          // Rows of 3 pixels, a row 5*ips further on: pixel j at (j/3)*5*ips + (j%3)*ips.
+          std::vector<int64_t> pix(static_cast<size_t>(nj));
+          for (int j = 0; j < nj; ++j) pix[size_t(j)] = offs ? (j / 3) * 5 * ips + (j % 3) * ips : j * ips;
           ConvUkernelArgs a{in.data(), wei.data(), out.data(), in_off.data(), wei_off.data(), ntaps, nib, in_ib,
-                            wei_ib, bi, ips, ops, nj, nkb, wei_kb, out_kb, acc};
+                            wei_ib, bi, ips, ops, nj, nkb, wei_kb, out_kb, acc, offs ? pix.data() : nullptr};
           uk->conv(a);
           for (int kb = 0; kb < nkb; ++kb)
             for (int j = 0; j < nj; ++j)
@@ -49,10 +53,10 @@ TEST(DirectUkernel, ConvMatchesLoops) {
                 for (int ib = 0; ib < nib; ++ib)
                   for (int t = 0; t < ntaps; ++t)
                     for (int i = 0; i < bi; ++i)
-                      want += in[ib * in_ib + in_off[t] + j * ips + i] *
+                      want += in[ib * in_ib + in_off[t] + pix[size_t(j)] + i] *
                               wei[kb * wei_kb + ib * wei_ib + wei_off[t] + i * V + l];
                 ASSERT_EQ(out[kb * out_kb + j * ops + l], want)
-                    << uk->isa << " nkb=" << nkb << " nj=" << nj << " acc=" << acc << " kb=" << kb << " j=" << j;
+                    << uk->isa << " nkb=" << nkb << " nj=" << nj << " mode=" << mode << " kb=" << kb << " j=" << j;
               }
         }
   }
