@@ -483,15 +483,17 @@ void run_bwd_data_pix(const BwdDataPixPlan& pl, const float* diff_dst, const flo
 struct BwdFilterPlan {
   ConvShape sh;
   const Ukernels* uk;
-  int V, G, KG, CG, BI, KB, CB;
+  int V, G, KG, CG, BI, KB, CB, KP;
   int runs_per_r;  // tap runs per filter row
   Runs runs;       // over the (S, BI) taps of one row (dil_w == 1) or the BI taps of one (r, s)
+  int prows;       // output rows per call
+  int nimg;        // images per call (when prows covers every row)
   ActBlocking xs, yd;
   WeiBlocking wb;
   BwdFilterPlan(const ConvShape& s, const Ukernels& u)
       : sh(s), uk(&u), runs(1, 1) {
     V = u.v, G = s.groups, KG = s.kg(), CG = s.cg();
-    BI = std::min(V, CG), KB = ceil_div(KG, V), CB = ceil_div(CG, BI);
+    BI = std::min(V, CG), KB = ceil_div(KG, V), CB = ceil_div(CG, BI), KP = ceil_div(KB, kPair);
     // With dil_w == 1 the taps (s, c) of one row are contiguous in the blocked
     // src row (offset s*BI + c), so one run may span several s.
     if (s.dil_w == 1) {
@@ -501,19 +503,29 @@ struct BwdFilterPlan {
       runs = Runs(BI, u.max_nt / kPair);
       runs_per_r = s.s * runs.count;
     }
+    // Rows (and images) per call: the call's diff_dst rows (x2 k-blocks) stay
+    // in L1 while every tile of this thread sweeps them.
+    const int64_t row_bytes = int64_t(s.q) * V * sizeof(float) * kPair;
+    prows = std::clamp(int(kDiffDstBytes / row_bytes), 1, s.p);
+    nimg = prows < s.p ? 1 : std::clamp(int(kDiffDstBytes / (row_bytes * s.p)), 1, s.n);
     xs = {s.n, G, CG, s.h, s.w, BI, s.pad_h, s.pad_w, s.h + 2 * s.pad_h, s.w + 2 * s.pad_w};
     yd = {s.n, G, KG, s.p, s.q, V, 0, 0, s.p, s.q};
     wb = {G, KG, CG, s.r, s.s, BI, V};
   }
+  static constexpr int64_t kDiffDstBytes = 32 * 1024;
+  int units() const { return sh.r * runs_per_r; }
   int64_t wei_tile() const { return int64_t(sh.r) * sh.s * BI * V; }
   struct Ws {
     float *xs, *yd, *ww;
+    int64_t *pix, *unit;  // (prows*Q) src pixel offsets; (units, 3) tap-run in / out offsets and tap count
   };
   Ws carve(Carver& c) const {
     Ws w;
     w.xs = c.take<float>(xs.elems());
     w.yd = c.take<float>(yd.elems());
     w.ww = c.take<float>(int64_t(G) * KB * CB * wei_tile());
+    w.pix = c.take<int64_t>(int64_t(prows) * sh.q);
+    w.unit = c.take<int64_t>(3 * int64_t(units()));
     return w;
   }
 };
@@ -523,52 +535,66 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
   Carver c{static_cast<char*>(workspace)};
   const BwdFilterPlan::Ws ws = pl.carve(c);
   const ConvShape& s = pl.sh;
-  const int V = pl.V, BI = pl.BI;
+  const int V = pl.V, BI = pl.BI, KP = pl.KP;
   const int64_t xplane = pl.xs.plane(), yplane = pl.yd.plane();
-  const int units = s.r * pl.runs_per_r;
+  const int units = pl.units();
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
     direct::block_act(pl.xs, src, ws.xs, ithr, nthr);
     direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
+    if (ithr == 0) {
+      pixel_offsets(0, pl.prows * s.q, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI, ws.pix);
+      for (int u = 0; u < units; ++u) {  // (R, runs): src offset, weight-gradient offset, taps
+        const int r = u / pl.runs_per_r, ur = u % pl.runs_per_r;
+        int f0, nt, x_off;  // first flat (s, c) tap, tap count, its column offset in the src row
+        if (s.dil_w == 1) {
+          f0 = pl.runs.begin(ur), nt = pl.runs.size(ur), x_off = f0;
+        } else {
+          const int t = ur / pl.runs.count, i = ur % pl.runs.count;
+          f0 = t * BI + pl.runs.begin(i), nt = pl.runs.size(i), x_off = t * s.dil_w * BI + pl.runs.begin(i);
+        }
+        ws.unit[3 * u] = int64_t(r) * s.dil_h * pl.xs.wp * BI + x_off;
+        ws.unit[3 * u + 1] = (int64_t(r) * s.s * BI + f0) * V;
+        ws.unit[3 * u + 2] = nt;
+      }
+    }
 #pragma omp barrier
     int64_t begin, end;
-    const int KP = ceil_div(pl.KB, kPair);
     direct::share(int64_t(pl.G) * KP * pl.CB * units, ithr, nthr, begin, end);
     WgradUkernelArgs a{};
-    a.nn = 1;
     a.nq = s.q;
+    a.in_n_stride = int64_t(pl.G) * pl.CB * xplane;
     a.in_row_stride = int64_t(s.stride_h) * pl.xs.wp * BI;
     a.in_pix_stride = int64_t(s.stride_w) * BI;
+    a.dd_n_stride = int64_t(pl.G) * pl.KB * yplane;
     a.dd_row_stride = int64_t(s.q) * V;
     a.dd_kb_stride = yplane;
     a.out_kb_stride = pl.CB * pl.wei_tile();
-    // Output rows per pass: the pass's diff_dst rows (x2 k-blocks) stay in L1
-    // while every tile of this thread sweeps them.
-    const int prows = std::clamp(int(32768 / (int64_t(s.q) * V * sizeof(float) * kPair)), 1, s.p);
-    for (int n = 0; n < s.n; ++n)
-      for (int p0 = 0; p0 < s.p; p0 += prows) {
+    a.pix_off = ws.pix;
+    for (int n = 0; n < s.n; n += pl.nimg)
+      for (int p0 = 0; p0 < s.p; p0 += pl.prows) {
         a.accumulate = n > 0 || p0 > 0;
-        a.np = std::min(prows, s.p - p0);
-        for (int64_t item = begin; item < end; ++item) {  // (G, KP, CB, R, runs)
-          const int u = int(item % units);
+        a.nn = std::min(pl.nimg, s.n - n);
+        a.np = std::min(pl.prows, s.p - p0);
+        // Items (G, KP, CB, R, runs): one division per (g, k-pair, c-block), the
+        // tap runs of its filter from the unit table.
+        for (int64_t item = begin; item < end;) {
           const int64_t gkc = item / units;
+          const int u0 = int(item % units), u1 = int(std::min<int64_t>(units, u0 + (end - item)));
           const int cb = int(gkc % pl.CB), kb = int(gkc / pl.CB % KP) * kPair, g = int(gkc / pl.CB / KP);
           a.nkb = std::min(kPair, pl.KB - kb);
-          const int r = u / pl.runs_per_r, ur = u % pl.runs_per_r;
-          int f0, nt, x_off;  // first flat (s, c) tap, tap count, its column offset in the src row
-          if (s.dil_w == 1) {
-            f0 = pl.runs.begin(ur), nt = pl.runs.size(ur), x_off = f0;
-          } else {
-            const int t = ur / pl.runs.count, i = ur % pl.runs.count;
-            f0 = t * BI + pl.runs.begin(i), nt = pl.runs.size(i), x_off = t * s.dil_w * BI + pl.runs.begin(i);
-          }
-          a.in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
-                 (int64_t(p0) * s.stride_h + int64_t(r) * s.dil_h) * pl.xs.wp * BI + x_off;
+          const float* in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
+                            int64_t(p0) * s.stride_h * pl.xs.wp * BI;  // (NN, .., HP, WP, BI)
           a.dd = ws.yd + ((int64_t(n) * pl.G + g) * pl.KB + kb) * yplane + int64_t(p0) * s.q * V;
-          a.out = ws.ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile() + (int64_t(r) * s.s * BI + f0) * V;
-          a.nt = nt;
-          pl.uk->wgrad(a);
+          float* out = ws.ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile();  // (nkb, .., R, S, BI, V)
+          for (int u = u0; u < u1; ++u) {
+            a.in = in + ws.unit[3 * u];
+            a.out = out + ws.unit[3 * u + 1];
+            a.nt = int(ws.unit[3 * u + 2]);
+            pl.uk->wgrad(a);
+          }
+          item += u1 - u0;
         }
       }
 #pragma omp barrier

@@ -61,6 +61,10 @@ struct WgradUkernelArgs {
   int nkb;  // 1 or 2; nt <= max_nt / nkb
   int64_t dd_kb_stride, out_kb_stride;
   bool accumulate;
+  // (np*nq) src offset of pixel (p, q) at p*nq + q, in place of p*in_row_stride
+  // + q*in_pix_stride, or nullptr. Needs dd_row_stride == nq*V; the pixels then
+  // run as one loop (no loop exit per row: 13-wide rows lose ~15% to it).
+  const int64_t* pix_off = nullptr;
 };
 
 struct PixUkernelArgs {

@@ -90,19 +90,29 @@ void wgrad_nt(const WgradUkernelArgs& a) {
     });
   }
   const int64_t dks = a.dd_kb_stride, ips = a.in_pix_stride;
-  for (int n = 0; n < a.nn; ++n)
-    for (int p = 0; p < a.np; ++p) {
-      const float* x = a.in + n * a.in_n_stride + p * a.in_row_stride;
-      const float* d = a.dd + n * a.dd_n_stride + p * a.dd_row_stride;
-      for (int q = 0; q < a.nq; ++q, x += ips, d += V) {
-        vec dv[NKB];
-        unroll<NKB>([&](auto kb) CONVLAB_INLINE { dv[kb] = O::load(d + kb * dks); });
-        unroll<NT>([&](auto t) CONVLAB_INLINE {
-          const vec b = O::bcast(x + t);
-          unroll<NKB>([&](auto kb) CONVLAB_INLINE { acc[kb][t] = O::fma(b, dv[kb], acc[kb][t]); });
-        });
-      }
+  auto step = [&](const float* x, const float* d) CONVLAB_INLINE {
+    vec dv[NKB];
+    unroll<NKB>([&](auto kb) CONVLAB_INLINE { dv[kb] = O::load(d + kb * dks); });
+    unroll<NT>([&](auto t) CONVLAB_INLINE {
+      const vec b = O::bcast(x + t);
+      unroll<NKB>([&](auto kb) CONVLAB_INLINE { acc[kb][t] = O::fma(b, dv[kb], acc[kb][t]); });
+    });
+  };
+  if (a.pix_off) {  // one loop over the np*nq pixels: no loop exit per (short) row
+    const int m_end = a.np * a.nq;
+    for (int n = 0; n < a.nn; ++n) {
+      const float* x = a.in + n * a.in_n_stride;
+      const float* d = a.dd + n * a.dd_n_stride;
+      for (int m = 0; m < m_end; ++m, d += V) step(x + a.pix_off[m], d);
     }
+  } else {
+    for (int n = 0; n < a.nn; ++n)
+      for (int p = 0; p < a.np; ++p) {
+        const float* x = a.in + n * a.in_n_stride + p * a.in_row_stride;
+        const float* d = a.dd + n * a.dd_n_stride + p * a.dd_row_stride;
+        for (int q = 0; q < a.nq; ++q, x += ips, d += V) step(x, d);
+      }
+  }
   unroll<NKB>([&](auto kb) CONVLAB_INLINE {
     unroll<NT>([&](auto t) CONVLAB_INLINE { O::store(a.out + kb * a.out_kb_stride + t * V, acc[kb][t]); });
   });
