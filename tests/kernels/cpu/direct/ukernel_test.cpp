@@ -1,7 +1,8 @@
 // The direct micro-kernels of every ISA this CPU runs against naive loops, on
 // small integers (exact in fp32, so the comparison is equality): conv with
 // 1/2/3/4 output blocks and every pixel count, wgrad with 1/2 blocks and every
-// tap count, pix with every (channels, vectors) pair, accumulate on and off.
+// tap count, pix with every (channels, vectors) pair, accumulate on and off,
+// conv and wgrad also with per-pixel offset tables.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -67,17 +68,21 @@ TEST(DirectUkernel, WgradMatchesLoops) {
     const int V = uk->v;
     for (int nkb : {1, 2})
       for (int nt = 1; nt * nkb <= uk->max_nt; ++nt)
-        for (bool acc : {false, true}) {
+        for (int mode = 0; mode < 3; ++mode) {  // accumulate off / on; one pixel loop over a table
+          const bool acc = mode == 1, offs = mode == 2;
           const int nn = 2, np = 3, nq = 5, ips = 3;
           const int64_t in_row = nq * ips + nt + 2, in_n = np * in_row + 1;
-          const int64_t dd_row = nq * V + 4, dd_n = np * dd_row, dd_kb = nn * dd_n + 8;
+          const int64_t dd_row = nq * V + (offs ? 0 : 4), dd_n = np * dd_row, dd_kb = nn * dd_n + 8;
           const auto in = ints(size_t(nn * in_n + nt), 4);
           const auto dd = ints(size_t(nkb * dd_kb), 5);
           const int64_t out_kb = nt * V + 16;
           const auto init = ints(size_t(nkb * out_kb), 6);
           std::vector<float> out = init;
+          std::vector<int64_t> pix;
+          for (int p = 0; p < np; ++p)
+            for (int q = 0; q < nq; ++q) pix.push_back(p * in_row + q * ips);
           WgradUkernelArgs a{in.data(), dd.data(), out.data(), nt, nn, np, nq, in_n, in_row, ips, dd_n, dd_row,
-                             nkb, dd_kb, out_kb, acc};
+                             nkb, dd_kb, out_kb, acc, offs ? pix.data() : nullptr};
           uk->wgrad(a);
           for (int kb = 0; kb < nkb; ++kb)
             for (int t = 0; t < nt; ++t)
@@ -87,7 +92,7 @@ TEST(DirectUkernel, WgradMatchesLoops) {
                   for (int p = 0; p < np; ++p)
                     for (int q = 0; q < nq; ++q)
                       want += in[n * in_n + p * in_row + q * ips + t] * dd[kb * dd_kb + n * dd_n + p * dd_row + q * V + l];
-                ASSERT_EQ(out[kb * out_kb + t * V + l], want) << uk->isa << " nkb=" << nkb << " nt=" << nt;
+                ASSERT_EQ(out[kb * out_kb + t * V + l], want) << uk->isa << " nkb=" << nkb << " nt=" << nt << " mode=" << mode;
               }
         }
   }
