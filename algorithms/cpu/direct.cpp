@@ -101,6 +101,45 @@ void pixel_offsets(int m0, int nj, int cols, int64_t row, int64_t col, int64_t* 
   }
 }
 
+// The output pixels of a (rows, cols) plane in runs of at most `most`, one
+// micro-kernel call each. Along a row a run's pixels sit at a fixed input
+// stride (at stride V the kernel's dense variant holds no pixel offsets in
+// registers; AVX-512's 14 would spill). Over the flattened plane a run may
+// cross rows through per-pixel offsets, taken only where that fills the tile
+// clearly better: AVX2's 6 pixels in 13-wide rows average 4.3 per row, 5.8
+// flattened; AVX-512's 14 cover a 13-wide row anyway.
+struct PixelRuns {
+  int rows, cols;
+  int64_t row, col;  // input offset per output row / column
+  bool flat = false;
+  Runs runs;
+  PixelRuns(int rows_, int cols_, int64_t row_, int64_t col_, int most)
+      : rows(rows_), cols(cols_), row(row_), col(col_), runs(cols_, most) {
+    const Runs all(rows * cols, most);
+    if (double(rows) * cols / all.count > 1.04 * double(cols) / runs.count) flat = true, runs = all;
+  }
+  // f(m0, nj, in_off, pix_off) per run: pixels m0 .. m0+nj-1 (row-major), the
+  // input offset of m0, and the pixels' offsets relative to it (nullptr: j*col).
+  template <class F>
+  void for_each(int64_t* buf, F&& f) const {
+    if (flat) {
+      for (int i = 0; i < runs.count; ++i) {
+        const int m0 = runs.begin(i), nj = runs.size(i);
+        pixel_offsets(m0, nj, cols, row, col, buf);
+        const int64_t base = buf[0];
+        for (int j = 0; j < nj; ++j) buf[j] -= base;
+        f(m0, nj, base, buf);
+      }
+      return;
+    }
+    for (int y = 0; y < rows; ++y)
+      for (int i = 0; i < runs.count; ++i) {
+        const int x0 = runs.begin(i);
+        f(y * cols + x0, runs.size(i), y * row + x0 * col, static_cast<const int64_t*>(nullptr));
+      }
+  }
+};
+
 // Reduction blocks (c-blocks forward, k-blocks backward-data) per pass: the
 // weights one pass touches, for every block of the group, stay within this
 // many bytes (L2-resident) while the pass sweeps all rows of the image.
@@ -170,9 +209,8 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
     for (int64_t item = begin; item < end; ++item) {  // (G, KP, N): weights reused across n
       const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
       const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
-      // Pixel runs over the flattened (P, Q) plane: a run may cross rows, so a
-      // narrow row (13 wide) still fills the tile (6 pixels on AVX2).
-      const Runs mruns(int(PQ), pl.uk->max_nj / nkb);
+      const PixelRuns pruns(s.p, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI,
+                            pl.uk->max_nj / nkb);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
       ConvUkernelArgs a{};
       a.wei = ws.wf + (int64_t(g) * pl.KB + kb) * pl.CB * pl.wei_tile();  // (nkb, CB, R, S, BI, V)
@@ -185,7 +223,6 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
       a.bi = depth;
       a.in_pix_stride = int64_t(s.stride_w) * BI;
       a.out_pix_stride = V;
-      a.pix_off = pix_off;
       a.nkb = nkb;
       a.wei_kb_stride = pl.CB * pl.wei_tile();
       a.out_kb_stride = PQ * V;
@@ -196,14 +233,14 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
         a.nib = passes.size(ps);
         a.accumulate = ps > 0;
         a.wei = wei_g + cb0 * pl.wei_tile();
-        for (int mr = 0; mr < mruns.count; ++mr) {
-          const int m0 = mruns.begin(mr);
-          a.nj = mruns.size(mr);
-          pixel_offsets(m0, a.nj, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI, pix_off);
-          a.in = in_img + cb0 * plane;
+        const float* in_pass = in_img + cb0 * plane;
+        pruns.for_each(pix_off, [&](int m0, int nj, int64_t in_off, const int64_t* po) {
+          a.in = in_pass + in_off;
           a.out = tile + int64_t(m0) * V;
+          a.nj = nj;
+          a.pix_off = po;
           pl.uk->conv(a);
-        }
+        });
       }
       for (int x = 0; x < nkb; ++x) {
         const int k0 = g * pl.KG + (kb + x) * V;
@@ -306,7 +343,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
       a.wei_kb_stride = pl.KB * pl.wei_tile();
       a.out_kb_stride = HW * V;
       const float* wei_g = a.wei;
-      const Runs mruns(int(HW), pl.uk->max_nj / ncb);
+      const PixelRuns pruns(s.h, s.w, int64_t(pl.yd.wp) * BK, BK, pl.uk->max_nj / ncb);  // unit stride
       const Runs passes = reduction_passes(pl.KB, pl.wei_tile() * int64_t(sizeof(float)) * ncb);
       for (int ps = 0; ps < passes.count; ++ps) {
         const int kb0 = passes.begin(ps);
@@ -316,16 +353,14 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
         const float* in_pass = in_img + kb0 * plane;
         if (unit_stride) {  // one tap set for every pixel: runs over the flattened (H, W) plane
           a.ntaps = ntaps1;
-          a.pix_off = pix_off;
           a.out_pix_stride = V;
-          for (int mr = 0; mr < mruns.count; ++mr) {
-            const int m0 = mruns.begin(mr);
-            a.nj = mruns.size(mr);
-            pixel_offsets(m0, a.nj, s.w, int64_t(pl.yd.wp) * BK, BK, pix_off);
-            a.in = in_pass;
+          pruns.for_each(pix_off, [&](int m0, int nj, int64_t in_off, const int64_t* po) {
+            a.in = in_pass + in_off;
             a.out = tile + int64_t(m0) * V;
+            a.nj = nj;
+            a.pix_off = po;
             pl.uk->conv(a);
-          }
+          });
           continue;
         }
         for (int h = 0; h < s.h; ++h)

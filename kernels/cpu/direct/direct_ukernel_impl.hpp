@@ -23,7 +23,9 @@ template <int N, class F>
   }(std::make_integer_sequence<int, N>{});
 }
 
-template <class O, int NKB, int NJ>
+// Dense: pixel j reads at j*V (in_pix_stride == V, no pix_off), a constant
+// displacement, so no register holds a pixel offset (14 of them spill on AVX-512).
+template <class O, int NKB, int NJ, bool Dense>
 void conv_nj(const ConvUkernelArgs& a) {
   using vec = typename O::vec;
   constexpr int V = O::V;
@@ -41,7 +43,13 @@ void conv_nj(const ConvUkernelArgs& a) {
   }
   // Pixel j's input offset: pix_off[j], or j * in_pix_stride (held in registers).
   int64_t po[NJ];
-  unroll<NJ>([&](auto j) CONVLAB_INLINE { po[j] = a.pix_off ? a.pix_off[j] : j * a.in_pix_stride; });
+  unroll<NJ>([&](auto j) CONVLAB_INLINE {
+    if constexpr (Dense) {
+      po[j] = j * V;
+    } else {
+      po[j] = a.pix_off ? a.pix_off[j] : j * a.in_pix_stride;
+    }
+  });
   const int64_t wks = a.wei_kb_stride;
   for (int ib = 0; ib < a.nib; ++ib) {
     const float* in_b = a.in + ib * a.in_ib_stride;
@@ -49,6 +57,7 @@ void conv_nj(const ConvUkernelArgs& a) {
     for (int t = 0; t < a.ntaps; ++t) {
       const float* x = in_b + a.in_off[t];
       const float* w = w_b + a.wei_off[t];
+#pragma GCC unroll 4
       for (int i = 0; i < a.bi; ++i, ++x, w += V) {
         if constexpr (NKB <= NJ) {  // NKB weights in registers, one broadcast at a time
           vec wv[NKB];
@@ -103,6 +112,7 @@ void wgrad_nt(const WgradUkernelArgs& a) {
     for (int n = 0; n < a.nn; ++n) {
       const float* x = a.in + n * a.in_n_stride;
       const float* d = a.dd + n * a.dd_n_stride;
+#pragma GCC unroll 4
       for (int m = 0; m < m_end; ++m, d += V) step(x + a.pix_off[m], d);
     }
   } else {
@@ -165,9 +175,11 @@ void pix_dispatch(const PixUkernelArgs& a) {
 template <class O, int NKB, int... I>
 void conv_dispatch(const ConvUkernelArgs& a, std::integer_sequence<int, I...>) {
   using Fn = void (*)(const ConvUkernelArgs&);
-  static constexpr Fn table[] = {&conv_nj<O, NKB, I + 1>...};
+  static constexpr Fn table[2][sizeof...(I)] = {{&conv_nj<O, NKB, I + 1, false>...},
+                                                 {&conv_nj<O, NKB, I + 1, true>...}};
   assert(a.nj >= 1 && a.nj <= int(sizeof...(I)));
-  table[a.nj - 1](a);
+  const bool dense = !a.pix_off && a.in_pix_stride == O::V;
+  table[dense][a.nj - 1](a);
 }
 
 template <class O, int NKB, int... I>
