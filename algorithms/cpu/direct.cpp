@@ -209,6 +209,8 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
     for (int64_t item = begin; item < end; ++item) {  // (G, KP, N): weights reused across n
       const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
       const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
+      const int k_first = g * pl.KG + kb * V, k_count = std::min(nkb * V, pl.KG - kb * V);
+      direct::prefetch_for_write(dst + (int64_t(n) * s.k + k_first) * PQ, int64_t(k_count) * PQ * int64_t(sizeof(float)));
       const PixelRuns pruns(s.p, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI,
                             pl.uk->max_nj / nkb);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
@@ -328,6 +330,9 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
     for (int64_t item = begin; item < end; ++item) {  // (G, CP, N)
       const int n = int(item % s.n), cp = int(item / s.n % CP), g = int(item / s.n / CP);
       const int cb = cgroups.begin(cp), ncb = cgroups.size(cp);
+      const int c_first = g * pl.CG + cb * V, c_count = std::min(ncb * V, pl.CG - cb * V);
+      direct::prefetch_for_write(diff_src + (int64_t(n) * s.c + c_first) * HW,
+                                 int64_t(c_count) * HW * int64_t(sizeof(float)));
       const float* in_img = ws.yd + (int64_t(n) * pl.G + g) * pl.KB * plane;  // (KB, PP, QP, BK)
       ConvUkernelArgs a{};
       a.wei = ws.wb + (int64_t(g) * pl.CB + cb) * pl.KB * pl.wei_tile();  // (KB, R, S, BK, V)

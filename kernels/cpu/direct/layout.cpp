@@ -133,16 +133,22 @@ void block_wei(const WeiBlocking& b, const float* wei, float* dst, bool lanes_ar
   share(int64_t(b.groups) * lb_count * rb_count, ithr, nthr, begin, end);
   for (int64_t idx = begin; idx < end; ++idx) {
     const int rb = int(idx % rb_count), lb = int(idx / rb_count % lb_count), g = int(idx / rb_count / lb_count);
-    float* o = dst + idx * tile;
-    for (int t = 0; t < rs; ++t)
-      for (int i = 0; i < b.bi; ++i)
-        for (int l = 0; l < b.v; ++l) {
-          const int lane = lb * b.v + l, row = rb * b.bi + i;
-          const int k = lanes_are_k ? lane : row, c = lanes_are_k ? row : lane;
-          const int ts = flip_s ? (t / b.s) * b.s + (b.s - 1 - t % b.s) : t;  // source tap
-          o[(int64_t(t) * b.bi + i) * b.v + l] =
-              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + ts] : 0.f;
-        }
+    float* o = dst + idx * tile;  // (RS, BI, V)
+    const int nl = std::min(b.v, lanes - lb * b.v), ni = std::min(b.bi, rows - rb * b.bi);
+    if (nl < b.v || ni < b.bi) std::fill(o, o + tile, 0.f);
+    // Source order: the (c, r, s) of one k are contiguous, so each (k, c) is a
+    // run of RS reads; the writes stay inside this tile (L1).
+    for (int x = 0; x < (lanes_are_k ? nl : ni); ++x)    // k
+      for (int y = 0; y < (lanes_are_k ? ni : nl); ++y) {  // c
+        const int l = lanes_are_k ? x : y, i = lanes_are_k ? y : x;
+        const int k = lanes_are_k ? lb * b.v + l : rb * b.bi + i, c = lanes_are_k ? rb * b.bi + i : lb * b.v + l;
+        const float* w = wei + ((int64_t(g) * b.kg + k) * b.cg + c) * rs;  // (R, S)
+        float* ol = o + int64_t(i) * b.v + l;
+        const int64_t tstep = int64_t(b.bi) * b.v;
+        for (int r = 0; r < b.r; ++r)
+          for (int t = 0; t < b.s; ++t)  // tap (r, t) from source column S-1-t when flipped
+            ol[(r * b.s + t) * tstep] = w[r * b.s + (flip_s ? b.s - 1 - t : t)];
+      }
   }
 }
 
