@@ -56,10 +56,17 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
       // Pixel-major: contiguous writes, `lanes` sequential read streams.
       for (int i = 0; i < lanes; ++i) planes[i] = base + i * hw;
       int x = x0;
-      if (a.b == 16 && lanes == 16 && have_avx512())
+      // Full channel blocks: register transposes, the row's last pixels masked.
+      if (a.b == 16 && lanes == 16 && have_avx512()) {
         for (; x + 16 <= x1; x += 16) transpose16x16_avx512(base + x, hw, o + int64_t(a.left + x) * 16, 16);
-      if (a.b == 8 && lanes == 8 && have_avx2())
+        if (x < x1) transpose16x16_part_avx512(base + x, hw, o + int64_t(a.left + x) * 16, 16, x1 - x, 16);
+        x = x1;
+      }
+      if (a.b == 8 && lanes == 8 && have_avx2()) {
         for (; x + 8 <= x1; x += 8) transpose8x8_avx2(base + x, hw, o + int64_t(a.left + x) * 8, 8);
+        if (x < x1) transpose8x8_part_avx2(base + x, hw, o + int64_t(a.left + x) * 8, 8, x1 - x, 8);
+        x = x1;
+      }
       for (; x < x1; ++x) {
         float* ox = o + int64_t(a.left + x) * a.b;
         for (int i = 0; i < lanes; ++i) ox[i] = planes[i][x];
@@ -89,26 +96,28 @@ void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
   float* planes[64];
   for (int c = 0; c < nchan; ++c) planes[c] = dst + c * hw;
   int64_t x0 = 0;
+  // Register transposes; partial channel blocks and the last pixels masked.
   if (v == 16 && have_avx512()) {
-    alignas(64) float buf[16 * 16];
     for (; x0 + 16 <= hw; x0 += 16) {
       if (nchan == 16) {
         transpose16x16_avx512(tile + x0 * 16, 16, dst + x0, hw);
       } else {
-        transpose16x16_avx512(tile + x0 * 16, 16, buf, 16);
-        for (int c = 0; c < nchan; ++c) std::memcpy(planes[c] + x0, buf + c * 16, 16 * sizeof(float));
+        transpose16x16_part_avx512(tile + x0 * 16, 16, dst + x0, hw, nchan, 16);
       }
     }
-  } else if (v == 8 && have_avx2()) {
-    alignas(32) float buf[8 * 8];
+    if (x0 < hw) transpose16x16_part_avx512(tile + x0 * 16, 16, dst + x0, hw, nchan, int(hw - x0));
+    return;
+  }
+  if (v == 8 && have_avx2()) {
     for (; x0 + 8 <= hw; x0 += 8) {
       if (nchan == 8) {
         transpose8x8_avx2(tile + x0 * 8, 8, dst + x0, hw);
       } else {
-        transpose8x8_avx2(tile + x0 * 8, 8, buf, 8);
-        for (int c = 0; c < nchan; ++c) std::memcpy(planes[c] + x0, buf + c * 8, 8 * sizeof(float));
+        transpose8x8_part_avx2(tile + x0 * 8, 8, dst + x0, hw, nchan, 8);
       }
     }
+    if (x0 < hw) transpose8x8_part_avx2(tile + x0 * 8, 8, dst + x0, hw, nchan, int(hw - x0));
+    return;
   }
   // Pixel-major: contiguous reads, `nchan` sequential write streams.
   for (int64_t x = x0; x < hw; ++x) {

@@ -9,5 +9,9 @@ namespace convlab::direct {
 void transpose16x16_avx512(const float* src, int64_t src_stride, float* dst, int64_t dst_stride);
 // dst[i*dst_stride + j] = src[j*src_stride + i] for i, j < 8.
 void transpose8x8_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride);
+// The same for i < ni, j < nj only (1..16 / 1..8): masked, touching nothing else.
+void transpose16x16_part_avx512(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni,
+                                int nj);
+void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni, int nj);
 
 }  // namespace convlab::direct
