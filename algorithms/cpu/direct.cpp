@@ -91,6 +91,55 @@ struct Runs {
   int size(int i) const { return begin(i + 1) - begin(i); }
 };
 
+// Input offsets of the pixels m0 .. m0+nj-1 of a row-major plane `cols` wide:
+// pixel (y, x) reads at y*row + x*col. A run may cross rows.
+void pixel_offsets(int m0, int nj, int cols, int64_t row, int64_t col, int64_t* off) {
+  int y = m0 / cols, x = m0 % cols;
+  for (int j = 0; j < nj; ++j) {
+    off[j] = y * row + x * col;
+    if (++x == cols) x = 0, ++y;
+  }
+}
+
+// The output pixels of a (rows, cols) plane in runs of at most `most`, one
+// micro-kernel call each. Along a row a run's pixels sit at a fixed input
+// stride (at stride V the kernel's dense variant holds no pixel offsets in
+// registers; AVX-512's 14 would spill). Over the flattened plane a run may
+// cross rows through per-pixel offsets, taken only where that fills the tile
+// clearly better: AVX2's 6 pixels in 13-wide rows average 4.3 per row, 5.8
+// flattened; AVX-512's 14 cover a 13-wide row anyway.
+struct PixelRuns {
+  int rows, cols;
+  int64_t row, col;  // input offset per output row / column
+  bool flat = false;
+  Runs runs;
+  PixelRuns(int rows_, int cols_, int64_t row_, int64_t col_, int most)
+      : rows(rows_), cols(cols_), row(row_), col(col_), runs(cols_, most) {
+    const Runs all(rows * cols, most);
+    if (double(rows) * cols / all.count > 1.04 * double(cols) / runs.count) flat = true, runs = all;
+  }
+  // f(m0, nj, in_off, pix_off) per run: pixels m0 .. m0+nj-1 (row-major), the
+  // input offset of m0, and the pixels' offsets relative to it (nullptr: j*col).
+  template <class F>
+  void for_each(int64_t* buf, F&& f) const {
+    if (flat) {
+      for (int i = 0; i < runs.count; ++i) {
+        const int m0 = runs.begin(i), nj = runs.size(i);
+        pixel_offsets(m0, nj, cols, row, col, buf);
+        const int64_t base = buf[0];
+        for (int j = 0; j < nj; ++j) buf[j] -= base;
+        f(m0, nj, base, buf);
+      }
+      return;
+    }
+    for (int y = 0; y < rows; ++y)
+      for (int i = 0; i < runs.count; ++i) {
+        const int x0 = runs.begin(i);
+        f(y * cols + x0, runs.size(i), y * row + x0 * col, static_cast<const int64_t*>(nullptr));
+      }
+  }
+};
+
 // Reduction blocks (c-blocks forward, k-blocks backward-data) per pass: the
 // weights one pass touches, for every block of the group, stay within this
 // many bytes (L2-resident) while the pass sweeps all rows of the image.
@@ -154,12 +203,16 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
         }
 #pragma omp barrier
     float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * PQ * V;  // (<= 3, P, Q, V)
+    int64_t pix_off[direct::kMaxNj];
     int64_t begin, end;
     direct::share(int64_t(pl.G) * KP * s.n, ithr, nthr, begin, end);
     for (int64_t item = begin; item < end; ++item) {  // (G, KP, N): weights reused across n
       const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
       const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
-      const Runs qruns(s.q, pl.uk->max_nj / nkb);
+      const int k_first = g * pl.KG + kb * V, k_count = std::min(nkb * V, pl.KG - kb * V);
+      direct::prefetch_for_write(dst + (int64_t(n) * s.k + k_first) * PQ, int64_t(k_count) * PQ * int64_t(sizeof(float)));
+      const PixelRuns pruns(s.p, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI,
+                            pl.uk->max_nj / nkb);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
       ConvUkernelArgs a{};
       a.wei = ws.wf + (int64_t(g) * pl.KB + kb) * pl.CB * pl.wei_tile();  // (nkb, CB, R, S, BI, V)
@@ -182,14 +235,14 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
         a.nib = passes.size(ps);
         a.accumulate = ps > 0;
         a.wei = wei_g + cb0 * pl.wei_tile();
-        for (int p = 0; p < s.p; ++p)
-          for (int qr = 0; qr < qruns.count; ++qr) {
-            const int q0 = qruns.begin(qr);
-            a.in = in_img + cb0 * plane + (int64_t(p) * s.stride_h * pl.xs.wp + int64_t(q0) * s.stride_w) * BI;
-            a.out = tile + (int64_t(p) * s.q + q0) * V;
-            a.nj = qruns.size(qr);
-            pl.uk->conv(a);
-          }
+        const float* in_pass = in_img + cb0 * plane;
+        pruns.for_each(pix_off, [&](int m0, int nj, int64_t in_off, const int64_t* po) {
+          a.in = in_pass + in_off;
+          a.out = tile + int64_t(m0) * V;
+          a.nj = nj;
+          a.pix_off = po;
+          pl.uk->conv(a);
+        });
       }
       for (int x = 0; x < nkb; ++x) {
         const int k0 = g * pl.KG + (kb + x) * V;
@@ -257,11 +310,29 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
     float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * HW * V;  // (<= 3, H, W, V)
     int64_t* in_off = ws.taps + int64_t(ithr) * 2 * RS;
     int64_t* wei_off = in_off + RS;
+    // Unit stride: every (r, s) reaches every pixel, so the taps, relative to
+    // pixel (0, 0), are one set for all pixels, which differ by fixed offsets.
+    const bool unit_stride = sh == 1 && sw == 1;
+    int ntaps1 = 0;
+    if (unit_stride)
+      for (int r = 0; r < s.r; ++r) {
+        const int64_t prow = int64_t(s.pad_h) - int64_t(r) * s.dil_h + pl.mt;  // diff_dst row for h = 0
+        for (int t = 0; t < (flat ? 1 : s.s); ++t) {
+          const int64_t col = flat ? s.pad_w - (s.s - 1) + pl.ml : s.pad_w - int64_t(t) * s.dil_w + pl.ml;
+          in_off[ntaps1] = (prow * pl.yd.wp + col) * BK;
+          wei_off[ntaps1] = int64_t(r * s.s + t) * BK * V;
+          ++ntaps1;
+        }
+      }
+    int64_t pix_off[direct::kMaxNj];
     int64_t begin, end;
     direct::share(int64_t(pl.G) * CP * s.n, ithr, nthr, begin, end);
     for (int64_t item = begin; item < end; ++item) {  // (G, CP, N)
       const int n = int(item % s.n), cp = int(item / s.n % CP), g = int(item / s.n / CP);
       const int cb = cgroups.begin(cp), ncb = cgroups.size(cp);
+      const int c_first = g * pl.CG + cb * V, c_count = std::min(ncb * V, pl.CG - cb * V);
+      direct::prefetch_for_write(diff_src + (int64_t(n) * s.c + c_first) * HW,
+                                 int64_t(c_count) * HW * int64_t(sizeof(float)));
       const float* in_img = ws.yd + (int64_t(n) * pl.G + g) * pl.KB * plane;  // (KB, PP, QP, BK)
       ConvUkernelArgs a{};
       a.wei = ws.wb + (int64_t(g) * pl.CB + cb) * pl.KB * pl.wei_tile();  // (KB, R, S, BK, V)
@@ -277,6 +348,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
       a.wei_kb_stride = pl.KB * pl.wei_tile();
       a.out_kb_stride = HW * V;
       const float* wei_g = a.wei;
+      const PixelRuns pruns(s.h, s.w, int64_t(pl.yd.wp) * BK, BK, pl.uk->max_nj / ncb);  // unit stride
       const Runs passes = reduction_passes(pl.KB, pl.wei_tile() * int64_t(sizeof(float)) * ncb);
       for (int ps = 0; ps < passes.count; ++ps) {
         const int kb0 = passes.begin(ps);
@@ -284,6 +356,18 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
         a.accumulate = ps > 0;
         a.wei = wei_g + kb0 * pl.wei_tile();
         const float* in_pass = in_img + kb0 * plane;
+        if (unit_stride) {  // one tap set for every pixel: runs over the flattened (H, W) plane
+          a.ntaps = ntaps1;
+          a.out_pix_stride = V;
+          pruns.for_each(pix_off, [&](int m0, int nj, int64_t in_off, const int64_t* po) {
+            a.in = in_pass + in_off;
+            a.out = tile + int64_t(m0) * V;
+            a.nj = nj;
+            a.pix_off = po;
+            pl.uk->conv(a);
+          });
+          continue;
+        }
         for (int h = 0; h < s.h; ++h)
           for (int phi = 0; phi < std::min(sw, s.w); ++phi) {
             int nt = 0;
@@ -439,15 +523,17 @@ void run_bwd_data_pix(const BwdDataPixPlan& pl, const float* diff_dst, const flo
 struct BwdFilterPlan {
   ConvShape sh;
   const Ukernels* uk;
-  int V, G, KG, CG, BI, KB, CB;
+  int V, G, KG, CG, BI, KB, CB, KP;
   int runs_per_r;  // tap runs per filter row
   Runs runs;       // over the (S, BI) taps of one row (dil_w == 1) or the BI taps of one (r, s)
+  int prows;       // output rows per call
+  int nimg;        // images per call (when prows covers every row)
   ActBlocking xs, yd;
   WeiBlocking wb;
   BwdFilterPlan(const ConvShape& s, const Ukernels& u)
       : sh(s), uk(&u), runs(1, 1) {
     V = u.v, G = s.groups, KG = s.kg(), CG = s.cg();
-    BI = std::min(V, CG), KB = ceil_div(KG, V), CB = ceil_div(CG, BI);
+    BI = std::min(V, CG), KB = ceil_div(KG, V), CB = ceil_div(CG, BI), KP = ceil_div(KB, kPair);
     // With dil_w == 1 the taps (s, c) of one row are contiguous in the blocked
     // src row (offset s*BI + c), so one run may span several s.
     if (s.dil_w == 1) {
@@ -457,19 +543,29 @@ struct BwdFilterPlan {
       runs = Runs(BI, u.max_nt / kPair);
       runs_per_r = s.s * runs.count;
     }
+    // Rows (and images) per call: the call's diff_dst rows (x2 k-blocks) stay
+    // in L1 while every tile of this thread sweeps them.
+    const int64_t row_bytes = int64_t(s.q) * V * sizeof(float) * kPair;
+    prows = std::clamp(int(kDiffDstBytes / row_bytes), 1, s.p);
+    nimg = prows < s.p ? 1 : std::clamp(int(kDiffDstBytes / (row_bytes * s.p)), 1, s.n);
     xs = {s.n, G, CG, s.h, s.w, BI, s.pad_h, s.pad_w, s.h + 2 * s.pad_h, s.w + 2 * s.pad_w};
     yd = {s.n, G, KG, s.p, s.q, V, 0, 0, s.p, s.q};
     wb = {G, KG, CG, s.r, s.s, BI, V};
   }
+  static constexpr int64_t kDiffDstBytes = 32 * 1024;
+  int units() const { return sh.r * runs_per_r; }
   int64_t wei_tile() const { return int64_t(sh.r) * sh.s * BI * V; }
   struct Ws {
     float *xs, *yd, *ww;
+    int64_t *pix, *unit;  // (prows*Q) src pixel offsets; (units, 3) tap-run in / out offsets and tap count
   };
   Ws carve(Carver& c) const {
     Ws w;
     w.xs = c.take<float>(xs.elems());
     w.yd = c.take<float>(yd.elems());
     w.ww = c.take<float>(int64_t(G) * KB * CB * wei_tile());
+    w.pix = c.take<int64_t>(int64_t(prows) * sh.q);
+    w.unit = c.take<int64_t>(3 * int64_t(units()));
     return w;
   }
 };
@@ -479,52 +575,66 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
   Carver c{static_cast<char*>(workspace)};
   const BwdFilterPlan::Ws ws = pl.carve(c);
   const ConvShape& s = pl.sh;
-  const int V = pl.V, BI = pl.BI;
+  const int V = pl.V, BI = pl.BI, KP = pl.KP;
   const int64_t xplane = pl.xs.plane(), yplane = pl.yd.plane();
-  const int units = s.r * pl.runs_per_r;
+  const int units = pl.units();
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
     direct::block_act(pl.xs, src, ws.xs, ithr, nthr);
     direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
+    if (ithr == 0) {
+      pixel_offsets(0, pl.prows * s.q, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI, ws.pix);
+      for (int u = 0; u < units; ++u) {  // (R, runs): src offset, weight-gradient offset, taps
+        const int r = u / pl.runs_per_r, ur = u % pl.runs_per_r;
+        int f0, nt, x_off;  // first flat (s, c) tap, tap count, its column offset in the src row
+        if (s.dil_w == 1) {
+          f0 = pl.runs.begin(ur), nt = pl.runs.size(ur), x_off = f0;
+        } else {
+          const int t = ur / pl.runs.count, i = ur % pl.runs.count;
+          f0 = t * BI + pl.runs.begin(i), nt = pl.runs.size(i), x_off = t * s.dil_w * BI + pl.runs.begin(i);
+        }
+        ws.unit[3 * u] = int64_t(r) * s.dil_h * pl.xs.wp * BI + x_off;
+        ws.unit[3 * u + 1] = (int64_t(r) * s.s * BI + f0) * V;
+        ws.unit[3 * u + 2] = nt;
+      }
+    }
 #pragma omp barrier
     int64_t begin, end;
-    const int KP = ceil_div(pl.KB, kPair);
     direct::share(int64_t(pl.G) * KP * pl.CB * units, ithr, nthr, begin, end);
     WgradUkernelArgs a{};
-    a.nn = 1;
     a.nq = s.q;
+    a.in_n_stride = int64_t(pl.G) * pl.CB * xplane;
     a.in_row_stride = int64_t(s.stride_h) * pl.xs.wp * BI;
     a.in_pix_stride = int64_t(s.stride_w) * BI;
+    a.dd_n_stride = int64_t(pl.G) * pl.KB * yplane;
     a.dd_row_stride = int64_t(s.q) * V;
     a.dd_kb_stride = yplane;
     a.out_kb_stride = pl.CB * pl.wei_tile();
-    // Output rows per pass: the pass's diff_dst rows (x2 k-blocks) stay in L1
-    // while every tile of this thread sweeps them.
-    const int prows = std::clamp(int(32768 / (int64_t(s.q) * V * sizeof(float) * kPair)), 1, s.p);
-    for (int n = 0; n < s.n; ++n)
-      for (int p0 = 0; p0 < s.p; p0 += prows) {
+    a.pix_off = ws.pix;
+    for (int n = 0; n < s.n; n += pl.nimg)
+      for (int p0 = 0; p0 < s.p; p0 += pl.prows) {
         a.accumulate = n > 0 || p0 > 0;
-        a.np = std::min(prows, s.p - p0);
-        for (int64_t item = begin; item < end; ++item) {  // (G, KP, CB, R, runs)
-          const int u = int(item % units);
+        a.nn = std::min(pl.nimg, s.n - n);
+        a.np = std::min(pl.prows, s.p - p0);
+        // Items (G, KP, CB, R, runs): one division per (g, k-pair, c-block), the
+        // tap runs of its filter from the unit table.
+        for (int64_t item = begin; item < end;) {
           const int64_t gkc = item / units;
+          const int u0 = int(item % units), u1 = int(std::min<int64_t>(units, u0 + (end - item)));
           const int cb = int(gkc % pl.CB), kb = int(gkc / pl.CB % KP) * kPair, g = int(gkc / pl.CB / KP);
           a.nkb = std::min(kPair, pl.KB - kb);
-          const int r = u / pl.runs_per_r, ur = u % pl.runs_per_r;
-          int f0, nt, x_off;  // first flat (s, c) tap, tap count, its column offset in the src row
-          if (s.dil_w == 1) {
-            f0 = pl.runs.begin(ur), nt = pl.runs.size(ur), x_off = f0;
-          } else {
-            const int t = ur / pl.runs.count, i = ur % pl.runs.count;
-            f0 = t * BI + pl.runs.begin(i), nt = pl.runs.size(i), x_off = t * s.dil_w * BI + pl.runs.begin(i);
-          }
-          a.in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
-                 (int64_t(p0) * s.stride_h + int64_t(r) * s.dil_h) * pl.xs.wp * BI + x_off;
+          const float* in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
+                            int64_t(p0) * s.stride_h * pl.xs.wp * BI;  // (NN, .., HP, WP, BI)
           a.dd = ws.yd + ((int64_t(n) * pl.G + g) * pl.KB + kb) * yplane + int64_t(p0) * s.q * V;
-          a.out = ws.ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile() + (int64_t(r) * s.s * BI + f0) * V;
-          a.nt = nt;
-          pl.uk->wgrad(a);
+          float* out = ws.ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile();  // (nkb, .., R, S, BI, V)
+          for (int u = u0; u < u1; ++u) {
+            a.in = in + ws.unit[3 * u];
+            a.out = out + ws.unit[3 * u + 1];
+            a.nt = int(ws.unit[3 * u + 2]);
+            pl.uk->wgrad(a);
+          }
+          item += u1 - u0;
         }
       }
 #pragma omp barrier

@@ -45,6 +45,9 @@ struct ConvUkernelArgs {
   int nkb;  // 1, 2, 3 or 4; nj <= max_nj / nkb
   int64_t wei_kb_stride, out_kb_stride;
   bool accumulate;
+  // (nj) pixel j's input offset in place of j*in_pix_stride, or nullptr. Lets
+  // one call's pixels run across output rows (AVX2's 13-wide rows fill 6-pixel tiles).
+  const int64_t* pix_off = nullptr;
 };
 
 struct WgradUkernelArgs {
@@ -58,6 +61,10 @@ struct WgradUkernelArgs {
   int nkb;  // 1 or 2; nt <= max_nt / nkb
   int64_t dd_kb_stride, out_kb_stride;
   bool accumulate;
+  // (np*nq) src offset of pixel (p, q) at p*nq + q, in place of p*in_row_stride
+  // + q*in_pix_stride, or nullptr. Needs dd_row_stride == nq*V; the pixels then
+  // run as one loop (no loop exit per row: 13-wide rows lose ~15% to it).
+  const int64_t* pix_off = nullptr;
 };
 
 struct PixUkernelArgs {
@@ -84,6 +91,8 @@ struct Ukernels {
 };
 
 inline constexpr int kPixMaxC = 4, kPixMaxJ = 4;
+// The largest max_nj of any table (pixel-offset arrays are sized for it).
+inline constexpr int kMaxNj = 28;
 
 const Ukernels& ukernels_avx512();
 const Ukernels& ukernels_avx2();

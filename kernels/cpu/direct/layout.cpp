@@ -16,6 +16,10 @@ bool have_avx512() {
   static const bool yes = cpu_info().isa() == "avx512";  // compiled with F/VL/BW/DQ
   return yes;
 }
+bool have_avx2() {
+  static const bool yes = have_avx512() || cpu_info().isa() == "avx2";
+  return yes;
+}
 }  // namespace
 
 void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int nthr) {
@@ -52,8 +56,17 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
       // Pixel-major: contiguous writes, `lanes` sequential read streams.
       for (int i = 0; i < lanes; ++i) planes[i] = base + i * hw;
       int x = x0;
-      if (a.b == 16 && lanes == 16 && have_avx512())
+      // Full channel blocks: register transposes, the row's last pixels masked.
+      if (a.b == 16 && lanes == 16 && have_avx512()) {
         for (; x + 16 <= x1; x += 16) transpose16x16_avx512(base + x, hw, o + int64_t(a.left + x) * 16, 16);
+        if (x < x1) transpose16x16_part_avx512(base + x, hw, o + int64_t(a.left + x) * 16, 16, x1 - x, 16);
+        x = x1;
+      }
+      if (a.b == 8 && lanes == 8 && have_avx2()) {
+        for (; x + 8 <= x1; x += 8) transpose8x8_avx2(base + x, hw, o + int64_t(a.left + x) * 8, 8);
+        if (x < x1) transpose8x8_part_avx2(base + x, hw, o + int64_t(a.left + x) * 8, 8, x1 - x, 8);
+        x = x1;
+      }
       for (; x < x1; ++x) {
         float* ox = o + int64_t(a.left + x) * a.b;
         for (int i = 0; i < lanes; ++i) ox[i] = planes[i][x];
@@ -83,16 +96,28 @@ void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
   float* planes[64];
   for (int c = 0; c < nchan; ++c) planes[c] = dst + c * hw;
   int64_t x0 = 0;
+  // Register transposes; partial channel blocks and the last pixels masked.
   if (v == 16 && have_avx512()) {
-    alignas(64) float buf[16 * 16];
     for (; x0 + 16 <= hw; x0 += 16) {
       if (nchan == 16) {
         transpose16x16_avx512(tile + x0 * 16, 16, dst + x0, hw);
       } else {
-        transpose16x16_avx512(tile + x0 * 16, 16, buf, 16);
-        for (int c = 0; c < nchan; ++c) std::memcpy(planes[c] + x0, buf + c * 16, 16 * sizeof(float));
+        transpose16x16_part_avx512(tile + x0 * 16, 16, dst + x0, hw, nchan, 16);
       }
     }
+    if (x0 < hw) transpose16x16_part_avx512(tile + x0 * 16, 16, dst + x0, hw, nchan, int(hw - x0));
+    return;
+  }
+  if (v == 8 && have_avx2()) {
+    for (; x0 + 8 <= hw; x0 += 8) {
+      if (nchan == 8) {
+        transpose8x8_avx2(tile + x0 * 8, 8, dst + x0, hw);
+      } else {
+        transpose8x8_part_avx2(tile + x0 * 8, 8, dst + x0, hw, nchan, 8);
+      }
+    }
+    if (x0 < hw) transpose8x8_part_avx2(tile + x0 * 8, 8, dst + x0, hw, nchan, int(hw - x0));
+    return;
   }
   // Pixel-major: contiguous reads, `nchan` sequential write streams.
   for (int64_t x = x0; x < hw; ++x) {
@@ -117,16 +142,22 @@ void block_wei(const WeiBlocking& b, const float* wei, float* dst, bool lanes_ar
   share(int64_t(b.groups) * lb_count * rb_count, ithr, nthr, begin, end);
   for (int64_t idx = begin; idx < end; ++idx) {
     const int rb = int(idx % rb_count), lb = int(idx / rb_count % lb_count), g = int(idx / rb_count / lb_count);
-    float* o = dst + idx * tile;
-    for (int t = 0; t < rs; ++t)
-      for (int i = 0; i < b.bi; ++i)
-        for (int l = 0; l < b.v; ++l) {
-          const int lane = lb * b.v + l, row = rb * b.bi + i;
-          const int k = lanes_are_k ? lane : row, c = lanes_are_k ? row : lane;
-          const int ts = flip_s ? (t / b.s) * b.s + (b.s - 1 - t % b.s) : t;  // source tap
-          o[(int64_t(t) * b.bi + i) * b.v + l] =
-              (k < b.kg && c < b.cg) ? wei[((int64_t(g) * b.kg + k) * b.cg + c) * rs + ts] : 0.f;
-        }
+    float* o = dst + idx * tile;  // (RS, BI, V)
+    const int nl = std::min(b.v, lanes - lb * b.v), ni = std::min(b.bi, rows - rb * b.bi);
+    if (nl < b.v || ni < b.bi) std::fill(o, o + tile, 0.f);
+    // Source order: the (c, r, s) of one k are contiguous, so each (k, c) is a
+    // run of RS reads; the writes stay inside this tile (L1).
+    for (int x = 0; x < (lanes_are_k ? nl : ni); ++x)    // k
+      for (int y = 0; y < (lanes_are_k ? ni : nl); ++y) {  // c
+        const int l = lanes_are_k ? x : y, i = lanes_are_k ? y : x;
+        const int k = lanes_are_k ? lb * b.v + l : rb * b.bi + i, c = lanes_are_k ? rb * b.bi + i : lb * b.v + l;
+        const float* w = wei + ((int64_t(g) * b.kg + k) * b.cg + c) * rs;  // (R, S)
+        float* ol = o + int64_t(i) * b.v + l;
+        const int64_t tstep = int64_t(b.bi) * b.v;
+        for (int r = 0; r < b.r; ++r)
+          for (int t = 0; t < b.s; ++t)  // tap (r, t) from source column S-1-t when flipped
+            ol[(r * b.s + t) * tstep] = w[r * b.s + (flip_s ? b.s - 1 - t : t)];
+      }
   }
 }
 

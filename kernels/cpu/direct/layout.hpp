@@ -57,6 +57,14 @@ void block_wei_bwd_data(const WeiBlocking& b, const float* wei, float* dst, bool
 // NC = b.bi input channels per chunk, CC = ceil(CG/NC), padded with zeros.
 void block_wei_pix(const WeiBlocking& b, const float* wei, float* dst, int ithr, int nthr);
 
+// Asks for [p, p + bytes) in L2 with write intent, ahead of a layout store
+// into it: the output planes are cold, and the unblocking's scattered stores
+// otherwise wait on each line's read-for-ownership.
+inline void prefetch_for_write(const void* p, int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 1, 2);
+}
+
 // [begin, end) of `ithr`'s static share of `total` items.
 inline void share(int64_t total, int ithr, int nthr, int64_t& begin, int64_t& end) {
   begin = total * ithr / nthr;

@@ -1,5 +1,5 @@
-// 16 x 16 fp32 transposes for the blocked-layout conversions (AVX-512 only;
-// layout.cpp checks cpu_info() before calling).
+// fp32 transposes for the blocked-layout conversions: 16 x 16 (AVX-512) and
+// 8 x 8 (AVX2); layout.cpp checks cpu_info() before calling.
 #pragma once
 #include <cstdint>
 
@@ -7,5 +7,11 @@ namespace convlab::direct {
 
 // dst[i*dst_stride + j] = src[j*src_stride + i] for i, j < 16.
 void transpose16x16_avx512(const float* src, int64_t src_stride, float* dst, int64_t dst_stride);
+// dst[i*dst_stride + j] = src[j*src_stride + i] for i, j < 8.
+void transpose8x8_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride);
+// The same for i < ni, j < nj only (1..16 / 1..8): masked, touching nothing else.
+void transpose16x16_part_avx512(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni,
+                                int nj);
+void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni, int nj);
 
 }  // namespace convlab::direct

@@ -17,9 +17,12 @@ std::vector<float> iota(size_t n) {
 }
 
 TEST(DirectLayout, BlockActPadsAndPlacesEveryElement) {
+  // Widths around the 8 / 16-pixel transposes and their masked tails: only a
+  // tail (7, 13), full blocks and a tail (37).
+  for (int w : {7, 13, 37})
   for (int b : {1, 3, 8, 16})
     for (int cg : {1, 5, 16, 17}) {
-      const int n = 2, groups = 2, h = 4, w = 37, top = 1, left = 2;
+      const int n = 2, groups = 2, h = 4, top = 1, left = 2;
       const ActBlocking a{n, groups, cg, h, w, std::min(b, cg), top, left, h + 3, w + 4};
       const auto src = iota(size_t(n) * groups * cg * h * w);
       std::vector<float> dst(a.elems(), -1.f);
@@ -35,23 +38,26 @@ TEST(DirectLayout, BlockActPadsAndPlacesEveryElement) {
                   const bool inside = c < cg && ys >= 0 && ys < h && xs >= 0 && xs < w;
                   const float want = inside ? src[((size_t(in) * groups + g) * cg + c) * h * w + ys * w + xs] : 0.f;
                   const size_t at = ((((size_t(in) * groups + g) * CB + cb) * a.hp + y) * a.wp + x) * B + i;
-                  ASSERT_EQ(dst[at], want) << "b=" << b << " cg=" << cg << " n=" << in << " g=" << g << " c=" << c
+                  ASSERT_EQ(dst[at], want) << "w=" << w << " b=" << b << " cg=" << cg << " n=" << in << " g=" << g << " c=" << c
                                            << " y=" << y << " x=" << x;
                 }
     }
 }
 
 TEST(DirectLayout, UnblockTileDropsPaddedLanes) {
-  for (int hw : {13, 16, 45})
-    for (int nchan : {11, 16}) {
-  const int v = 16;
-  const auto tile = iota(size_t(hw) * v);
-  std::vector<float> dst(size_t(nchan) * hw + 7, -1.f);
-  unblock_tile(tile.data(), hw, v, nchan, dst.data());
-  for (int c = 0; c < nchan; ++c)
-    for (int x = 0; x < hw; ++x) EXPECT_EQ(dst[size_t(c) * hw + x], tile[size_t(x) * v + c]);
-  for (size_t i = size_t(nchan) * hw; i < dst.size(); ++i) EXPECT_EQ(dst[i], -1.f) << "wrote past the planes";
-    }
+  // v = 16 (AVX-512's 16x16 transposes) and 8 (AVX2's 8x8): pixel counts one
+  // below, at and one above the transpose width, and a full / partial block.
+  for (int v : {16, 8})
+    for (int hw : {v - 1, v, v + 1, 45})
+      for (int nchan : {v - 5, v}) {
+        const auto tile = iota(size_t(hw) * v);
+        std::vector<float> dst(size_t(nchan) * hw + 7, -1.f);
+        unblock_tile(tile.data(), hw, v, nchan, dst.data());
+        for (int c = 0; c < nchan; ++c)
+          for (int x = 0; x < hw; ++x)
+            EXPECT_EQ(dst[size_t(c) * hw + x], tile[size_t(x) * v + c]) << "v=" << v << " hw=" << hw;
+        for (size_t i = size_t(nchan) * hw; i < dst.size(); ++i) EXPECT_EQ(dst[i], -1.f) << "wrote past the planes";
+      }
 }
 
 TEST(DirectLayout, WeightsForwardRoundTripAndZeroLanes) {

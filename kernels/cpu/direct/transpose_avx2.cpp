@@ -1,0 +1,53 @@
+// 8 x 8 fp32 transpose in AVX2 registers for the blocked-layout conversions
+// (layout.cpp) at V = 8: rows of 8 pixels of 8 channels <-> 8 channel planes.
+// dst[i][j] = src[j][i]; rows at src + j*src_stride, dst + i*dst_stride.
+// The partial form reads and writes only i < ni, j < nj (masked).
+// Single-threaded; the caller splits the work.
+#include <immintrin.h>
+
+#include "kernels/cpu/direct/transpose.hpp"
+
+namespace convlab::direct {
+
+namespace {
+// r[j] (row j) -> r[i] (column i), in registers.
+inline void transpose_regs(__m256 r[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // 00 10 01 11 | 04 14 05 15
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // 02 12 03 13 | 06 16 07 17
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);      // 00 10 20 30 | 04 14 24 34
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);  // 01 11 21 31 | 05 15 25 35
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);      // column i: rows 0-3 | 4-7
+    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);  // column i + 4
+  }
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
+}
+// Lanes l < n set.
+inline __m256i first_lanes(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+}  // namespace
+
+void transpose8x8_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride) {
+  __m256 r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
+  transpose_regs(r);
+  for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + i * dst_stride, r[i]);
+}
+
+void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni, int nj) {
+  const __m256i mi = first_lanes(ni), mj = first_lanes(nj);
+  __m256 r[8];
+  for (int j = 0; j < 8; ++j) r[j] = j < nj ? _mm256_maskload_ps(src + j * src_stride, mi) : _mm256_setzero_ps();
+  transpose_regs(r);
+  for (int i = 0; i < ni; ++i) _mm256_maskstore_ps(dst + i * dst_stride, mj, r[i]);
+}
+
+}  // namespace convlab::direct
