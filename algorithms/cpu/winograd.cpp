@@ -135,7 +135,7 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
             const float beta = c0 > 0 ? 1.0f : 0.0f;
             for (int kb = 0; kb < kb_count; ++kb)
               uk.fn(kc, u + e * u_e + (int64_t(kb) * c_in + c0) * MR, b + int64_t(c0) * NR,
-                    c + int64_t(kb) * MR * NR, NR, 1.0f, beta, MR, NR);
+                    c + int64_t(kb) * MR * NR, NR, 1.0f, beta, MR, NR, nullptr);
           }
         }
 #pragma omp for collapse(2) schedule(static)
@@ -182,7 +182,7 @@ void run_bwd_filter(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Pl
         for (int kb = 0; kb < kb_count; ++kb)
           for (int cpi = 0; cpi < cp_count; ++cpi)
             uk.fn(kc, w + e * wlay.e_stride + int64_t(kb) * tc * MR, v + e * vlay.e_stride + int64_t(cpi) * tc * NR,
-                  mb + e * m_e + int64_t(kb) * MR * cp + int64_t(cpi) * NR, cp, 1.0f, beta, MR, NR);
+                  mb + e * m_e + int64_t(kb) * MR * cp + int64_t(cpi) * NR, cp, 1.0f, beta, MR, NR, nullptr);
     }
   }
   wg::filter_grad_transform(m, mb, pl.k_out, pl.c_in, pl.tile, diff_wei_group, threads);

@@ -41,18 +41,33 @@ namespace convlab::cpu {
 namespace {
 
 const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
-                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512};
-const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2"};
+                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512, 16};
+const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2", sgemm_pack_transpose_avx2,
+                         sgemm_pack_rows_avx2, 8};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
 
 struct Blocking {
   int kc, nc;
 };
 
-Blocking blocking(GemmIsa isa, const SgemmConfig& cfg) {
-  Blocking b{256, 512};
-  if (isa == GemmIsa::avx2) b = {256, 384};
-  if (isa == GemmIsa::portable) b = {128, 256};
+// Cache blocking from this core's caches (cpu_info(): CPUID; 32 KiB L1d and
+// 1 MiB L2 where the CPU does not say):
+//   KC: the A micro-panel (MR x KC) takes at most 40 % of L1d, the rest is the
+//       B lines streaming through and the C tile: 12 x 408 x 4 B = 19 KiB of
+//       48 KiB, 12 x 272 x 4 B of 32 KiB; at most 512 (per-call overhead is
+//       amortised by then, and the B block must still fit L2).
+//   NC: the packed B block (KC x NC) takes at most 3/8 of L2: while the kernel
+//       reads it, the source of the next block (as large) is prefetched beside
+//       it, and the rest holds C lines and A panels passing through.
+// Portable: 128 x 256 (the scalar kernel is far from any of this).
+Blocking blocking(GemmIsa isa, const SgemmUkernel& uk, const SgemmConfig& cfg) {
+  const CpuInfo& ci = cpu_info();
+  const int64_t l1 = ci.l1d_bytes > 0 ? ci.l1d_bytes : 32 << 10, l2 = ci.l2_bytes > 0 ? ci.l2_bytes : 1 << 20;
+  Blocking b{128, 256};
+  if (isa != GemmIsa::portable) {
+    b.kc = int(std::clamp<int64_t>(l1 * 2 / 5 / (uk.mr * int64_t(sizeof(float))) / 8 * 8, 128, 512));
+    b.nc = int(std::max<int64_t>(l2 * 3 / 8 / (b.kc * int64_t(sizeof(float))) / uk.nr * uk.nr, uk.nr));
+  }
   if (cfg.kc > 0) b.kc = cfg.kc;
   if (cfg.nc > 0) b.nc = cfg.nc;
   return b;
@@ -72,9 +87,9 @@ constexpr int64_t kGatherMaxLd = (int64_t(1) << 31) / 16;
 // Packed A panel for rows [i0, i0 + mv) of op(A), columns [p0, p0 + kc):
 // dst[p * MR + i], rows mv..MR-1 zero. // (kc, MR)
 void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p0, int kc, int MR, float* dst,
-            SgemmPackTransposeFn pack_t) {
-  if (ta == Trans::no && pack_t && MR <= 16 && lda < kGatherMaxLd) {
-    pack_t(a + i0 * lda + p0, lda, mv, kc, dst, MR, MR);
+            const SgemmUkernel& uk) {
+  if (ta == Trans::no && uk.pack_t && MR <= uk.pack_lanes && lda < kGatherMaxLd) {
+    uk.pack_t(a + i0 * lda + p0, lda, mv, kc, dst, MR, MR);
   } else if (ta == Trans::no) {
     const float* rows[32];
     for (int i = 0; i < mv; ++i) rows[i] = a + (i0 + i) * lda + p0;
@@ -96,11 +111,12 @@ void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p
 // Packed B panel for rows [p0, p0 + kc) of op(B), columns [j0, j0 + nv):
 // dst[p * NR + j], columns nv..NR-1 zero. // (kc, NR)
 void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j0, int nv, int NR, float* dst,
-            SgemmPackTransposeFn pack_t) {
-  if (tb == Trans::yes && pack_t && NR % 16 == 0 && ldb < kGatherMaxLd) {
-    for (int jb = 0; jb < NR; jb += 16) {
-      const int nj = nv - jb < 16 ? nv - jb : 16;
-      pack_t(nj > 0 ? b + (j0 + jb) * ldb + p0 : b, ldb, nj, kc, dst + jb, NR, 16);
+            const SgemmUkernel& uk) {
+  const int L = uk.pack_lanes;
+  if (tb == Trans::yes && uk.pack_t && NR % L == 0 && ldb < kGatherMaxLd) {
+    for (int jb = 0; jb < NR; jb += L) {
+      const int nj = std::max(std::min(nv - jb, L), 0);
+      uk.pack_t(nj > 0 ? b + (j0 + jb) * ldb + p0 : b, ldb, nj, kc, dst + jb, NR, L);
     }
   } else if (tb == Trans::no) {
     for (int p = 0; p < kc; ++p) {
@@ -132,7 +148,8 @@ void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j
 //   dst[panel * width * kc + p * width + j] = src[(p0 + p) * lds + j0 + panel * width + j]
 void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, int len, int width, float* dst,
                const SgemmUkernel& uk) {
-  if (uk.pack_rows && width % 16 == 0 && width <= 32) {  // 12-wide masked stores straddle lines: scalar is faster
+  // Whole vectors only (12-wide masked stores straddle lines: scalar is faster).
+  if (uk.pack_rows && width % uk.pack_lanes == 0 && width <= 2 * uk.pack_lanes) {
     uk.pack_rows(src + p0 * lds + j0, lds, kc, len, width, dst);
     return;
   }
@@ -170,6 +187,44 @@ int64_t serial_workspace_floats(int m, int n, int k, const SgemmUkernel& uk, con
   return round_up(round_up(m, uk.mr) * kc, 16) + round_up(nc * kc, 16);
 }
 
+// The source of the block packed next, cut into runs for the micro-kernel
+// calls of the current block to prefetch (SgemmPrefetch): a region is `rows`
+// row segments of `bytes` bytes, `ld` floats apart, each counted as
+// bytes / 64 + 1 lines from its first 64-byte line (enough for any alignment).
+// Its lines are handed out row by row, `run` to a call, until they run out;
+// lines that get no call are not prefetched (packing reads them anyway).
+class PrefetchPlan {
+ public:
+  void add(const float* base, int64_t ld, int rows, int64_t bytes) {
+    if (n_ < 2 && rows > 0 && bytes > 0) reg_[n_++] = {base, ld, rows, int(bytes / 64 + 1)};
+  }
+  void set_run(int lines) { run_ = std::max(lines, 1); }
+  const SgemmPrefetch* next(SgemmPrefetch& out) {
+    while (r_ < n_) {
+      const Region& g = reg_[r_];
+      if (row_ < g.rows) {
+        out = {g.base + row_ * g.ld, g.ld, x_, g.row_lines, run_};
+        const int64_t at = int64_t(x_) + run_;
+        row_ += int(at / g.row_lines);
+        x_ = int(at % g.row_lines);
+        if (row_ >= g.rows) out.lines -= int((int64_t(row_ - g.rows) * g.row_lines) + x_);
+        return &out;
+      }
+      ++r_, row_ = 0, x_ = 0;
+    }
+    return nullptr;
+  }
+
+ private:
+  struct Region {
+    const float* base;
+    int64_t ld;
+    int rows, row_lines;
+  };
+  Region reg_[2] = {};
+  int n_ = 0, r_ = 0, run_ = 1, row_ = 0, x_ = 0;
+};
+
 void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda, const float* b,
                  int64_t ldb, float beta, float* c, int64_t ldc, const SgemmUkernel& uk, const Blocking& bl,
                  float* workspace) {
@@ -181,6 +236,10 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
   const int mp = (m + MR - 1) / MR;
   float* apack = workspace;                                          // (mp, kc, MR)
   float* bpack = apack + round_up(int64_t(mp) * MR * kc_max, 16);     // (nc/NR, kc, NR)
+  // A is prefetched for the next KC block only when it is small beside the B
+  // block (small M: the forward and backward-filter GEMMs); a large A streams
+  // through packing in long rows the hardware prefetcher follows.
+  const bool prefetch_a = int64_t(m) * KC <= int64_t(KC) * NC / 2;
   for (int pc = 0; pc < k; pc += KC) {
     const int kc = k - pc < KC ? k - pc : KC;
     const float beta_pc = pc == 0 ? beta : 1.0f;
@@ -189,7 +248,7 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
     } else {
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
-        pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk.pack_t);
+        pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk);
       }
     }
     for (int jc = 0; jc < n; jc += NC) {
@@ -200,16 +259,32 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       } else {
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk.pack_t);
+          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk);
         }
       }
+      // What is packed after this block: B at (pc, jc + NC), or A and B at
+      // (pc + KC, 0).
+      PrefetchPlan plan;
+      plan.set_run(kc / kSgemmPrefetchSteps);
+      const int jn = jc + NC < n ? jc + NC : 0, pn = jc + NC < n ? pc : pc + KC;
+      if (pn < k) {
+        const int kcn = k - pn < KC ? k - pn : KC, ncn = n - jn < NC ? n - jn : NC;
+        if (pn != pc && prefetch_a) {
+          if (ta == Trans::no) plan.add(a + pn, lda, m, int64_t(kcn) * 4);
+          else plan.add(a + int64_t(pn) * lda, lda, kcn, int64_t(m) * 4);
+        }
+        if (tb == Trans::no) plan.add(b + int64_t(pn) * ldb + jn, ldb, kcn, int64_t(ncn) * 4);
+        else plan.add(b + int64_t(jn) * ldb + pn, ldb, ncn, int64_t(kcn) * 4);
+      }
+      SgemmPrefetch pf;
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
         const float* ap = apack + int64_t(ir) * MR * kc;
         float* crow = c + int64_t(ir) * MR * ldc + jc;
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv);
+          uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv,
+                plan.next(pf));
         }
       }
     }
@@ -255,7 +330,7 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
   }
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
   const SgemmUkernel& uk = sgemm_ukernel(isa);
-  const Blocking bl = blocking(isa, cfg);
+  const Blocking bl = blocking(isa, uk, cfg);
   const std::vector<Part> parts = partition(m, n, cfg.threads > 0 ? cfg.threads : 1, uk.mr, uk.nr);
 
   std::unique_ptr<void, decltype(&std::free)> owned(nullptr, &std::free);
@@ -328,7 +403,7 @@ size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
   const SgemmUkernel& uk = sgemm_ukernel(isa);
-  const Blocking bl = blocking(isa, cfg);
+  const Blocking bl = blocking(isa, uk, cfg);
   // Column-major calls run as the transposed row-major problem: cover both.
   int64_t most = 0;
   for (int flip = 0; flip < 2; ++flip) {
