@@ -41,9 +41,10 @@ namespace convlab::cpu {
 namespace {
 
 const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
-                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512, 16};
+                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512, 16,
+                           sgemm_ukernel_12x32_avx512_pack};
 const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2", sgemm_pack_transpose_avx2,
-                         sgemm_pack_rows_avx2, 8};
+                         sgemm_pack_rows_avx2, 8, sgemm_ukernel_6x16_avx2_pack};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
 
 struct Blocking {
@@ -254,8 +255,14 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
     for (int jc = 0; jc < n; jc += NC) {
       const int nc = n - jc < NC ? n - jc : NC;
       const int np = (nc + NR - 1) / NR;
+      // B not transposed: the full panels are packed by the first row of
+      // tiles' calls themselves (uk.fn_pack), the last partial one here.
+      const bool fuse = tb == Trans::no && uk.fn_pack && m >= MR;
+      const int fused = fuse ? nc / NR : 0;
       if (tb == Trans::no) {
-        pack_rows(b, ldb, pc, kc, jc, nc, NR, bpack, uk);
+        if (fused < np)
+          pack_rows(b, ldb, pc, kc, int64_t(jc) + int64_t(fused) * NR, nc - fused * NR, NR,
+                    bpack + int64_t(fused) * NR * kc, uk);
       } else {
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
@@ -283,8 +290,12 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
         float* crow = c + int64_t(ir) * MR * ldc + jc;
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv,
-                plan.next(pf));
+          if (ir == 0 && jr < fused)
+            uk.fn_pack(kc, ap, b + int64_t(pc) * ldb + jc + int64_t(jr) * NR, ldb, bpack + int64_t(jr) * NR * kc,
+                       crow + int64_t(jr) * NR, ldc, alpha, beta_pc, plan.next(pf));
+          else
+            uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv,
+                  plan.next(pf));
         }
       }
     }

@@ -44,6 +44,12 @@ GemmIsa sgemm_resolve_isa(GemmIsa isa);  // auto_ -> the widest supported; throw
 // by the CPU Winograd's batched GEMM (beta 0 for the first reduction block, 1 after).
 using SgemmUkernelFn = void (*)(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                 float beta, int m, int n, const SgemmPrefetch* pf);
+// Optional: the full MR x NR tile of the same kernel reading B from its
+// row-major source (row p of the panel at src + p * ldb) instead of a packed
+// panel, and writing the packed panel b (kc x NR, 64-byte aligned) as it goes,
+// for the next calls on the same panel to read.
+using SgemmUkernelPackFn = void (*)(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
+                                    int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf);
 // Optional transposing pack (see sgemm_ukernels.hpp); nullptr = scalar loops.
 using SgemmPackTransposeFn = void (*)(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd,
                                       int width);
@@ -57,6 +63,7 @@ struct SgemmUkernel {
   SgemmPackTransposeFn pack_t = nullptr;
   void (*pack_rows)(const float* src, int64_t lds, int kc, int len, int width, float* dst) = nullptr;
   int pack_lanes = 16;
+  SgemmUkernelPackFn fn_pack = nullptr;
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 

@@ -16,6 +16,7 @@
 #include <immintrin.h>
 
 #include <cassert>
+#include <cstddef>
 
 #include "kernels/cpu/gemm/sgemm_ukernels.hpp"
 
@@ -99,24 +100,73 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
 // with 16 registers GCC's allocator spills an accumulator of the intrinsics
 // version per k step. Registers: ymm0..11 the accumulators (row i in ymm(2i),
 // ymm(2i+1)), ymm12/13 the B row, ymm14/15 the A broadcasts.
-// One k step (N = 0..3 within an unrolled iteration of four):
+// full_tile reads a packed B panel; full_tile_pack reads B's row-major source
+// (rows ldb apart, prefetched to L1 eight rows ahead) and writes the packed
+// panel as it goes, so that packing costs store slots beside the FMAs.
+// Row I of k step N (N = 0..3 within an unrolled iteration of four):
 #define CL_ROW(N, I, C0, C1, T)                                 \
   "vbroadcastss " #N "*24+" #I "*4(%[a]), %%ymm" #T "\n\t"      \
   "vfmadd231ps %%ymm12, %%ymm" #T ", %%ymm" #C0 "\n\t"          \
   "vfmadd231ps %%ymm13, %%ymm" #T ", %%ymm" #C1 "\n\t"
-#define CL_STEP(N)                                                                   \
-  "vmovaps " #N "*64(%[b]), %%ymm12\n\t"                                            \
-  "vmovaps " #N "*64+32(%[b]), %%ymm13\n\t"                                         \
-  "prefetcht0 " #N "*64+512(%[b])\n\t"                                              \
-  CL_ROW(N, 0, 0, 1, 14) CL_ROW(N, 1, 2, 3, 15) CL_ROW(N, 2, 4, 5, 14) CL_ROW(N, 3, 6, 7, 15) \
+#define CL_FMAS(N)                                                                              \
+  CL_ROW(N, 0, 0, 1, 14) CL_ROW(N, 1, 2, 3, 15) CL_ROW(N, 2, 4, 5, 14) CL_ROW(N, 3, 6, 7, 15)   \
   CL_ROW(N, 4, 8, 9, 14) CL_ROW(N, 5, 10, 11, 15)
+// One k step from the packed panel (B prefetched to L1 eight steps ahead).
+#define CL_STEP(N)                                \
+  "vmovaps " #N "*64(%[b]), %%ymm12\n\t"         \
+  "vmovaps " #N "*64+32(%[b]), %%ymm13\n\t"      \
+  "prefetcht0 " #N "*64+512(%[b])\n\t"           \
+  CL_FMAS(N)
+// One k step from the source row at s, stored to the panel.
+#define CL_PSTEP(N)                               \
+  "vmovups (%[s]), %%ymm12\n\t"                  \
+  "vmovups 32(%[s]), %%ymm13\n\t"                \
+  "prefetcht0 (%[s8])\n\t"                       \
+  "prefetcht0 60(%[s8])\n\t"                     \
+  "vmovaps %%ymm12, " #N "*64(%[b])\n\t"         \
+  "vmovaps %%ymm13, " #N "*64+32(%[b])\n\t"      \
+  "add 8(%[g]), %[s]\n\t"                         \
+  "add 8(%[g]), %[s8]\n\t"                        \
+  CL_FMAS(N)
+#define CL_ZERO                                                                                 \
+  "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"                                                           \
+  "vmovaps %%ymm0, %%ymm1\n\t" "vmovaps %%ymm0, %%ymm2\n\t" "vmovaps %%ymm0, %%ymm3\n\t"        \
+  "vmovaps %%ymm0, %%ymm4\n\t" "vmovaps %%ymm0, %%ymm5\n\t" "vmovaps %%ymm0, %%ymm6\n\t"        \
+  "vmovaps %%ymm0, %%ymm7\n\t" "vmovaps %%ymm0, %%ymm8\n\t" "vmovaps %%ymm0, %%ymm9\n\t"        \
+  "vmovaps %%ymm0, %%ymm10\n\t" "vmovaps %%ymm0, %%ymm11\n\t"
+// Once per iteration of four steps: the lines of one C row (the prefetch
+// moves down a row until the last), and one line of the run (into L2).
+#define CL_PREFETCHES              \
+  "prefetcht0 (%[cpf])\n\t"        \
+  "prefetcht0 60(%[cpf])\n\t"      \
+  "cmpq $0, 32(%[g])\n\t"           \
+  "je 2f\n\t"                      \
+  "add (%[g]), %[cpf]\n\t"         \
+  "decq 32(%[g])\n\t"               \
+  "2:\n\t"                         \
+  "test %[pleft], %[pleft]\n\t"    \
+  "jz 3f\n\t"                      \
+  "mov %[prow], %[t]\n\t"          \
+  "and $-64, %[t]\n\t"             \
+  "prefetcht1 (%[t], %[px])\n\t"   \
+  "dec %[pleft]\n\t"               \
+  "add $64, %[px]\n\t"             \
+  "cmp 16(%[g]), %[px]\n\t"   \
+  "jne 3f\n\t"                     \
+  "xor %k[px], %k[px]\n\t"         \
+  "add 24(%[g]), %[prow]\n\t"        \
+  "3:\n\t"
 // Epilogue of one row (accumulators C0, C1): C = alpha * acc (+ beta * C).
+#define CL_STOREP(C0, C1)                                        \
+  "vmovups %%ymm" #C0 ", (%[c])\n\t"                              \
+  "vmovups %%ymm" #C1 ", 32(%[c])\n\t"                            \
+  "add (%[g]), %[c]\n\t"
 #define CL_STORE0(C0, C1)                                        \
   "vmulps %%ymm12, %%ymm" #C0 ", %%ymm" #C0 "\n\t"                \
   "vmulps %%ymm12, %%ymm" #C1 ", %%ymm" #C1 "\n\t"                \
   "vmovups %%ymm" #C0 ", (%[c])\n\t"                              \
   "vmovups %%ymm" #C1 ", 32(%[c])\n\t"                            \
-  "add %[ldc], %[c]\n\t"
+  "add (%[g]), %[c]\n\t"
 #define CL_STORE1(C0, C1)                                        \
   "vmulps %%ymm12, %%ymm" #C0 ", %%ymm" #C0 "\n\t"                \
   "vmulps %%ymm12, %%ymm" #C1 ", %%ymm" #C1 "\n\t"                \
@@ -124,49 +174,73 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   "vfmadd231ps 32(%[c]), %%ymm13, %%ymm" #C1 "\n\t"               \
   "vmovups %%ymm" #C0 ", (%[c])\n\t"                              \
   "vmovups %%ymm" #C1 ", 32(%[c])\n\t"                            \
-  "add %[ldc], %[c]\n\t"
+  "add (%[g]), %[c]\n\t"
 #define CL_ROWS(X) X(0, 1) X(2, 3) X(4, 5) X(6, 7) X(8, 9) X(10, 11)
+// Epilogue by mode (56(%[g])): 0 C = acc, 1 C = alpha * acc, 2 C = alpha * acc + beta * C.
+#define CL_EPILOGUE                       \
+  "vbroadcastss 40(%[g]), %%ymm12\n\t"    \
+  "cmpl $1, 56(%[g])\n\t"                 \
+  "je 8f\n\t"                             \
+  "jg 10f\n\t"                            \
+  CL_ROWS(CL_STOREP)                      \
+  "jmp 9f\n\t"                            \
+  "8:\n\t"                                \
+  CL_ROWS(CL_STORE0)                      \
+  "jmp 9f\n\t"                            \
+  "10:\n\t"                               \
+  "vbroadcastss 44(%[g]), %%ymm13\n\t"    \
+  CL_ROWS(CL_STORE1)                      \
+  "9:\n\t"
+#define CL_CLOBBERS                                                                                         \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", \
+      "xmm13", "xmm14", "xmm15", "cc", "memory"
+
+// The operands both share: loop counts, the prefetch cursors, the epilogue's.
+struct TileArgs {
+  TileArgs(int kc, const float* c, int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf)
+      : k4(kc / 4), krem(kc % 4), cpf(c) {
+    mem.ldc_bytes = ldc * int64_t(sizeof(float));
+    mem.alpha = alpha;
+    mem.beta = beta;
+    const PrefetchWalk walk(pf);
+    prow = walk.row;
+    px = int64_t(walk.x) * 64;
+    pleft = walk.left;
+    mem.prow_bytes = int64_t(walk.row_lines) * 64;
+    mem.pld = walk.ld_bytes;
+    mem.mode = beta != 0.0f ? 2 : alpha != 1.0f ? 1 : 0;
+  }
+  int64_t k4, krem;
+  const float* cpf;
+  const char* prow;
+  int64_t px, pleft;
+  // What the assembly reads from memory, at fixed offsets from %[g]:
+  // 0 ldc, 8 ldb (bytes), 16 bytes of lines per run row, 24 the run's row
+  // step (bytes), 32 C rows still to step to (the prefetch stays on the
+  // last one), 40 alpha, 44 beta, 48 and 52 the column masks, 56 the epilogue.
+  struct Mem {
+    int64_t ldc_bytes, ldb_bytes = 0, prow_bytes, pld, crow = 5;
+    float alpha, beta;
+    uint32_t m0 = 0, m1 = 0;   // 48, 52: the column masks (AVX-512)
+    int32_t mode;              // 56: the epilogue (see CL_EPILOGUE)
+  } mem;
+};
+static_assert(offsetof(TileArgs::Mem, ldb_bytes) == 8 && offsetof(TileArgs::Mem, prow_bytes) == 16 &&
+              offsetof(TileArgs::Mem, pld) == 24 && offsetof(TileArgs::Mem, crow) == 32 &&
+              offsetof(TileArgs::Mem, alpha) == 40 && offsetof(TileArgs::Mem, beta) == 44 &&
+              offsetof(TileArgs::Mem, m0) == 48 && offsetof(TileArgs::Mem, m1) == 52 &&
+              offsetof(TileArgs::Mem, mode) == 56);
 
 void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int,
                const SgemmPrefetch* pf) {
-  PrefetchWalk walk(pf);
-  int64_t k4 = kc / 4, krem = kc % 4, ldc_bytes = ldc * int64_t(sizeof(float));
-  int64_t crow = 5;  // C rows still to step to (the prefetch stays on the last one)
-  const float* cpf = c;
-  const char* prow = walk.row;
-  int64_t px = int64_t(walk.x) * 64, pleft = walk.left;
-  const int64_t prow_bytes = int64_t(walk.row_lines) * 64, pld = walk.ld_bytes;
-  const int64_t beta_nonzero = beta != 0.0f;
+  TileArgs g(kc, c, ldc, alpha, beta, pf);
   int64_t t;
   __asm__ volatile(
-      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
-      "vmovaps %%ymm0, %%ymm1\n\t" "vmovaps %%ymm0, %%ymm2\n\t" "vmovaps %%ymm0, %%ymm3\n\t"
-      "vmovaps %%ymm0, %%ymm4\n\t" "vmovaps %%ymm0, %%ymm5\n\t" "vmovaps %%ymm0, %%ymm6\n\t"
-      "vmovaps %%ymm0, %%ymm7\n\t" "vmovaps %%ymm0, %%ymm8\n\t" "vmovaps %%ymm0, %%ymm9\n\t"
-      "vmovaps %%ymm0, %%ymm10\n\t" "vmovaps %%ymm0, %%ymm11\n\t"
+      CL_ZERO
       "test %[k4], %[k4]\n\t"
       "jz 5f\n\t"
-      // Four k steps per iteration, with one C row and one line of the run.
       "1:\n\t"
-      "prefetcht0 (%[cpf])\n\t"
-      "prefetcht0 60(%[cpf])\n\t"
-      "test %[crow], %[crow]\n\t"
-      "jz 2f\n\t"
-      "add %[ldc], %[cpf]\n\t"
-      "dec %[crow]\n\t"
-      "2:\n\t"
-      "test %[pleft], %[pleft]\n\t"
-      "jz 3f\n\t"
-      "mov %[prow], %[t]\n\t"
-      "and $-64, %[t]\n\t"
-      "prefetcht1 (%[t], %[px])\n\t"
-      "dec %[pleft]\n\t"
-      "add $64, %[px]\n\t"
-      "cmp %[prow_bytes], %[px]\n\t"
-      "jne 3f\n\t"
-      "xor %k[px], %k[px]\n\t"
-      "add %[pld], %[prow]\n\t"
-      "3:\n\t"
+      CL_PREFETCHES
       CL_STEP(0) CL_STEP(1) CL_STEP(2) CL_STEP(3)
       "add $96, %[a]\n\t"
       "add $256, %[b]\n\t"
@@ -182,28 +256,60 @@ void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, fl
       "dec %[krem]\n\t"
       "jnz 6b\n\t"
       "7:\n\t"
-      "vbroadcastss %[alpha], %%ymm12\n\t"
-      "test %[beta_nonzero], %[beta_nonzero]\n\t"
-      "jnz 8f\n\t"
-      CL_ROWS(CL_STORE0)
-      "jmp 9f\n\t"
-      "8:\n\t"
-      "vbroadcastss %[beta], %%ymm13\n\t"
-      CL_ROWS(CL_STORE1)
-      "9:\n\t"
-      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [k4] "+r"(k4), [krem] "+r"(krem), [cpf] "+r"(cpf),
-        [crow] "+r"(crow), [prow] "+r"(prow), [px] "+r"(px), [pleft] "+r"(pleft), [t] "=&r"(t)
-      : [ldc] "r"(ldc_bytes), [prow_bytes] "m"(prow_bytes), [pld] "m"(pld), [alpha] "m"(alpha), [beta] "m"(beta),
-        [beta_nonzero] "r"(beta_nonzero)
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
-        "xmm13", "xmm14", "xmm15", "cc", "memory");
+      CL_EPILOGUE
+      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [k4] "+r"(g.k4), [krem] "+r"(g.krem), [cpf] "+r"(g.cpf),
+        [prow] "+r"(g.prow), [px] "+r"(g.px), [pleft] "+r"(g.pleft), [t] "=&r"(t)
+      : [g] "r"(&g.mem)
+      : CL_CLOBBERS);
+}
+
+void full_tile_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c, int64_t ldc,
+                    float alpha, float beta, const SgemmPrefetch* pf) {
+  TileArgs g(kc, c, ldc, alpha, beta, pf);
+  g.mem.ldb_bytes = ldb * int64_t(sizeof(float));
+  const float* s8 = src + 8 * ldb;
+  int64_t t;
+  __asm__ volatile(
+      CL_ZERO
+      "test %[k4], %[k4]\n\t"
+      "jz 5f\n\t"
+      "1:\n\t"
+      CL_PREFETCHES
+      CL_PSTEP(0) CL_PSTEP(1) CL_PSTEP(2) CL_PSTEP(3)
+      "add $96, %[a]\n\t"
+      "add $256, %[b]\n\t"
+      "dec %[k4]\n\t"
+      "jnz 1b\n\t"
+      "5:\n\t"
+      "test %[krem], %[krem]\n\t"
+      "jz 7f\n\t"
+      "6:\n\t"
+      CL_PSTEP(0)
+      "add $24, %[a]\n\t"
+      "add $64, %[b]\n\t"
+      "dec %[krem]\n\t"
+      "jnz 6b\n\t"
+      "7:\n\t"
+      CL_EPILOGUE
+      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [s] "+r"(src), [s8] "+r"(s8), [k4] "+r"(g.k4),
+        [krem] "+r"(g.krem), [cpf] "+r"(g.cpf), [prow] "+r"(g.prow), [px] "+r"(g.px),
+        [pleft] "+r"(g.pleft), [t] "=&r"(t)
+      : [g] "r"(&g.mem)
+      : CL_CLOBBERS);
 }
 
 #undef CL_ROW
+#undef CL_FMAS
 #undef CL_STEP
+#undef CL_PSTEP
+#undef CL_ZERO
+#undef CL_PREFETCHES
+#undef CL_STOREP
 #undef CL_STORE0
 #undef CL_STORE1
 #undef CL_ROWS
+#undef CL_EPILOGUE
+#undef CL_CLOBBERS
 
 using Body = void (*)(int, const float*, const float*, float*, int64_t, float, float, int, const SgemmPrefetch*);
 // [n > 8][m - 1]
@@ -217,6 +323,11 @@ void sgemm_ukernel_6x16_avx2(int kc, const float* a, const float* b, float* c, i
   assert(m >= 1 && m <= 6 && n >= 1 && n <= 16);
   if (m == 6 && n == 16) return full_tile(kc, a, b, c, ldc, alpha, beta, n, pf);
   kBodies[n > 8][m - 1](kc, a, b, c, ldc, alpha, beta, n, pf);
+}
+
+void sgemm_ukernel_6x16_avx2_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
+                                  int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf) {
+  full_tile_pack(kc, a, src, ldb, b, c, ldc, alpha, beta, pf);
 }
 
 }  // namespace convlab::cpu

@@ -22,6 +22,7 @@
 #include <immintrin.h>
 
 #include <cassert>
+#include <cstddef>
 
 #include "kernels/cpu/gemm/sgemm_ukernels.hpp"
 
@@ -108,26 +109,83 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
 // intrinsics version once prefetch bookkeeping shares the loop. Registers:
 // zmm0..23 the accumulators (row i in zmm(2i), zmm(2i+1)), zmm24/25 the B row,
 // zmm26..29 the A broadcasts; k1/k2 the column masks of the two vectors.
-// One k step (N = 0..3 within an unrolled iteration of four):
+// full_tile reads a packed B panel; full_tile_pack reads B's row-major source
+// (rows ldb apart, each step's 32 floats prefetched to L1 eight rows ahead)
+// and writes the packed panel as it goes, so that packing costs store slots
+// beside the FMAs instead of a pass of its own.
+// Row I of k step N (N = 0..3 within an unrolled iteration of four):
 #define CL_ROW(N, I, C0, C1, T)                                 \
   "vbroadcastss " #N "*48+" #I "*4(%[a]), %%zmm" #T "\n\t"      \
   "vfmadd231ps %%zmm24, %%zmm" #T ", %%zmm" #C0 "\n\t"          \
   "vfmadd231ps %%zmm25, %%zmm" #T ", %%zmm" #C1 "\n\t"
-#define CL_STEP(N)                                                                              \
-  "vmovaps " #N "*128(%[b]), %%zmm24\n\t"                                                      \
-  "vmovaps " #N "*128+64(%[b]), %%zmm25\n\t"                                                   \
-  "prefetcht0 " #N "*128+1024(%[b])\n\t"                                                       \
-  "prefetcht0 " #N "*128+1088(%[b])\n\t"                                                       \
-  CL_ROW(N, 0, 0, 1, 26) CL_ROW(N, 1, 2, 3, 27) CL_ROW(N, 2, 4, 5, 28) CL_ROW(N, 3, 6, 7, 29)      \
-  CL_ROW(N, 4, 8, 9, 26) CL_ROW(N, 5, 10, 11, 27) CL_ROW(N, 6, 12, 13, 28) CL_ROW(N, 7, 14, 15, 29) \
+#define CL_FMAS(N)                                                                                   \
+  CL_ROW(N, 0, 0, 1, 26) CL_ROW(N, 1, 2, 3, 27) CL_ROW(N, 2, 4, 5, 28) CL_ROW(N, 3, 6, 7, 29)        \
+  CL_ROW(N, 4, 8, 9, 26) CL_ROW(N, 5, 10, 11, 27) CL_ROW(N, 6, 12, 13, 28) CL_ROW(N, 7, 14, 15, 29)  \
   CL_ROW(N, 8, 16, 17, 26) CL_ROW(N, 9, 18, 19, 27) CL_ROW(N, 10, 20, 21, 28) CL_ROW(N, 11, 22, 23, 29)
+// One k step from the packed panel (B prefetched to L1 eight steps ahead).
+#define CL_STEP(N)                                     \
+  "vmovaps " #N "*128(%[b]), %%zmm24\n\t"             \
+  "vmovaps " #N "*128+64(%[b]), %%zmm25\n\t"          \
+  "prefetcht0 " #N "*128+1024(%[b])\n\t"              \
+  "prefetcht0 " #N "*128+1088(%[b])\n\t"              \
+  CL_FMAS(N)
+// One k step from the source row at s, stored to the panel.
+#define CL_PSTEP(N)                                    \
+  "vmovups (%[s]), %%zmm24\n\t"                       \
+  "vmovups 64(%[s]), %%zmm25\n\t"                     \
+  "prefetcht0 (%[s8])\n\t"                            \
+  "prefetcht0 64(%[s8])\n\t"                          \
+  "prefetcht0 124(%[s8])\n\t"                         \
+  "vmovaps %%zmm24, " #N "*128(%[b])\n\t"             \
+  "vmovaps %%zmm25, " #N "*128+64(%[b])\n\t"          \
+  "add 8(%[g]), %[s]\n\t"                              \
+  "add 8(%[g]), %[s8]\n\t"                             \
+  CL_FMAS(N)
+#define CL_ZERO                                                                                    \
+  "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"                                                              \
+  "vmovaps %%zmm0, %%zmm1\n\t" "vmovaps %%zmm0, %%zmm2\n\t" "vmovaps %%zmm0, %%zmm3\n\t"           \
+  "vmovaps %%zmm0, %%zmm4\n\t" "vmovaps %%zmm0, %%zmm5\n\t" "vmovaps %%zmm0, %%zmm6\n\t"           \
+  "vmovaps %%zmm0, %%zmm7\n\t" "vmovaps %%zmm0, %%zmm8\n\t" "vmovaps %%zmm0, %%zmm9\n\t"           \
+  "vmovaps %%zmm0, %%zmm10\n\t" "vmovaps %%zmm0, %%zmm11\n\t" "vmovaps %%zmm0, %%zmm12\n\t"        \
+  "vmovaps %%zmm0, %%zmm13\n\t" "vmovaps %%zmm0, %%zmm14\n\t" "vmovaps %%zmm0, %%zmm15\n\t"        \
+  "vmovaps %%zmm0, %%zmm16\n\t" "vmovaps %%zmm0, %%zmm17\n\t" "vmovaps %%zmm0, %%zmm18\n\t"        \
+  "vmovaps %%zmm0, %%zmm19\n\t" "vmovaps %%zmm0, %%zmm20\n\t" "vmovaps %%zmm0, %%zmm21\n\t"        \
+  "vmovaps %%zmm0, %%zmm22\n\t" "vmovaps %%zmm0, %%zmm23\n\t"
+// Once per iteration of four steps: the three lines of one C row (the
+// prefetch moves down a row until the last), and one line of the run
+// (SgemmPrefetch, into L2).
+#define CL_PREFETCHES              \
+  "prefetcht0 (%[cpf])\n\t"        \
+  "prefetcht0 64(%[cpf])\n\t"      \
+  "prefetcht0 124(%[cpf])\n\t"     \
+  "cmpq $0, 32(%[g])\n\t"           \
+  "je 2f\n\t"                      \
+  "add (%[g]), %[cpf]\n\t"         \
+  "decq 32(%[g])\n\t"               \
+  "2:\n\t"                         \
+  "test %[pleft], %[pleft]\n\t"    \
+  "jz 3f\n\t"                      \
+  "mov %[prow], %[t]\n\t"          \
+  "and $-64, %[t]\n\t"             \
+  "prefetcht1 (%[t], %[px])\n\t"   \
+  "dec %[pleft]\n\t"               \
+  "add $64, %[px]\n\t"             \
+  "cmp 16(%[g]), %[px]\n\t"   \
+  "jne 3f\n\t"                     \
+  "xor %k[px], %k[px]\n\t"         \
+  "add 24(%[g]), %[prow]\n\t"        \
+  "3:\n\t"
 // Epilogue of one row (accumulators C0, C1): C = alpha * acc (+ beta * C).
+#define CL_STOREP(C0, C1)                                        \
+  "vmovups %%zmm" #C0 ", (%[c])%{%%k1%}\n\t"                      \
+  "vmovups %%zmm" #C1 ", 64(%[c])%{%%k2%}\n\t"                    \
+  "add (%[g]), %[c]\n\t"
 #define CL_STORE0(C0, C1)                                        \
   "vmulps %%zmm24, %%zmm" #C0 ", %%zmm" #C0 "\n\t"                \
   "vmulps %%zmm24, %%zmm" #C1 ", %%zmm" #C1 "\n\t"                \
   "vmovups %%zmm" #C0 ", (%[c])%{%%k1%}\n\t"                      \
   "vmovups %%zmm" #C1 ", 64(%[c])%{%%k2%}\n\t"                    \
-  "add %[ldc], %[c]\n\t"
+  "add (%[g]), %[c]\n\t"
 #define CL_STORE1(C0, C1)                                        \
   "vmulps %%zmm24, %%zmm" #C0 ", %%zmm" #C0 "\n\t"                \
   "vmulps %%zmm24, %%zmm" #C1 ", %%zmm" #C1 "\n\t"                \
@@ -137,55 +195,78 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   "vfmadd231ps %%zmm25, %%zmm27, %%zmm" #C1 "\n\t"                \
   "vmovups %%zmm" #C0 ", (%[c])%{%%k1%}\n\t"                      \
   "vmovups %%zmm" #C1 ", 64(%[c])%{%%k2%}\n\t"                    \
-  "add %[ldc], %[c]\n\t"
+  "add (%[g]), %[c]\n\t"
 #define CL_ROWS(X) X(0, 1) X(2, 3) X(4, 5) X(6, 7) X(8, 9) X(10, 11) X(12, 13) X(14, 15) X(16, 17) X(18, 19) X(20, 21) X(22, 23)
+// Epilogue by mode (56(%[g])): 0 C = acc, 1 C = alpha * acc, 2 C = alpha * acc + beta * C.
+#define CL_EPILOGUE                       \
+  "kmovw 48(%[g]), %%k1\n\t"              \
+  "kmovw 52(%[g]), %%k2\n\t"              \
+  "vbroadcastss 40(%[g]), %%zmm24\n\t"    \
+  "cmpl $1, 56(%[g])\n\t"                 \
+  "je 8f\n\t"                             \
+  "jg 10f\n\t"                            \
+  CL_ROWS(CL_STOREP)                      \
+  "jmp 9f\n\t"                            \
+  "8:\n\t"                                \
+  CL_ROWS(CL_STORE0)                      \
+  "jmp 9f\n\t"                            \
+  "10:\n\t"                               \
+  "vbroadcastss 44(%[g]), %%zmm25\n\t"    \
+  CL_ROWS(CL_STORE1)                      \
+  "9:\n\t"
+#define CL_CLOBBERS                                                                                                 \
+  "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", \
+      "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24", "zmm25",     \
+      "zmm26", "zmm27", "zmm28", "zmm29", "k1", "k2", "cc", "memory"
+
+// The operands both share: loop counts, the prefetch cursors, the epilogue's.
+struct TileArgs {
+  TileArgs(int kc, const float* c, int64_t ldc, float alpha, float beta, int n, const SgemmPrefetch* pf)
+      : k4(kc / 4), krem(kc % 4), cpf(c) {
+    mem.ldc_bytes = ldc * int64_t(sizeof(float));
+    mem.alpha = alpha;
+    mem.beta = beta;
+    const PrefetchWalk walk(pf);
+    prow = walk.row;
+    px = int64_t(walk.x) * 64;
+    pleft = walk.left;
+    mem.prow_bytes = int64_t(walk.row_lines) * 64;
+    mem.pld = walk.ld_bytes;
+    mem.m0 = n >= 16 ? 0xFFFFu : (1u << n) - 1;
+    mem.m1 = n >= 32 ? 0xFFFFu : (1u << (n - 16)) - 1;
+    mem.mode = beta != 0.0f ? 2 : alpha != 1.0f ? 1 : 0;
+  }
+  int64_t k4, krem;
+  const float* cpf;
+  const char* prow;
+  int64_t px, pleft;
+  // What the assembly reads from memory, at fixed offsets from %[g]:
+  // 0 ldc, 8 ldb (bytes), 16 bytes of lines per run row, 24 the run's row
+  // step (bytes), 32 C rows still to step to (the prefetch stays on the
+  // last one), 40 alpha, 44 beta, 48 and 52 the column masks, 56 the epilogue.
+  struct Mem {
+    int64_t ldc_bytes, ldb_bytes = 0, prow_bytes, pld, crow = 11;
+    float alpha, beta;
+    uint32_t m0 = 0, m1 = 0;   // 48, 52: the column masks (AVX-512)
+    int32_t mode;              // 56: the epilogue (see CL_EPILOGUE)
+  } mem;
+};
+static_assert(offsetof(TileArgs::Mem, ldb_bytes) == 8 && offsetof(TileArgs::Mem, prow_bytes) == 16 &&
+              offsetof(TileArgs::Mem, pld) == 24 && offsetof(TileArgs::Mem, crow) == 32 &&
+              offsetof(TileArgs::Mem, alpha) == 40 && offsetof(TileArgs::Mem, beta) == 44 &&
+              offsetof(TileArgs::Mem, m0) == 48 && offsetof(TileArgs::Mem, m1) == 52 &&
+              offsetof(TileArgs::Mem, mode) == 56);
 
 void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int n,
                const SgemmPrefetch* pf) {
-  PrefetchWalk walk(pf);
-  int64_t k4 = kc / 4, krem = kc % 4, ldc_bytes = ldc * int64_t(sizeof(float));
-  int64_t crow = 11;  // C rows still to step to (the prefetch stays on the last one)
-  const float* cpf = c;
-  const char* prow = walk.row;
-  int64_t px = int64_t(walk.x) * 64, pleft = walk.left;
-  const int64_t prow_bytes = int64_t(walk.row_lines) * 64, pld = walk.ld_bytes;
-  const uint32_t m0 = n >= 16 ? 0xFFFFu : (1u << n) - 1, m1 = n >= 32 ? 0xFFFFu : (1u << (n - 16)) - 1;
-  const int64_t beta_nonzero = beta != 0.0f;
+  TileArgs g(kc, c, ldc, alpha, beta, n, pf);
   int64_t t;
   __asm__ volatile(
-      "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
-      "vmovaps %%zmm0, %%zmm1\n\t" "vmovaps %%zmm0, %%zmm2\n\t" "vmovaps %%zmm0, %%zmm3\n\t"
-      "vmovaps %%zmm0, %%zmm4\n\t" "vmovaps %%zmm0, %%zmm5\n\t" "vmovaps %%zmm0, %%zmm6\n\t"
-      "vmovaps %%zmm0, %%zmm7\n\t" "vmovaps %%zmm0, %%zmm8\n\t" "vmovaps %%zmm0, %%zmm9\n\t"
-      "vmovaps %%zmm0, %%zmm10\n\t" "vmovaps %%zmm0, %%zmm11\n\t" "vmovaps %%zmm0, %%zmm12\n\t"
-      "vmovaps %%zmm0, %%zmm13\n\t" "vmovaps %%zmm0, %%zmm14\n\t" "vmovaps %%zmm0, %%zmm15\n\t"
-      "vmovaps %%zmm0, %%zmm16\n\t" "vmovaps %%zmm0, %%zmm17\n\t" "vmovaps %%zmm0, %%zmm18\n\t"
-      "vmovaps %%zmm0, %%zmm19\n\t" "vmovaps %%zmm0, %%zmm20\n\t" "vmovaps %%zmm0, %%zmm21\n\t"
-      "vmovaps %%zmm0, %%zmm22\n\t" "vmovaps %%zmm0, %%zmm23\n\t"
+      CL_ZERO
       "test %[k4], %[k4]\n\t"
       "jz 5f\n\t"
-      // Four k steps per iteration, with one C row and one line of the run.
       "1:\n\t"
-      "prefetcht0 (%[cpf])\n\t"
-      "prefetcht0 64(%[cpf])\n\t"
-      "prefetcht0 124(%[cpf])\n\t"
-      "test %[crow], %[crow]\n\t"
-      "jz 2f\n\t"
-      "add %[ldc], %[cpf]\n\t"
-      "dec %[crow]\n\t"
-      "2:\n\t"
-      "test %[pleft], %[pleft]\n\t"
-      "jz 3f\n\t"
-      "mov %[prow], %[t]\n\t"
-      "and $-64, %[t]\n\t"
-      "prefetcht1 (%[t], %[px])\n\t"
-      "dec %[pleft]\n\t"
-      "add $64, %[px]\n\t"
-      "cmp %[prow_bytes], %[px]\n\t"
-      "jne 3f\n\t"
-      "xor %k[px], %k[px]\n\t"
-      "add %[pld], %[prow]\n\t"
-      "3:\n\t"
+      CL_PREFETCHES
       CL_STEP(0) CL_STEP(1) CL_STEP(2) CL_STEP(3)
       "add $192, %[a]\n\t"
       "add $512, %[b]\n\t"
@@ -201,31 +282,60 @@ void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, fl
       "dec %[krem]\n\t"
       "jnz 6b\n\t"
       "7:\n\t"
-      "kmovw %k[m0], %%k1\n\t"
-      "kmovw %k[m1], %%k2\n\t"
-      "vbroadcastss %[alpha], %%zmm24\n\t"
-      "test %[beta_nonzero], %[beta_nonzero]\n\t"
-      "jnz 8f\n\t"
-      CL_ROWS(CL_STORE0)
-      "jmp 9f\n\t"
-      "8:\n\t"
-      "vbroadcastss %[beta], %%zmm25\n\t"
-      CL_ROWS(CL_STORE1)
-      "9:\n\t"
-      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [k4] "+r"(k4), [krem] "+r"(krem), [cpf] "+r"(cpf),
-        [crow] "+r"(crow), [prow] "+r"(prow), [px] "+r"(px), [pleft] "+r"(pleft), [t] "=&r"(t)
-      : [ldc] "r"(ldc_bytes), [prow_bytes] "m"(prow_bytes), [pld] "m"(pld), [m0] "r"(m0), [m1] "r"(m1),
-        [alpha] "m"(alpha), [beta] "m"(beta), [beta_nonzero] "r"(beta_nonzero)
-      : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12",
-        "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24",
-        "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "k1", "k2", "cc", "memory");
+      CL_EPILOGUE
+      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [k4] "+r"(g.k4), [krem] "+r"(g.krem), [cpf] "+r"(g.cpf),
+        [prow] "+r"(g.prow), [px] "+r"(g.px), [pleft] "+r"(g.pleft), [t] "=&r"(t)
+      : [g] "r"(&g.mem)
+      : CL_CLOBBERS);
+}
+
+void full_tile_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c, int64_t ldc,
+                    float alpha, float beta, int n, const SgemmPrefetch* pf) {
+  TileArgs g(kc, c, ldc, alpha, beta, n, pf);
+  g.mem.ldb_bytes = ldb * int64_t(sizeof(float));
+  const float* s8 = src + 8 * ldb;
+  int64_t t;
+  __asm__ volatile(
+      CL_ZERO
+      "test %[k4], %[k4]\n\t"
+      "jz 5f\n\t"
+      "1:\n\t"
+      CL_PREFETCHES
+      CL_PSTEP(0) CL_PSTEP(1) CL_PSTEP(2) CL_PSTEP(3)
+      "add $192, %[a]\n\t"
+      "add $512, %[b]\n\t"
+      "dec %[k4]\n\t"
+      "jnz 1b\n\t"
+      "5:\n\t"
+      "test %[krem], %[krem]\n\t"
+      "jz 7f\n\t"
+      "6:\n\t"
+      CL_PSTEP(0)
+      "add $48, %[a]\n\t"
+      "add $128, %[b]\n\t"
+      "dec %[krem]\n\t"
+      "jnz 6b\n\t"
+      "7:\n\t"
+      CL_EPILOGUE
+      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [s] "+r"(src), [s8] "+r"(s8), [k4] "+r"(g.k4),
+        [krem] "+r"(g.krem), [cpf] "+r"(g.cpf), [prow] "+r"(g.prow), [px] "+r"(g.px),
+        [pleft] "+r"(g.pleft), [t] "=&r"(t)
+      : [g] "r"(&g.mem)
+      : CL_CLOBBERS);
 }
 
 #undef CL_ROW
+#undef CL_FMAS
 #undef CL_STEP
+#undef CL_PSTEP
+#undef CL_ZERO
+#undef CL_PREFETCHES
+#undef CL_STOREP
 #undef CL_STORE0
 #undef CL_STORE1
 #undef CL_ROWS
+#undef CL_EPILOGUE
+#undef CL_CLOBBERS
 
 using Body = void (*)(int, const float*, const float*, float*, int64_t, float, float, int, const SgemmPrefetch*);
 // [n > 16][m - 1]
@@ -241,6 +351,11 @@ void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c
                                 float beta, int m, int n, const SgemmPrefetch* pf) {
   assert(m >= 1 && m <= 12 && n >= 1 && n <= 32);
   kBodies[n > 16][m - 1](kc, a, b, c, ldc, alpha, beta, n, pf);
+}
+
+void sgemm_ukernel_12x32_avx512_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
+                                     int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf) {
+  full_tile_pack(kc, a, src, ldb, b, c, ldc, alpha, beta, 32, pf);
 }
 
 }  // namespace convlab::cpu

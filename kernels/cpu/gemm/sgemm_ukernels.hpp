@@ -10,9 +10,14 @@ namespace convlab::cpu {
 // 12 x 32 tile: 24 zmm accumulators, 2 zmm of B, A broadcast from memory.
 void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                 float beta, int m, int n, const SgemmPrefetch* pf);
+// The full-tile variant that packs B as it goes (SgemmUkernelPackFn, sgemm.hpp).
+void sgemm_ukernel_12x32_avx512_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
+                                     int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf);
 // 6 x 16 tile: 12 ymm accumulators (the BLIS haswell shape).
 void sgemm_ukernel_6x16_avx2(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                              float beta, int m, int n, const SgemmPrefetch* pf);
+void sgemm_ukernel_6x16_avx2_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
+                                  int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf);
 // 4 x 16 tile in plain C++ (baseline x86-64: SSE2 auto-vectorised).
 void sgemm_ukernel_4x16_portable(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                  float beta, int m, int n, const SgemmPrefetch* pf);
