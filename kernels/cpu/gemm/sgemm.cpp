@@ -42,9 +42,9 @@ namespace {
 
 const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
                            sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512, 16,
-                           sgemm_ukernel_12x32_avx512_pack};
+                           sgemm_ukernel_12x32_avx512_pack, 4};
 const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2", sgemm_pack_transpose_avx2,
-                         sgemm_pack_rows_avx2, 8, sgemm_ukernel_6x16_avx2_pack};
+                         sgemm_pack_rows_avx2, 8, nullptr, 0};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
 
 struct Blocking {
@@ -182,7 +182,8 @@ void scale_c(int m, int n, float beta, float* c, int64_t ldc) {
 // serial_workspace_floats(m, n, k) floats, 64-byte aligned.
 int64_t serial_workspace_floats(int m, int n, int k, const SgemmUkernel& uk, const Blocking& bl) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
-  const int64_t kc = k < bl.kc ? k : bl.kc;
+  const int KC = balanced_kc(k, bl.kc);
+  const int64_t kc = k < KC ? k : KC;
   const int64_t NC = round_up(bl.nc, uk.nr);
   const int64_t nc = round_up(n < NC ? n : NC, uk.nr);
   return round_up(round_up(m, uk.mr) * kc, 16) + round_up(nc * kc, 16);
@@ -270,18 +271,21 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
         }
       }
       // What is packed after this block: B at (pc, jc + NC), or A and B at
-      // (pc + KC, 0).
+      // (pc + KC, 0), prefetched by this block's calls. Only for B not
+      // transposed (its source is kc short row segments far apart, the
+      // packing the hardware prefetcher follows worst) and kernels that take
+      // runs: measured, prefetching the transposed B of the NT shapes or on
+      // the AVX2 kernel (half the cycles per k step) cost more than it saved.
       PrefetchPlan plan;
-      plan.set_run(kc / kSgemmPrefetchSteps);
       const int jn = jc + NC < n ? jc + NC : 0, pn = jc + NC < n ? pc : pc + KC;
-      if (pn < k) {
+      if (pn < k && tb == Trans::no && uk.prefetch_steps > 0) {
+        plan.set_run(kc / uk.prefetch_steps);
         const int kcn = k - pn < KC ? k - pn : KC, ncn = n - jn < NC ? n - jn : NC;
         if (pn != pc && prefetch_a) {
           if (ta == Trans::no) plan.add(a + pn, lda, m, int64_t(kcn) * 4);
           else plan.add(a + int64_t(pn) * lda, lda, kcn, int64_t(m) * 4);
         }
-        if (tb == Trans::no) plan.add(b + int64_t(pn) * ldb + jn, ldb, kcn, int64_t(ncn) * 4);
-        else plan.add(b + int64_t(jn) * ldb + pn, ldb, ncn, int64_t(kcn) * 4);
+        plan.add(b + int64_t(pn) * ldb + jn, ldb, kcn, int64_t(ncn) * 4);
       }
       SgemmPrefetch pf;
       for (int ir = 0; ir < mp; ++ir) {

@@ -38,7 +38,7 @@ GemmIsa sgemm_resolve_isa(GemmIsa isa);  // auto_ -> the widest supported; throw
 //   b 64-byte aligned (B rows are read with aligned vector loads).
 //   Edge tiles cost what they compute: the kernels run m rows, not MR.
 //   pf (may be nullptr): lines the kernel prefetches into L2 while it computes,
-//   one every other k step (at most kc / 2 are issued): the driver hands each
+//   one every uk.prefetch_steps k steps (at most kc / prefetch_steps are issued): the driver hands each
 //   call a strip of the source of the block it packs next.
 // Used by sgemm() and, with its own packing (the transforms write the panels),
 // by the CPU Winograd's batched GEMM (beta 0 for the first reduction block, 1 after).
@@ -64,6 +64,9 @@ struct SgemmUkernel {
   void (*pack_rows)(const float* src, int64_t lds, int kc, int len, int width, float* dst) = nullptr;
   int pack_lanes = 16;
   SgemmUkernelPackFn fn_pack = nullptr;
+  // fn issues one line of its SgemmPrefetch run every prefetch_steps k steps;
+  // 0: the driver hands it no runs.
+  int prefetch_steps = 0;
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 

@@ -6,10 +6,6 @@
 
 namespace convlab::cpu {
 
-// The micro-kernels issue one line of C and one of the run below every
-// kSgemmPrefetchSteps k steps (a call prefetches at most kc / kSgemmPrefetchSteps lines).
-inline constexpr int kSgemmPrefetchSteps = 4;
-
 // A run of `lines` cache lines of a 2-D region of rows `ld` floats apart,
 // taken row by row (consecutive lines share a page: no page walk per line):
 // it starts at line x of the row that begins at `row` (lines counted from

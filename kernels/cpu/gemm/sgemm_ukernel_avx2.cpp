@@ -24,6 +24,9 @@ namespace convlab::cpu {
 
 namespace {
 
+// One line of C and one of the prefetch run every kPrefetchSteps k steps.
+constexpr int kPrefetchSteps = 8;
+
 template <int ROWS, int NV>
 void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int n,
           const SgemmPrefetch* pf) {
@@ -52,7 +55,7 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   int q = 0;
   PrefetchWalk walk(pf);
   int p = 0;
-  for (; p + kSgemmPrefetchSteps <= kc; p += kSgemmPrefetchSteps) {
+  for (; p + kPrefetchSteps <= kc; p += kPrefetchSteps) {
     if (q < 2 * ROWS) {
       _mm_prefetch(reinterpret_cast<const char*>(c + (q >> 1) * ldc + (q & 1) * kLast), _MM_HINT_T0);
       ++q;
@@ -62,7 +65,7 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
       walk.advance();
     }
 #pragma GCC unroll 4
-    for (int s = 0; s < kSgemmPrefetchSteps; ++s) step();
+    for (int s = 0; s < kPrefetchSteps; ++s) step();
   }
   for (; p < kc; ++p) step();
 
@@ -100,10 +103,12 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
 // with 16 registers GCC's allocator spills an accumulator of the intrinsics
 // version per k step. Registers: ymm0..11 the accumulators (row i in ymm(2i),
 // ymm(2i+1)), ymm12/13 the B row, ymm14/15 the A broadcasts.
-// full_tile reads a packed B panel; full_tile_pack reads B's row-major source
-// (rows ldb apart, prefetched to L1 eight rows ahead) and writes the packed
-// panel as it goes, so that packing costs store slots beside the FMAs.
-// Row I of k step N (N = 0..3 within an unrolled iteration of four):
+// Eight k steps per loop iteration (one step is 6 cycles of FMA: the
+// prefetch bookkeeping runs once per 48 cycles, as the AVX-512 kernel's does).
+// (AVX2 has no packing variant of the full tile: reading B's source beside the
+// FMAs measured no faster than packing first, and slower on the fully
+// connected GEMMs, whose B comes from memory.)
+// Row I of k step N (N = 0..7 within an unrolled iteration of eight):
 #define CL_ROW(N, I, C0, C1, T)                                 \
   "vbroadcastss " #N "*24+" #I "*4(%[a]), %%ymm" #T "\n\t"      \
   "vfmadd231ps %%ymm12, %%ymm" #T ", %%ymm" #C0 "\n\t"          \
@@ -117,32 +122,26 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   "vmovaps " #N "*64+32(%[b]), %%ymm13\n\t"      \
   "prefetcht0 " #N "*64+512(%[b])\n\t"           \
   CL_FMAS(N)
-// One k step from the source row at s, stored to the panel.
-#define CL_PSTEP(N)                               \
-  "vmovups (%[s]), %%ymm12\n\t"                  \
-  "vmovups 32(%[s]), %%ymm13\n\t"                \
-  "prefetcht0 (%[s8])\n\t"                       \
-  "prefetcht0 60(%[s8])\n\t"                     \
-  "vmovaps %%ymm12, " #N "*64(%[b])\n\t"         \
-  "vmovaps %%ymm13, " #N "*64+32(%[b])\n\t"      \
-  "add 8(%[g]), %[s]\n\t"                         \
-  "add 8(%[g]), %[s8]\n\t"                        \
-  CL_FMAS(N)
 #define CL_ZERO                                                                                 \
   "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"                                                           \
   "vmovaps %%ymm0, %%ymm1\n\t" "vmovaps %%ymm0, %%ymm2\n\t" "vmovaps %%ymm0, %%ymm3\n\t"        \
   "vmovaps %%ymm0, %%ymm4\n\t" "vmovaps %%ymm0, %%ymm5\n\t" "vmovaps %%ymm0, %%ymm6\n\t"        \
   "vmovaps %%ymm0, %%ymm7\n\t" "vmovaps %%ymm0, %%ymm8\n\t" "vmovaps %%ymm0, %%ymm9\n\t"        \
   "vmovaps %%ymm0, %%ymm10\n\t" "vmovaps %%ymm0, %%ymm11\n\t"
-// Once per iteration of four steps: the lines of one C row (the prefetch
-// moves down a row until the last), and one line of the run (into L2).
+// Once per iteration of eight steps: the lines of two C rows, until every
+// row is on its way (32(%[g]) counts the pairs left), and one line of the
+// run (SgemmPrefetch, into L2).
 #define CL_PREFETCHES              \
-  "prefetcht0 (%[cpf])\n\t"        \
-  "prefetcht0 60(%[cpf])\n\t"      \
-  "cmpq $0, 32(%[g])\n\t"           \
-  "je 2f\n\t"                      \
-  "add (%[g]), %[cpf]\n\t"         \
-  "decq 32(%[g])\n\t"               \
+  "cmpq $0, 32(%[g])\n\t"          \
+  "jl 2f\n\t"                      \
+  "mov (%[g]), %[t]\n\t"           \
+  "prefetcht0 (%[cpf])\n\t"          \
+  "prefetcht0 60(%[cpf])\n\t"          \
+  "prefetcht0 (%[cpf], %[t])\n\t"    \
+  "prefetcht0 60(%[cpf], %[t])\n\t"    \
+  "add %[t], %[cpf]\n\t"           \
+  "add %[t], %[cpf]\n\t"           \
+  "decq 32(%[g])\n\t"              \
   "2:\n\t"                         \
   "test %[pleft], %[pleft]\n\t"    \
   "jz 3f\n\t"                      \
@@ -198,7 +197,7 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
 // The operands both share: loop counts, the prefetch cursors, the epilogue's.
 struct TileArgs {
   TileArgs(int kc, const float* c, int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf)
-      : k4(kc / 4), krem(kc % 4), cpf(c) {
+      : k8(kc / 8), krem(kc % 8), cpf(c) {
     mem.ldc_bytes = ldc * int64_t(sizeof(float));
     mem.alpha = alpha;
     mem.beta = beta;
@@ -210,16 +209,15 @@ struct TileArgs {
     mem.pld = walk.ld_bytes;
     mem.mode = beta != 0.0f ? 2 : alpha != 1.0f ? 1 : 0;
   }
-  int64_t k4, krem;
+  int64_t k8, krem;
   const float* cpf;
   const char* prow;
   int64_t px, pleft;
   // What the assembly reads from memory, at fixed offsets from %[g]:
   // 0 ldc, 8 ldb (bytes), 16 bytes of lines per run row, 24 the run's row
-  // step (bytes), 32 C rows still to step to (the prefetch stays on the
-  // last one), 40 alpha, 44 beta, 48 and 52 the column masks, 56 the epilogue.
+  // step (bytes), 32 pairs of C rows still to prefetch, less one, 40 alpha, 44 beta, 48 and 52 the column masks, 56 the epilogue.
   struct Mem {
-    int64_t ldc_bytes, ldb_bytes = 0, prow_bytes, pld, crow = 5;
+    int64_t ldc_bytes, ldb_bytes = 0, prow_bytes, pld, crow = 2;
     float alpha, beta;
     uint32_t m0 = 0, m1 = 0;   // 48, 52: the column masks (AVX-512)
     int32_t mode;              // 56: the epilogue (see CL_EPILOGUE)
@@ -237,14 +235,14 @@ void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, fl
   int64_t t;
   __asm__ volatile(
       CL_ZERO
-      "test %[k4], %[k4]\n\t"
+      "test %[k8], %[k8]\n\t"
       "jz 5f\n\t"
       "1:\n\t"
       CL_PREFETCHES
-      CL_STEP(0) CL_STEP(1) CL_STEP(2) CL_STEP(3)
-      "add $96, %[a]\n\t"
-      "add $256, %[b]\n\t"
-      "dec %[k4]\n\t"
+      CL_STEP(0) CL_STEP(1) CL_STEP(2) CL_STEP(3) CL_STEP(4) CL_STEP(5) CL_STEP(6) CL_STEP(7)
+      "add $192, %[a]\n\t"
+      "add $512, %[b]\n\t"
+      "dec %[k8]\n\t"
       "jnz 1b\n\t"
       "5:\n\t"
       "test %[krem], %[krem]\n\t"
@@ -257,43 +255,8 @@ void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, fl
       "jnz 6b\n\t"
       "7:\n\t"
       CL_EPILOGUE
-      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [k4] "+r"(g.k4), [krem] "+r"(g.krem), [cpf] "+r"(g.cpf),
+      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [k8] "+r"(g.k8), [krem] "+r"(g.krem), [cpf] "+r"(g.cpf),
         [prow] "+r"(g.prow), [px] "+r"(g.px), [pleft] "+r"(g.pleft), [t] "=&r"(t)
-      : [g] "r"(&g.mem)
-      : CL_CLOBBERS);
-}
-
-void full_tile_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c, int64_t ldc,
-                    float alpha, float beta, const SgemmPrefetch* pf) {
-  TileArgs g(kc, c, ldc, alpha, beta, pf);
-  g.mem.ldb_bytes = ldb * int64_t(sizeof(float));
-  const float* s8 = src + 8 * ldb;
-  int64_t t;
-  __asm__ volatile(
-      CL_ZERO
-      "test %[k4], %[k4]\n\t"
-      "jz 5f\n\t"
-      "1:\n\t"
-      CL_PREFETCHES
-      CL_PSTEP(0) CL_PSTEP(1) CL_PSTEP(2) CL_PSTEP(3)
-      "add $96, %[a]\n\t"
-      "add $256, %[b]\n\t"
-      "dec %[k4]\n\t"
-      "jnz 1b\n\t"
-      "5:\n\t"
-      "test %[krem], %[krem]\n\t"
-      "jz 7f\n\t"
-      "6:\n\t"
-      CL_PSTEP(0)
-      "add $24, %[a]\n\t"
-      "add $64, %[b]\n\t"
-      "dec %[krem]\n\t"
-      "jnz 6b\n\t"
-      "7:\n\t"
-      CL_EPILOGUE
-      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [s] "+r"(src), [s8] "+r"(s8), [k4] "+r"(g.k4),
-        [krem] "+r"(g.krem), [cpf] "+r"(g.cpf), [prow] "+r"(g.prow), [px] "+r"(g.px),
-        [pleft] "+r"(g.pleft), [t] "=&r"(t)
       : [g] "r"(&g.mem)
       : CL_CLOBBERS);
 }
@@ -301,7 +264,6 @@ void full_tile_pack(int kc, const float* a, const float* src, int64_t ldb, float
 #undef CL_ROW
 #undef CL_FMAS
 #undef CL_STEP
-#undef CL_PSTEP
 #undef CL_ZERO
 #undef CL_PREFETCHES
 #undef CL_STOREP
@@ -325,9 +287,5 @@ void sgemm_ukernel_6x16_avx2(int kc, const float* a, const float* b, float* c, i
   kBodies[n > 8][m - 1](kc, a, b, c, ldc, alpha, beta, n, pf);
 }
 
-void sgemm_ukernel_6x16_avx2_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
-                                  int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf) {
-  full_tile_pack(kc, a, src, ldb, b, c, ldc, alpha, beta, pf);
-}
 
 }  // namespace convlab::cpu

@@ -30,6 +30,9 @@ namespace convlab::cpu {
 
 namespace {
 
+// One line of C and one of the prefetch run every kPrefetchSteps k steps.
+constexpr int kPrefetchSteps = 4;
+
 template <int ROWS, int NV>
 void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int n,
           const SgemmPrefetch* pf) {
@@ -64,7 +67,7 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   int q = 0;
   PrefetchWalk walk(pf);
   int p = 0;
-  for (; p + kSgemmPrefetchSteps <= kc; p += kSgemmPrefetchSteps) {
+  for (; p + kPrefetchSteps <= kc; p += kPrefetchSteps) {
     if (q < ROWS * kLines) {
       const int r = q / kLines;
       _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + kLineOffset[q - r * kLines]), _MM_HINT_T0);
@@ -75,7 +78,7 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
       walk.advance();
     }
 #pragma GCC unroll 4
-    for (int s = 0; s < kSgemmPrefetchSteps; ++s) step();
+    for (int s = 0; s < kPrefetchSteps; ++s) step();
   }
   for (; p < kc; ++p) step();
 
@@ -151,17 +154,22 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   "vmovaps %%zmm0, %%zmm16\n\t" "vmovaps %%zmm0, %%zmm17\n\t" "vmovaps %%zmm0, %%zmm18\n\t"        \
   "vmovaps %%zmm0, %%zmm19\n\t" "vmovaps %%zmm0, %%zmm20\n\t" "vmovaps %%zmm0, %%zmm21\n\t"        \
   "vmovaps %%zmm0, %%zmm22\n\t" "vmovaps %%zmm0, %%zmm23\n\t"
-// Once per iteration of four steps: the three lines of one C row (the
-// prefetch moves down a row until the last), and one line of the run
-// (SgemmPrefetch, into L2).
+// Once per iteration of four steps: the lines of two C rows, until every
+// row is on its way (32(%[g]) counts the pairs left), and one line of the
+// run (SgemmPrefetch, into L2).
 #define CL_PREFETCHES              \
-  "prefetcht0 (%[cpf])\n\t"        \
-  "prefetcht0 64(%[cpf])\n\t"      \
-  "prefetcht0 124(%[cpf])\n\t"     \
-  "cmpq $0, 32(%[g])\n\t"           \
-  "je 2f\n\t"                      \
-  "add (%[g]), %[cpf]\n\t"         \
-  "decq 32(%[g])\n\t"               \
+  "cmpq $0, 32(%[g])\n\t"          \
+  "jl 2f\n\t"                      \
+  "mov (%[g]), %[t]\n\t"           \
+  "prefetcht0 (%[cpf])\n\t"          \
+  "prefetcht0 64(%[cpf])\n\t"          \
+  "prefetcht0 124(%[cpf])\n\t"          \
+  "prefetcht0 (%[cpf], %[t])\n\t"    \
+  "prefetcht0 64(%[cpf], %[t])\n\t"    \
+  "prefetcht0 124(%[cpf], %[t])\n\t"    \
+  "add %[t], %[cpf]\n\t"           \
+  "add %[t], %[cpf]\n\t"           \
+  "decq 32(%[g])\n\t"              \
   "2:\n\t"                         \
   "test %[pleft], %[pleft]\n\t"    \
   "jz 3f\n\t"                      \
@@ -242,10 +250,9 @@ struct TileArgs {
   int64_t px, pleft;
   // What the assembly reads from memory, at fixed offsets from %[g]:
   // 0 ldc, 8 ldb (bytes), 16 bytes of lines per run row, 24 the run's row
-  // step (bytes), 32 C rows still to step to (the prefetch stays on the
-  // last one), 40 alpha, 44 beta, 48 and 52 the column masks, 56 the epilogue.
+  // step (bytes), 32 pairs of C rows still to prefetch, less one, 40 alpha, 44 beta, 48 and 52 the column masks, 56 the epilogue.
   struct Mem {
-    int64_t ldc_bytes, ldb_bytes = 0, prow_bytes, pld, crow = 11;
+    int64_t ldc_bytes, ldb_bytes = 0, prow_bytes, pld, crow = 5;
     float alpha, beta;
     uint32_t m0 = 0, m1 = 0;   // 48, 52: the column masks (AVX-512)
     int32_t mode;              // 56: the epilogue (see CL_EPILOGUE)

@@ -16,8 +16,6 @@ void sgemm_ukernel_12x32_avx512_pack(int kc, const float* a, const float* src, i
 // 6 x 16 tile: 12 ymm accumulators (the BLIS haswell shape).
 void sgemm_ukernel_6x16_avx2(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                              float beta, int m, int n, const SgemmPrefetch* pf);
-void sgemm_ukernel_6x16_avx2_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
-                                  int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf);
 // 4 x 16 tile in plain C++ (baseline x86-64: SSE2 auto-vectorised).
 void sgemm_ukernel_4x16_portable(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                  float beta, int m, int n, const SgemmPrefetch* pf);
