@@ -49,6 +49,7 @@ const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_
 
 struct Blocking {
   int kc, nc;
+  bool nc_fixed = false;  // cfg.nc given: no widening for short K blocks
 };
 
 // Cache blocking from this core's caches (cpu_info(): CPUID; 32 KiB L1d and
@@ -70,7 +71,7 @@ Blocking blocking(GemmIsa isa, const SgemmUkernel& uk, const SgemmConfig& cfg) {
     b.nc = int(std::max<int64_t>(l2 * 3 / 8 / (b.kc * int64_t(sizeof(float))) / uk.nr * uk.nr, uk.nr));
   }
   if (cfg.kc > 0) b.kc = cfg.kc;
-  if (cfg.nc > 0) b.nc = cfg.nc;
+  if (cfg.nc > 0) b.nc = cfg.nc, b.nc_fixed = true;
   return b;
 }
 
@@ -79,6 +80,16 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 int balanced_kc(int k, int kc) {
   const int blocks = (k + kc - 1) / kc;
   return blocks <= 1 ? kc : (k + blocks - 1) / blocks;
+}
+
+// NC for K blocks of kc < KC: the B block keeps its area KC x NC (its share
+// of L2), so a short K (the backward-data GEMMs, K = 96..192, and the fully
+// connected backward-filter ones, K = 32) gets wider blocks: fewer sweeps of
+// the A panels through L2 per C.
+int block_nc(const Blocking& bl, int kc, int NR) {
+  const int64_t nc = round_up(bl.nc, NR);
+  if (bl.nc_fixed || kc >= bl.kc) return int(nc);
+  return int(std::max<int64_t>(nc, int64_t(bl.kc) * bl.nc / kc / NR * NR));
 }
 
 // Bound on the leading dimension the transposing packs are used for (keeps
@@ -184,7 +195,7 @@ int64_t serial_workspace_floats(int m, int n, int k, const SgemmUkernel& uk, con
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const int KC = balanced_kc(k, bl.kc);
   const int64_t kc = k < KC ? k : KC;
-  const int64_t NC = round_up(bl.nc, uk.nr);
+  const int64_t NC = block_nc(bl, int(kc), uk.nr);
   const int64_t nc = round_up(n < NC ? n : NC, uk.nr);
   return round_up(round_up(m, uk.mr) * kc, 16) + round_up(nc * kc, 16);
 }
@@ -233,7 +244,7 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
   const int MR = uk.mr, NR = uk.nr;
   // K is cut into equal blocks of at most bl.kc (363 -> 182 + 181, not
   // 256 + 107: a short last block pays the C update for few FMAs).
-  const int KC = balanced_kc(k, bl.kc), NC = int(round_up(bl.nc, NR));
+  const int KC = balanced_kc(k, bl.kc), NC = block_nc(bl, k < KC ? k : KC, NR);
   const int kc_max = k < KC ? k : KC;
   const int mp = (m + MR - 1) / MR;
   float* apack = workspace;                                          // (mp, kc, MR)
