@@ -2,20 +2,23 @@
 // blocking loops, the packing routines and the threading. Never names an ISA
 // except through the micro-kernel table.
 //
-// Blocking (AVX-512, 12x32 kernel, Skylake-SP: 32 KiB L1d, 1 MiB L2 per core):
-//   KC = 256: one packed A micro-panel (12 x 256 x 4 B = 12 KiB) stays in L1
-//             while the kernel sweeps B panels;
-//   NC = 512: the packed B block (256 x 512 x 4 B = 512 KiB) stays in L2 and is
-//             re-read once per A micro-panel (2 x 64 B per 12 FMA cycles);
+// Blocking (blocking(), from this core's L1d and L2 as CPUID reports them):
+//   KC: one packed A micro-panel (MR x KC) stays in L1 while the kernel sweeps
+//       the B panels (12 x 408 x 4 B = 19 KiB of a 48 KiB L1d);
+//   NC: the packed B block (KC x NC) stays in L2 (3/8 of it: 408 x 480 x 4 B
+//       of 2 MiB) and is re-read once per A micro-panel; a shorter K block
+//       gets a wider one of the same area (block_nc);
 //   K is cut into equal blocks of at most KC (balanced_kc);
 //   A is packed for all of the block's M once per KC block, B once per
 //   (KC, NC) block: per thread, each operand is packed exactly once.
-// Packing: operands whose k-rows are contiguous (A transposed, B not) are
-// packed row by row across all panels (long sequential reads); the strided
-// sides use 16x16 register transposes on AVX-512 (sgemm_pack_avx512.cpp).
-// Measured on this Skylake-SP (1 thread, thread CPU time, see bench_gemm):
-// the micro-kernel alone reaches ~130 of ~140-148 GFLOP/s FMA peak with B in
-// L2; whole AlexNet GEMMs 80-105 GFLOP/s on a shared, loaded machine.
+// Loops: for pc (KC): pack A; for jc (NC): pack B; for ir (MR): for jr (NR):
+// micro-kernel. Packing: operands whose k-rows are contiguous (A transposed,
+// B not) are dealt out row by row across all panels, or, for B on a kernel
+// with a packing variant (uk.fn_pack), written by the first row of tiles'
+// calls while they compute; the strided sides use register transposes
+// (16 x 16 AVX-512, 8 x 8 AVX2). While a block computes, its calls prefetch
+// the source of the block packed next into L2 (PrefetchPlan; B not transposed,
+// kernels that take runs).
 // Threads: C is cut into one block per thread (whole MR panels along M or whole
 // NR panels along N, see partition()); each thread packs what its block needs
 // into its own slice of the workspace and runs the loops alone: one fork/join

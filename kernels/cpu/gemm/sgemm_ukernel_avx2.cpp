@@ -4,15 +4,21 @@
 // with ldc; rows < m and columns < n are written. Per k step: 2 ymm loads of B,
 // 6 broadcasts of A, 12 FMAs into 12 ymm accumulators (the BLIS haswell shape:
 // 12 + 2 + 2 rotating broadcasts of the 16 registers; 6 cycles of FMA on two
-// ports against 8 loads).
-// Edge tiles run the same body with the row count and the number of 8-lane
-// column vectors as template arguments (body<ROWS, NV>), so a 2-row tail costs
-// 2 rows of FMAs; a tile with a partial vector of columns goes through a small
-// stack tile (AVX2 has no cheap masked stores on every CPU).
-// Prefetches inside the k loop, one line of each every other k step: the C
-// tile (before the stores need it) and the strip of the next block's source
-// that the driver asks for (SgemmPrefetch, into L2).
-// Single-threaded; the driver splits tiles across threads. Intrinsics only.
+// ports against 8 loads). An AVX2 design, not the AVX-512 one narrowed: with
+// 16 registers the tile is 6 x 16, each step is half the cycles of the
+// AVX-512 kernel's, so the loop runs eight steps per iteration around its
+// bookkeeping, and it takes no prefetch runs from the driver (measured slower
+// here) and has no packing variant.
+// The full tile (6 x 16) is inline assembly (full_tile below). Edge tiles run
+// an intrinsics body with the row count and the number of 8-lane column
+// vectors as template arguments (body<ROWS, NV>), so a 2-row tail (M = 32 =
+// 5 x 6 + 2) costs 2 rows of FMAs; a tile with a partial vector of columns
+// goes through a small stack tile (AVX2 has no cheap masked stores on every
+// CPU).
+// Prefetches inside the k loop: the C tile from the first iterations on,
+// before the stores need it (and a run, when one is handed, into L2).
+// Single-threaded; the driver splits tiles across threads. Intrinsics and
+// inline assembly only.
 #include <immintrin.h>
 
 #include <cassert>
@@ -50,7 +56,7 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
     b += NR;
   };
   // C: the first and last float of each row (a 64-byte row straddles at most
-  // two lines), row after row; next block: pf->lines lines pf->ld floats apart.
+  // two lines), row after row; the run: see SgemmPrefetch.
   constexpr int kLast = 8 * NV - 1;
   int q = 0;
   PrefetchWalk walk(pf);

@@ -6,19 +6,23 @@
 // accumulators (2 registers of B, 4 rotating broadcast registers: 30 of 32);
 // with two FMA ports that is 12 cycles of FMA against 14 loads on 2-3 load
 // ports, so the kernel is FMA-bound.
-// Edge tiles run the same body with the row count and the number of 16-lane
-// column vectors as template arguments (body<ROWS, NV>): a 8-row tail (M = 32 =
-// 12 + 12 + 8) costs 8 rows of FMAs, not 12, and a tail of <= 16 columns one
-// vector, not two.
+// The full tile (m = 12, n > 16: nearly every call) is inline assembly
+// (full_tile below); sgemm_ukernel_12x32_avx512_pack is the same tile reading
+// B's row-major source and writing the packed panel as it goes (the driver's
+// first row of tiles, B not transposed). Edge tiles run an intrinsics body
+// with the row count and the number of 16-lane column vectors as template
+// arguments (body<ROWS, NV>): an 8-row tail (M = 32 = 12 + 12 + 8) costs 8
+// rows of FMAs, not 12, and a tail of <= 16 columns one vector, not two.
 // Prefetches, issued inside the k loop so that they never come in bursts: the
-// C tile (usually not in cache), one line every other k step from the start,
-// so that it is on its way long before the stores; and the strip of lines the
-// driver asks for (SgemmPrefetch: part of the next block's source operand,
-// into L2), one line every other k step, so that packing the next block reads
-// L2 and not memory.
+// C tile (usually not in cache) from the first iterations on, so that it is
+// on its way long before the stores; and the run of lines the driver hands
+// the call (SgemmPrefetch: part of the next block's source, into L2), one
+// line every kPrefetchSteps k steps, so that packing the next block reads L2
+// and not memory.
 // Single-threaded; the driver (sgemm.cpp) splits tiles across threads.
-// Nothing but intrinsics in this file (no inline library templates compiled
-// with AVX-512 flags that the linker could pick for baseline callers).
+// Nothing but intrinsics and inline assembly in this file (no inline library
+// templates compiled with AVX-512 flags that the linker could pick for
+// baseline callers).
 #include <immintrin.h>
 
 #include <cassert>
@@ -58,10 +62,10 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
     a += MR;
     b += NR;
   };
-  // The prefetch walks, one line of each every other k step. C: the lines of
-  // row after row (at 0, 16 and 31 floats for two vectors: a 128-byte row may
-  // straddle three lines), ROWS * kLines prefetches. Next block: pf->lines lines
-  // pf->ld floats apart.
+  // The prefetch walks, one line of each every kPrefetchSteps k steps. C: the
+  // lines of row after row (at 0, 16 and 31 floats for two vectors: a 128-byte
+  // row may straddle three lines), ROWS * kLines prefetches. The run: see
+  // SgemmPrefetch.
   constexpr int kLines = NV == 2 ? 3 : 2;
   constexpr int kLineOffset[3] = {0, NV == 2 ? 16 : 15, 31};
   int q = 0;
