@@ -178,9 +178,11 @@ int main(int argc, char** argv) {
 
   // The same measured peak every convlab report uses (core/peak.hpp), wall-clock based.
   double peak = measure_fma_peak(g_threads).gflops * 1e9;
-  std::printf("convlab bench_gemm: %s, isa %s, threads %d, sgemm micro-kernel %s, OpenBLAS core %s\n",
+  std::printf("convlab bench_gemm: %s, isa %s, threads %d, sgemm micro-kernel %s, L1d %lld KiB, L2 %lld KiB, "
+              "OpenBLAS core %s\n",
               cpu_info().model.c_str(), cpu_info().isa().c_str(), g_threads,
-              cpu::sgemm_ukernel(cpu::GemmIsa::auto_).name, openblas_get_corename());
+              cpu::sgemm_ukernel(cpu::GemmIsa::auto_).name, (long long)(cpu_info().l1d_bytes >> 10),
+              (long long)(cpu_info().l2_bytes >> 10), openblas_get_corename());
   if (peak > 0) std::printf("measured FMA peak, %d threads: %.1f GFLOP/s\n", g_threads, peak * 1e-9);
 
   TableReporter rep;

@@ -52,7 +52,7 @@ void BM_sgemm_ukernel(benchmark::State& state, cpu::GemmIsa isa) {
   for (auto _ : state) {
     for (int j = 0; j < panels; ++j)
       uk.fn(kc, a.data(), b.data() + size_t(j) * kc * uk.nr, c.data() + size_t(j) * uk.mr * uk.nr, uk.nr, 1.0f, 1.0f,
-            uk.mr, uk.nr);
+            uk.mr, uk.nr, nullptr);
     benchmark::ClobberMemory();
   }
   set_rate(state, 2.0 * uk.mr * uk.nr * kc * panels, t0);

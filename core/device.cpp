@@ -53,6 +53,27 @@ std::string describe_isa(const CpuInfo& c) {
 
 namespace {
 
+// The L1 data and L2 caches from the deterministic cache parameters leaf
+// (4 on Intel, 0x8000001D on AMD; the same layout): one subleaf per cache,
+// type in EAX[4:0] (1 data, 3 unified), level in EAX[7:5], size =
+// ways * partitions * line size * sets.
+void detect_caches(CpuInfo& info) {
+  unsigned a, b, c, d;
+  for (unsigned leaf : {4u, 0x8000001Du}) {
+    const unsigned base = leaf & 0x80000000u;
+    if (__get_cpuid_max(base, nullptr) < leaf) continue;
+    for (unsigned sub = 0; sub < 16; ++sub) {
+      __cpuid_count(leaf, sub, a, b, c, d);
+      const unsigned type = a & 0x1f, level = (a >> 5) & 7;
+      if (type == 0) break;
+      const int64_t bytes = int64_t((b >> 22) + 1) * (((b >> 12) & 0x3ff) + 1) * ((b & 0xfff) + 1) * (int64_t(c) + 1);
+      if (level == 1 && type == 1) info.l1d_bytes = bytes;
+      if (level == 2 && (type == 3 || type == 1)) info.l2_bytes = bytes;
+    }
+    if (info.l1d_bytes > 0 && info.l2_bytes > 0) return;
+  }
+}
+
 CpuInfo detect_cpu() {
   CpuInfo info;
   unsigned a, b, c, d;
@@ -98,6 +119,7 @@ CpuInfo detect_cpu() {
   CPU_ZERO(&set);
   const int allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
   info.hardware_threads = allowed > 0 ? allowed : int(std::max(1u, std::thread::hardware_concurrency()));
+  detect_caches(info);
   info.detected_isa = info.isa();
   return info;
 }

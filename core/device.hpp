@@ -7,6 +7,7 @@
 // without CUDA".
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,10 @@ struct CpuInfo {
   bool avx512f = false, avx512vl = false, avx512bw = false, avx512dq = false;
   bool avx2 = false, fma = false;
   int hardware_threads = 1;  // CPUs this process may use (its affinity mask, like nproc)
+  // Data cache sizes of one core from CPUID's cache descriptors (leaf 4, or
+  // 0x8000001D on AMD); 0 where the CPU (or its hypervisor) does not say.
+  // Kernels size their cache blocking from them (kernels/cpu/gemm).
+  int64_t l1d_bytes = 0, l2_bytes = 0;
   // The widest level the CPU itself has, before any cap ("avx512", ...).
   std::string detected_isa;
   // CONVLAB_ISA as applied ("" when unset): isa() is at most this.

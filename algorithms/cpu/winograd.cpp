@@ -144,7 +144,7 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
             const float beta = c0 > 0 ? 1.0f : 0.0f;
             for (int kb = 0; kb < kb_count; ++kb)
               uk.fn(kc, u + e * u_e + (int64_t(kb) * c_in + c0) * MR, b + int64_t(c0) * NR,
-                    c + int64_t(kb) * MR * NR, NR, 1.0f, beta, MR, NR);
+                    c + int64_t(kb) * MR * NR, NR, 1.0f, beta, MR, NR, nullptr);
           }
         }
 #pragma omp master
@@ -201,7 +201,7 @@ void run_bwd_filter(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Pl
         for (int kb = 0; kb < kb_count; ++kb)
           for (int cpi = 0; cpi < cp_count; ++cpi)
             uk.fn(kc, w + e * wlay.e_stride + int64_t(kb) * tc * MR, v + e * vlay.e_stride + int64_t(cpi) * tc * NR,
-                  mb + e * m_e + int64_t(kb) * MR * cp + int64_t(cpi) * NR, cp, 1.0f, beta, MR, NR);
+                  mb + e * m_e + int64_t(kb) * MR * cp + int64_t(cpi) * NR, cp, 1.0f, beta, MR, NR, nullptr);
 #pragma omp master
       clock.lap("batched GEMM", StageKind::compute, 2.0 * a2 * tiles * double(pl.k_out) * pl.c_in,
                 4.0 * a2 * (tiles * pl.c_in + tiles * pl.k_out + double(pl.k_out) * pl.c_in));

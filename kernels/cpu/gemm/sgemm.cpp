@@ -2,20 +2,23 @@
 // blocking loops, the packing routines and the threading. Never names an ISA
 // except through the micro-kernel table.
 //
-// Blocking (AVX-512, 12x32 kernel, Skylake-SP: 32 KiB L1d, 1 MiB L2 per core):
-//   KC = 256: one packed A micro-panel (12 x 256 x 4 B = 12 KiB) stays in L1
-//             while the kernel sweeps B panels;
-//   NC = 512: the packed B block (256 x 512 x 4 B = 512 KiB) stays in L2 and is
-//             re-read once per A micro-panel (2 x 64 B per 12 FMA cycles);
+// Blocking (blocking(), from this core's L1d and L2 as CPUID reports them):
+//   KC: one packed A micro-panel (MR x KC) stays in L1 while the kernel sweeps
+//       the B panels (12 x 408 x 4 B = 19 KiB of a 48 KiB L1d);
+//   NC: the packed B block (KC x NC) stays in L2 (3/8 of it: 408 x 480 x 4 B
+//       of 2 MiB) and is re-read once per A micro-panel; a shorter K block
+//       gets a wider one of the same area (block_nc);
 //   K is cut into equal blocks of at most KC (balanced_kc);
 //   A is packed for all of the block's M once per KC block, B once per
 //   (KC, NC) block: per thread, each operand is packed exactly once.
-// Packing: operands whose k-rows are contiguous (A transposed, B not) are
-// packed row by row across all panels (long sequential reads); the strided
-// sides use 16x16 register transposes on AVX-512 (sgemm_pack_avx512.cpp).
-// Measured on this Skylake-SP (1 thread, thread CPU time, see bench_gemm):
-// the micro-kernel alone reaches ~130 of ~140-148 GFLOP/s FMA peak with B in
-// L2; whole AlexNet GEMMs 80-105 GFLOP/s on a shared, loaded machine.
+// Loops: for pc (KC): pack A; for jc (NC): pack B; for ir (MR): for jr (NR):
+// micro-kernel. Packing: operands whose k-rows are contiguous (A transposed,
+// B not) are dealt out row by row across all panels, or, for B on a kernel
+// with a packing variant (uk.fn_pack), written by the first row of tiles'
+// calls while they compute; the strided sides use register transposes
+// (16 x 16 AVX-512, 8 x 8 AVX2). While a block computes, its calls prefetch
+// the source of the block packed next into L2 (PrefetchPlan; B not transposed,
+// kernels that take runs).
 // Threads: C is cut into one block per thread (whole MR panels along M or whole
 // NR panels along N, see partition()); each thread packs what its block needs
 // into its own slice of the workspace and runs the loops alone: one fork/join
@@ -41,20 +44,37 @@ namespace convlab::cpu {
 namespace {
 
 const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
-                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512};
-const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2"};
+                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512, 16,
+                           sgemm_ukernel_12x32_avx512_pack, 4};
+const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2", sgemm_pack_transpose_avx2,
+                         sgemm_pack_rows_avx2, 8, nullptr, 0};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
 
 struct Blocking {
   int kc, nc;
+  bool nc_fixed = false;  // cfg.nc given: no widening for short K blocks
 };
 
-Blocking blocking(GemmIsa isa, const SgemmConfig& cfg) {
-  Blocking b{256, 512};
-  if (isa == GemmIsa::avx2) b = {256, 384};
-  if (isa == GemmIsa::portable) b = {128, 256};
+// Cache blocking from this core's caches (cpu_info(): CPUID; 32 KiB L1d and
+// 1 MiB L2 where the CPU does not say):
+//   KC: the A micro-panel (MR x KC) takes at most 40 % of L1d, the rest is the
+//       B lines streaming through and the C tile: 12 x 408 x 4 B = 19 KiB of
+//       48 KiB, 12 x 272 x 4 B of 32 KiB; at most 512 (per-call overhead is
+//       amortised by then, and the B block must still fit L2).
+//   NC: the packed B block (KC x NC) takes at most 3/8 of L2: while the kernel
+//       reads it, the source of the next block (as large) is prefetched beside
+//       it, and the rest holds C lines and A panels passing through.
+// Portable: 128 x 256 (the scalar kernel is far from any of this).
+Blocking blocking(GemmIsa isa, const SgemmUkernel& uk, const SgemmConfig& cfg) {
+  const CpuInfo& ci = cpu_info();
+  const int64_t l1 = ci.l1d_bytes > 0 ? ci.l1d_bytes : 32 << 10, l2 = ci.l2_bytes > 0 ? ci.l2_bytes : 1 << 20;
+  Blocking b{128, 256};
+  if (isa != GemmIsa::portable) {
+    b.kc = int(std::clamp<int64_t>(l1 * 2 / 5 / (uk.mr * int64_t(sizeof(float))) / 8 * 8, 128, 512));
+    b.nc = int(std::max<int64_t>(l2 * 3 / 8 / (b.kc * int64_t(sizeof(float))) / uk.nr * uk.nr, uk.nr));
+  }
   if (cfg.kc > 0) b.kc = cfg.kc;
-  if (cfg.nc > 0) b.nc = cfg.nc;
+  if (cfg.nc > 0) b.nc = cfg.nc, b.nc_fixed = true;
   return b;
 }
 
@@ -65,6 +85,16 @@ int balanced_kc(int k, int kc) {
   return blocks <= 1 ? kc : (k + blocks - 1) / blocks;
 }
 
+// NC for K blocks of kc < KC: the B block keeps its area KC x NC (its share
+// of L2), so a short K (the backward-data GEMMs, K = 96..192, and the fully
+// connected backward-filter ones, K = 32) gets wider blocks: fewer sweeps of
+// the A panels through L2 per C.
+int block_nc(const Blocking& bl, int kc, int NR) {
+  const int64_t nc = round_up(bl.nc, NR);
+  if (bl.nc_fixed || kc >= bl.kc) return int(nc);
+  return int(std::max<int64_t>(nc, int64_t(bl.kc) * bl.nc / kc / NR * NR));
+}
+
 // Bound on the leading dimension the transposing packs are used for (keeps
 // their 16-row address arithmetic far from overflow).
 constexpr int64_t kGatherMaxLd = (int64_t(1) << 31) / 16;
@@ -72,9 +102,9 @@ constexpr int64_t kGatherMaxLd = (int64_t(1) << 31) / 16;
 // Packed A panel for rows [i0, i0 + mv) of op(A), columns [p0, p0 + kc):
 // dst[p * MR + i], rows mv..MR-1 zero. // (kc, MR)
 void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p0, int kc, int MR, float* dst,
-            SgemmPackTransposeFn pack_t) {
-  if (ta == Trans::no && pack_t && MR <= 16 && lda < kGatherMaxLd) {
-    pack_t(a + i0 * lda + p0, lda, mv, kc, dst, MR, MR);
+            const SgemmUkernel& uk) {
+  if (ta == Trans::no && uk.pack_t && MR <= uk.pack_lanes && lda < kGatherMaxLd) {
+    uk.pack_t(a + i0 * lda + p0, lda, mv, kc, dst, MR, MR);
   } else if (ta == Trans::no) {
     const float* rows[32];
     for (int i = 0; i < mv; ++i) rows[i] = a + (i0 + i) * lda + p0;
@@ -96,11 +126,12 @@ void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p
 // Packed B panel for rows [p0, p0 + kc) of op(B), columns [j0, j0 + nv):
 // dst[p * NR + j], columns nv..NR-1 zero. // (kc, NR)
 void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j0, int nv, int NR, float* dst,
-            SgemmPackTransposeFn pack_t) {
-  if (tb == Trans::yes && pack_t && NR % 16 == 0 && ldb < kGatherMaxLd) {
-    for (int jb = 0; jb < NR; jb += 16) {
-      const int nj = nv - jb < 16 ? nv - jb : 16;
-      pack_t(nj > 0 ? b + (j0 + jb) * ldb + p0 : b, ldb, nj, kc, dst + jb, NR, 16);
+            const SgemmUkernel& uk) {
+  const int L = uk.pack_lanes;
+  if (tb == Trans::yes && uk.pack_t && NR % L == 0 && ldb < kGatherMaxLd) {
+    for (int jb = 0; jb < NR; jb += L) {
+      const int nj = std::max(std::min(nv - jb, L), 0);
+      uk.pack_t(nj > 0 ? b + (j0 + jb) * ldb + p0 : b, ldb, nj, kc, dst + jb, NR, L);
     }
   } else if (tb == Trans::no) {
     for (int p = 0; p < kc; ++p) {
@@ -132,7 +163,8 @@ void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j
 //   dst[panel * width * kc + p * width + j] = src[(p0 + p) * lds + j0 + panel * width + j]
 void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, int len, int width, float* dst,
                const SgemmUkernel& uk) {
-  if (uk.pack_rows && width % 16 == 0 && width <= 32) {  // 12-wide masked stores straddle lines: scalar is faster
+  // Whole vectors only (12-wide masked stores straddle lines: scalar is faster).
+  if (uk.pack_rows && width % uk.pack_lanes == 0 && width <= 2 * uk.pack_lanes) {
     uk.pack_rows(src + p0 * lds + j0, lds, kc, len, width, dst);
     return;
   }
@@ -164,11 +196,50 @@ void scale_c(int m, int n, float beta, float* c, int64_t ldc) {
 // serial_workspace_floats(m, n, k) floats, 64-byte aligned.
 int64_t serial_workspace_floats(int m, int n, int k, const SgemmUkernel& uk, const Blocking& bl) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
-  const int64_t kc = k < bl.kc ? k : bl.kc;
-  const int64_t NC = round_up(bl.nc, uk.nr);
+  const int KC = balanced_kc(k, bl.kc);
+  const int64_t kc = k < KC ? k : KC;
+  const int64_t NC = block_nc(bl, int(kc), uk.nr);
   const int64_t nc = round_up(n < NC ? n : NC, uk.nr);
   return round_up(round_up(m, uk.mr) * kc, 16) + round_up(nc * kc, 16);
 }
+
+// The source of the block packed next, cut into runs for the micro-kernel
+// calls of the current block to prefetch (SgemmPrefetch): a region is `rows`
+// row segments of `bytes` bytes, `ld` floats apart, each counted as
+// bytes / 64 + 1 lines from its first 64-byte line (enough for any alignment).
+// Its lines are handed out row by row, `run` to a call, until they run out;
+// lines that get no call are not prefetched (packing reads them anyway).
+class PrefetchPlan {
+ public:
+  void add(const float* base, int64_t ld, int rows, int64_t bytes) {
+    if (n_ < 2 && rows > 0 && bytes > 0) reg_[n_++] = {base, ld, rows, int(bytes / 64 + 1)};
+  }
+  void set_run(int lines) { run_ = std::max(lines, 1); }
+  const SgemmPrefetch* next(SgemmPrefetch& out) {
+    while (r_ < n_) {
+      const Region& g = reg_[r_];
+      if (row_ < g.rows) {
+        out = {g.base + row_ * g.ld, g.ld, x_, g.row_lines, run_};
+        const int64_t at = int64_t(x_) + run_;
+        row_ += int(at / g.row_lines);
+        x_ = int(at % g.row_lines);
+        if (row_ >= g.rows) out.lines -= int((int64_t(row_ - g.rows) * g.row_lines) + x_);
+        return &out;
+      }
+      ++r_, row_ = 0, x_ = 0;
+    }
+    return nullptr;
+  }
+
+ private:
+  struct Region {
+    const float* base;
+    int64_t ld;
+    int rows, row_lines;
+  };
+  Region reg_[2] = {};
+  int n_ = 0, r_ = 0, run_ = 1, row_ = 0, x_ = 0;
+};
 
 void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda, const float* b,
                  int64_t ldb, float beta, float* c, int64_t ldc, const SgemmUkernel& uk, const Blocking& bl,
@@ -176,11 +247,15 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
   const int MR = uk.mr, NR = uk.nr;
   // K is cut into equal blocks of at most bl.kc (363 -> 182 + 181, not
   // 256 + 107: a short last block pays the C update for few FMAs).
-  const int KC = balanced_kc(k, bl.kc), NC = int(round_up(bl.nc, NR));
+  const int KC = balanced_kc(k, bl.kc), NC = block_nc(bl, k < KC ? k : KC, NR);
   const int kc_max = k < KC ? k : KC;
   const int mp = (m + MR - 1) / MR;
   float* apack = workspace;                                          // (mp, kc, MR)
   float* bpack = apack + round_up(int64_t(mp) * MR * kc_max, 16);     // (nc/NR, kc, NR)
+  // A is prefetched for the next KC block only when it is small beside the B
+  // block (small M: the forward and backward-filter GEMMs); a large A streams
+  // through packing in long rows the hardware prefetcher follows.
+  const bool prefetch_a = int64_t(m) * KC <= int64_t(KC) * NC / 2;
   for (int pc = 0; pc < k; pc += KC) {
     const int kc = k - pc < KC ? k - pc : KC;
     const float beta_pc = pc == 0 ? beta : 1.0f;
@@ -189,27 +264,56 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
     } else {
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
-        pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk.pack_t);
+        pack_a(ta, a, lda, int64_t(ir) * MR, mv, pc, kc, MR, apack + int64_t(ir) * MR * kc, uk);
       }
     }
     for (int jc = 0; jc < n; jc += NC) {
       const int nc = n - jc < NC ? n - jc : NC;
       const int np = (nc + NR - 1) / NR;
+      // B not transposed: the full panels are packed by the first row of
+      // tiles' calls themselves (uk.fn_pack), the last partial one here.
+      const bool fuse = tb == Trans::no && uk.fn_pack && m >= MR;
+      const int fused = fuse ? nc / NR : 0;
       if (tb == Trans::no) {
-        pack_rows(b, ldb, pc, kc, jc, nc, NR, bpack, uk);
+        if (fused < np)
+          pack_rows(b, ldb, pc, kc, int64_t(jc) + int64_t(fused) * NR, nc - fused * NR, NR,
+                    bpack + int64_t(fused) * NR * kc, uk);
       } else {
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk.pack_t);
+          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk);
         }
       }
+      // What is packed after this block: B at (pc, jc + NC), or A and B at
+      // (pc + KC, 0), prefetched by this block's calls. Only for B not
+      // transposed (its source is kc short row segments far apart, the
+      // packing the hardware prefetcher follows worst) and kernels that take
+      // runs: measured, prefetching the transposed B of the NT shapes or on
+      // the AVX2 kernel (half the cycles per k step) cost more than it saved.
+      PrefetchPlan plan;
+      const int jn = jc + NC < n ? jc + NC : 0, pn = jc + NC < n ? pc : pc + KC;
+      if (pn < k && tb == Trans::no && uk.prefetch_steps > 0) {
+        plan.set_run(kc / uk.prefetch_steps);
+        const int kcn = k - pn < KC ? k - pn : KC, ncn = n - jn < NC ? n - jn : NC;
+        if (pn != pc && prefetch_a) {
+          if (ta == Trans::no) plan.add(a + pn, lda, m, int64_t(kcn) * 4);
+          else plan.add(a + int64_t(pn) * lda, lda, kcn, int64_t(m) * 4);
+        }
+        plan.add(b + int64_t(pn) * ldb + jn, ldb, kcn, int64_t(ncn) * 4);
+      }
+      SgemmPrefetch pf;
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
         const float* ap = apack + int64_t(ir) * MR * kc;
         float* crow = c + int64_t(ir) * MR * ldc + jc;
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv);
+          if (ir == 0 && jr < fused)
+            uk.fn_pack(kc, ap, b + int64_t(pc) * ldb + jc + int64_t(jr) * NR, ldb, bpack + int64_t(jr) * NR * kc,
+                       crow + int64_t(jr) * NR, ldc, alpha, beta_pc, plan.next(pf));
+          else
+            uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv,
+                  plan.next(pf));
         }
       }
     }
@@ -255,7 +359,7 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
   }
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
   const SgemmUkernel& uk = sgemm_ukernel(isa);
-  const Blocking bl = blocking(isa, cfg);
+  const Blocking bl = blocking(isa, uk, cfg);
   const std::vector<Part> parts = partition(m, n, cfg.threads > 0 ? cfg.threads : 1, uk.mr, uk.nr);
 
   std::unique_ptr<void, decltype(&std::free)> owned(nullptr, &std::free);
@@ -328,7 +432,7 @@ size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
   const SgemmUkernel& uk = sgemm_ukernel(isa);
-  const Blocking bl = blocking(isa, cfg);
+  const Blocking bl = blocking(isa, uk, cfg);
   // Column-major calls run as the transposed row-major problem: cover both.
   int64_t most = 0;
   for (int flip = 0; flip < 2; ++flip) {

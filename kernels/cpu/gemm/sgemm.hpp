@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "kernels/cpu/gemm/gemm_isa.hpp"
+#include "kernels/cpu/gemm/sgemm_prefetch.hpp"
 
 namespace convlab::cpu {
 
@@ -32,13 +33,23 @@ GemmIsa sgemm_resolve_isa(GemmIsa isa);  // auto_ -> the widest supported; throw
 
 // The micro-kernel contract (one signature for every ISA):
 //   a: packed A panel, kc x MR, a[p * MR + i]; b: packed B panel, kc x NR, b[p * NR + j]
-//   C tile (row-major, ldc) rows [0, m), cols [0, n), m <= MR, n <= NR:
+//   C tile (row-major, ldc) rows [0, m), cols [0, n), 1 <= m <= MR, 1 <= n <= NR:
 //   C = alpha * (a * b) + beta * C; beta == 0 does not read C.
 //   b 64-byte aligned (B rows are read with aligned vector loads).
+//   Edge tiles cost what they compute: the kernels run m rows, not MR.
+//   pf (may be nullptr): lines the kernel prefetches into L2 while it computes,
+//   one every uk.prefetch_steps k steps (at most kc / prefetch_steps are issued): the driver hands each
+//   call a strip of the source of the block it packs next.
 // Used by sgemm() and, with its own packing (the transforms write the panels),
 // by the CPU Winograd's batched GEMM (beta 0 for the first reduction block, 1 after).
 using SgemmUkernelFn = void (*)(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
-                                float beta, int m, int n);
+                                float beta, int m, int n, const SgemmPrefetch* pf);
+// Optional: the full MR x NR tile of the same kernel reading B from its
+// row-major source (row p of the panel at src + p * ldb) instead of a packed
+// panel, and writing the packed panel b (kc x NR, 64-byte aligned) as it goes,
+// for the next calls on the same panel to read.
+using SgemmUkernelPackFn = void (*)(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
+                                    int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf);
 // Optional transposing pack (see sgemm_ukernels.hpp); nullptr = scalar loops.
 using SgemmPackTransposeFn = void (*)(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd,
                                       int width);
@@ -46,9 +57,16 @@ struct SgemmUkernel {
   int mr, nr;
   SgemmUkernelFn fn;
   const char* name;  // sgemm_ukernel_12x32_avx512 ...
+  // Optional packing routines of the same ISA (see sgemm_ukernels.hpp), nullptr = scalar loops.
+  // pack_t transposes blocks of up to pack_lanes rows (width <= pack_lanes);
+  // pack_rows deals rows out to panels of pack_lanes or 2 * pack_lanes floats.
   SgemmPackTransposeFn pack_t = nullptr;
-  // Optional row-wise pack (see sgemm_ukernels.hpp); nullptr = scalar loops.
   void (*pack_rows)(const float* src, int64_t lds, int kc, int len, int width, float* dst) = nullptr;
+  int pack_lanes = 16;
+  SgemmUkernelPackFn fn_pack = nullptr;
+  // fn issues one line of its SgemmPrefetch run every prefetch_steps k steps;
+  // 0: the driver hands it no runs.
+  int prefetch_steps = 0;
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 

@@ -143,6 +143,35 @@ TEST_P(SgemmTest, EdgesExact) {
               }
 }
 
+// Every tile the micro-kernels specialise: each row count 1..MR (and MR + 1,
+// a full tile and a 1-row one), column counts one below / at / one above a
+// vector and the tile width, reduction lengths 1..9 (every remainder of the
+// four-step loop) and one past the C-row prefetches; default blocking, so
+// that the first row of tiles packs B itself (B not transposed) and the
+// prefetch runs are handed out.
+TEST_P(SgemmTest, EveryEdgeTileExact) {
+  SgemmConfig cfg;
+  cfg.isa = GetParam().isa;
+  cfg.threads = GetParam().threads;
+  const SgemmUkernel& uk = sgemm_ukernel(cfg.isa);
+  const int MR = uk.mr, NR = uk.nr, V = NR / 2;
+  const int ns[] = {1, V - 1, V, V + 1, NR - 1, NR, NR + 1, 2 * NR + V + 1};
+  const int ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 4 * MR + 7};
+  uint32_t seed = 500;
+  int failures = 0;
+  for (Trans ta : {Trans::no, Trans::yes})
+    for (Trans tb : {Trans::no, Trans::yes})
+      for (int m = 1; m <= MR + 1; ++m)
+        for (int n : ns)
+          for (int k : ks) {
+            // C = acc, alpha * acc, alpha * acc + beta * C: the three epilogues.
+            const float ab[3][2] = {{1, 0}, {2, 0}, {2, -1}};
+            const int e = (m + n + k) % 3;
+            failures += check({Layout::row_major, ta, tb, m, n, k, ab[e][0], ab[e][1]}, cfg, seed++) != 0;
+            ASSERT_LT(failures, 5) << "stopping after 5 failing cases";
+          }
+}
+
 // Default blocking: sizes around the real KC and NC, a few shapes.
 TEST_P(SgemmTest, DefaultBlockingExact) {
   SgemmConfig cfg;
