@@ -104,12 +104,18 @@ void vendor_lines(const TunePair& pr) {
 
 std::string or_null(const std::string& algo) { return algo.empty() ? std::string("null") : json::quote(algo); }
 
+std::string probe_json(const ProbeOutcome& p) {
+  if (p.source == ProbeOutcome::Source::none) return "null";
+  return "{\"source\":" + json::quote(p.source_name()) + ",\"seconds\":" + json::number(p.seconds) +
+         ",\"device\":" + json::quote(p.device) + ",\"note\":" + json::quote(p.text()) + "}";
+}
+
 // --json: one document.
 std::string result_json(const TuneResult& res, const std::string& mode, bool find) {
   std::string o = "{\"device\":" + json::quote(res.fingerprint) + ",\"version\":" + json::quote(CONVLAB_VERSION) +
                   ",\"mode\":" + json::quote(mode) + ",\"find_seconds\":" + json::number(res.find_seconds) +
                   ",\"cache_hits\":" + std::to_string(res.cache_hits) + ",\"tuned\":" + std::to_string(res.tuned) +
-                  ",\"pairs\":[";
+                  ",\"probe\":" + probe_json(res.probe) + ",\"pairs\":[";
   for (size_t i = 0; i < res.pairs.size(); ++i) {
     const TunePair& pr = res.pairs[i];
     o += std::string(i ? "," : "") + "{\"layer\":" + json::quote(pr.label) + ",\"problem\":" +
@@ -144,6 +150,7 @@ void print_text(const TuneResult& res, bool find, bool list) {
   if (!res.cache_path.empty())
     std::printf("cache: %s (%d hits, %d tuned, calibration from %d measurements)\n", res.cache_path.c_str(),
                 res.cache_hits, res.tuned, res.calibration_samples);
+  if (res.probe.source != ProbeOutcome::Source::none) std::printf("%s\n", res.probe.text().c_str());
   std::printf("\n");
   if (!find) {
     std::printf("%-18s %-10s %-24s %10s  %s\n", "layer", "dir", "get", "pred. ms", "model");
@@ -208,6 +215,7 @@ int cmd_tune(int argc, char** argv) {
   args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   args.option("cache", "FILE", "autotune cache (JSON lines) to read and update; checked before tuning (created if missing; its folder must exist)");
   args.flag("retune", "ignore cache hits (re-run find and overwrite the entries)");
+  args.flag("reprobe", "measure the machine probe again (get's rates; about a second) even when the cache has one");
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
   args.option("max-error", "E", "accuracy budget: largest measured relative error a choice may have");
   args.flag("deterministic", "only choose deterministic algorithms");
@@ -255,6 +263,7 @@ int cmd_tune(int argc, char** argv) {
     opt.cache_path = args.get("cache");
   }
   opt.retune = args.has("retune");
+  opt.reprobe = args.has("reprobe");
   Progress progress(args.has("quiet"));
   opt.on_step = [&](int i, int n, const std::string& what) { progress.step(i, n, what); };
   opt.on_find_done = [&] { progress.finish(); };
