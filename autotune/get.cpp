@@ -191,8 +191,11 @@ Phases gemm_phases(const ConvProblem& p, Direction dir, const Rates& r) {
   const double operands = 4 * (double(g.m) * g.k + double(g.k) * g.n);
   ph.copy = calls * r.move(2 * operands, operands);
   if (!pl.direct) {
-    const double col_bytes = p.groups * crs * L * 4;
+    // The probed im2col / col2im rates are of a cache-resident column matrix; a chunk's bigger one
+    // is also written to (im2col) or read from (col2im) memory.
+    const double col_bytes = p.groups * crs * L * 4, chunk_col = double(pl.col_elems) * 4;
     ph.transform = dir == Direction::bwd_data ? col_bytes / r.col2im : col_bytes / r.im2col;
+    ph.transform += r.move(col_bytes, chunk_col) - col_bytes / r.copy;
   }
   if (pl.nb > 1) ph.copy += p.groups * r.move(kg * L * 8, kg * pl.nb * pq * 8);
   ph.what = fmt("gemm %gx%gx%g x%.0f calls", g.m, g.n, g.k, calls);
@@ -391,6 +394,24 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
       e.seconds *= s;
       e.formula += fmt(" x%.3g probe (", s) + st.scale_algo + " " + std::string(to_string(dir)) + " on the " +
                    std::string(cls) + fmt(" probe problem: %.3g GFLOP/s)", rate * 1e-9);
+    } else {
+      // Not measured (the probe ran out of time on a busy machine): the geometric mean of the
+      // measured algorithms' scales in this direction, so it is neither favoured nor buried.
+      double logs = 0;
+      int n = 0;
+      const ConvProblem& p3 = probe_problem_3x3();
+      for (const Algorithm* b : registry()) {
+        if (b->device() != DeviceKind::cpu || b->family() == "reference" || b->name() == "cpu.onednn_auto") continue;
+        const double rb = m.probe->rate(probe_algo_key(b->name(), dir, "3x3")) * 1e9;
+        if (!(rb > 0)) continue;
+        const double tb = phases(structure_of(*b, p3, dir), *b, p3, dir, r).total();
+        if (tb > 0) logs += std::log(p3.flops() / rb / tb), ++n;
+      }
+      if (n) {
+        const double s = std::exp(logs / n);
+        e.seconds *= s;
+        e.formula += fmt(" x%.3g (the mean probe scale: this algorithm was not probed)", s);
+      }
     }
   }
   e.formula = fmt("%.3g ms = ", e.seconds * 1e3) + e.formula;

@@ -61,23 +61,6 @@ std::string probe_algo_key(std::string_view algo, Direction dir, std::string_vie
 
 namespace {
 
-// The least disturbed time of fn: one untimed call first (first-call costs:
-// allocation, plans), then at least min_reps timed calls, more while the
-// budget lasts (at most 12). On a shared machine the minimum is the time
-// the work itself takes.
-double best_time(const std::function<void()>& fn, double budget, int min_reps = 3) {
-  fn();
-  const double t_end = now_seconds() + budget;
-  double best = 1e300;
-  for (int rep = 0; rep < 12; ++rep) {
-    const double t0 = now_seconds();
-    fn();
-    best = std::min(best, now_seconds() - t0);
-    if (rep + 1 >= min_reps && now_seconds() > t_end) break;
-  }
-  return best;
-}
-
 // A kernel's rate with all threads running it at once, each on its own data
 // and timing itself: body(t, reps) runs `reps` repetitions of thread t's work
 // of `units` units. The sum over threads of units * reps / (the thread's best
@@ -294,7 +277,19 @@ double cgemm_gflops(int threads) {
 // follows the implementation oneDNN picks) on the 3x3 probe problem, and those
 // whose plan changes for 1x1 filters (all but the FFT and Winograd families)
 // on the 1x1 one, every direction it supports: direct-convolution GFLOP/s.
-void algorithm_rates(const ExecContext& ctx, double deadline, MachineProbe& out) {
+// Measured in rounds -- one call of every item per round, a first untimed
+// round, then timed rounds until `soft` (at least one) -- and the best round
+// per item kept: a burst of load from another process spoils a round of some
+// items, not every sample of one item. Nothing starts after `hard` (a machine
+// so busy that one round takes seconds): items not timed by then have no rate.
+void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachineProbe& out) {
+  struct Item {
+    std::string key;
+    double flops;
+    std::unique_ptr<ConvRunner> run;
+    double best = 1e300;
+  };
+  std::vector<Item> items;
   for (const ConvProblem* p : {&probe_problem_3x3(), &probe_problem_1x1()}) {
     const ConvData data = ConvData::random(*p, 17);
     for (const Algorithm* a : registry()) {
@@ -304,18 +299,30 @@ void algorithm_rates(const ExecContext& ctx, double deadline, MachineProbe& out)
       if (probe_class(*p) == "1x1" && (a->family() == "fft" || a->family() == "winograd")) continue;
       for (Direction dir : kAllDirections) {
         if (!a->supports(*p, dir)) continue;
+        if (now_seconds() > hard) break;
         try {
-          ConvRunner run(*a, *p, dir, ctx);
-          run.upload(data);
-          // Past the deadline every remaining measurement gets its minimum.
-          const double t = best_time([&] { run.run(); }, now_seconds() < deadline ? 0.012 : 0.0, 2);
-          out.rates[probe_algo_key(a->name(), dir, probe_class(*p))] = p->flops() / t * 1e-9;
+          Item it{probe_algo_key(a->name(), dir, probe_class(*p)), p->flops(), std::make_unique<ConvRunner>(*a, *p, dir, ctx)};
+          it.run->upload(data);
+          it.run->run();  // the untimed first call: plans, primitives, page faults
+          items.push_back(std::move(it));
         } catch (const std::exception&) {
           // An algorithm that cannot run here has no rate; the model then has no probe scale for it.
         }
       }
     }
   }
+  for (int round = 0; round < 6 && (round < 1 || now_seconds() < soft); ++round)
+    for (Item& it : items) {
+      if (now_seconds() > hard) break;
+      try {
+        const double t0 = now_seconds();
+        it.run->run();
+        it.best = std::min(it.best, now_seconds() - t0);
+      } catch (const std::exception&) {
+      }
+    }
+  for (const Item& it : items)
+    if (it.best < 1e300) out.rates[it.key] = it.flops / it.best * 1e-9;
 }
 
 std::mutex& registry_mutex() {
@@ -344,7 +351,7 @@ MachineProbe measure_probe(const ExecContext& ctx) {
   fft_engine_rates(hand_fft_engine(), "fft_", {16, 32}, threads, out);
   out.rates["cgemm_gflops"] = cgemm_gflops(threads);
   fft_engine_rates(fftw_engine(), "fftw_", {32}, threads, out);
-  algorithm_rates(ctx, t0 + 1.6, out);
+  algorithm_rates(ctx, t0 + 1.5, t0 + 3.5, out);
   out.seconds = now_seconds() - t0;
   out.probed_at = double(std::time(nullptr));
   return out;
