@@ -329,11 +329,10 @@ Structure structure_of(const Algorithm& a, const ConvProblem& p, Direction dir) 
   const std::string_view fam = a.family();
   const bool ours = a.device() == DeviceKind::cpu && find_algorithm(name) == &a;  // registered: has a probe rate
   if (ours) st.scale_algo = name;
-  if (name == "cpu.onednn_direct") {
-    st.kind = Kind::direct_onednn;
-  } else if (name == "cpu.onednn_winograd") {
+  if (name == "cpu.onednn_winograd") {
     st.kind = Kind::winograd;
-  } else if (name == "cpu.onednn_auto") {
+  } else if (name == "cpu.onednn_direct" || name == "cpu.onednn_auto") {
+    // What oneDNN runs for this problem: its Winograd, an im2col + GEMM fallback, or a JIT direct kernel.
     st.kind = Kind::direct_onednn;
     st.scale_algo = "cpu.onednn_direct";
 #ifdef CONVLAB_HAS_ONEDNN
@@ -346,6 +345,9 @@ Structure structure_of(const Algorithm& a, const ConvProblem& p, Direction dir) 
       if (impl.find("wino") != std::string::npos) {
         st.kind = Kind::winograd;
         st.scale_algo = "cpu.onednn_winograd";
+      } else if (impl.find("gemm") != std::string::npos) {
+        st.kind = Kind::gemm;  // no probe of oneDNN's GEMM path: our im2col + GEMM's scale stands for it
+        st.scale_algo = "cpu.im2col_gemm";
       }
     }
 #else
