@@ -311,7 +311,7 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
       }
     }
   }
-  for (int round = 0; round < 6 && (round < 1 || now_seconds() < soft); ++round)
+  for (int round = 0; round < 5 && (round < 1 || now_seconds() < soft); ++round)
     for (Item& it : items) {
       if (now_seconds() > hard) break;
       try {
@@ -351,7 +351,7 @@ MachineProbe measure_probe(const ExecContext& ctx) {
   fft_engine_rates(hand_fft_engine(), "fft_", {16, 32}, threads, out);
   out.rates["cgemm_gflops"] = cgemm_gflops(threads);
   fft_engine_rates(fftw_engine(), "fftw_", {32}, threads, out);
-  algorithm_rates(ctx, t0 + 1.5, t0 + 3.5, out);
+  algorithm_rates(ctx, t0 + 1.0, t0 + 3.0, out);
   out.seconds = now_seconds() - t0;
   out.probed_at = double(std::time(nullptr));
   return out;

@@ -1,6 +1,7 @@
-// The machine probe: a short measurement (about a second; bounded at 2 s of
-// work) of the rates get's cost model (autotune/get.hpp) needs, taken once per
-// device fingerprint (CPU model, ISA, threads) and build, and stored in the
+// The machine probe: a short measurement (about a second on an idle machine;
+// on a busy one nothing starts after 3 s) of the rates get's cost model
+// (autotune/get.hpp) needs, taken once per device fingerprint (CPU model, ISA,
+// threads) and build, and stored in the
 // autotune cache file beside the find entries (autotune/cache_entry.hpp: a
 // line with a "probe" object, keyed by device, build identity and version).
 //

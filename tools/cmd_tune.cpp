@@ -200,8 +200,9 @@ int cmd_tune(int argc, char** argv) {
             "device and build in about a second and kept in the cache file; --reprobe measures it again).\n"
             "Mode both prints, per layer and direction, get's choice after calibration from this run's find\n"
             "results, find's choice, both measured times and whether they agree, then a summary for get\n"
-            "uncalibrated (the probed model alone), calibrated in-sample and calibrated leave-one-layer-out. With --cache, find results are read from / written to the JSON-lines cache file and\n"
-            "its other entries for this device also calibrate get. Under each pair, the vendor's own pick:\n"
+            "uncalibrated (the probed model alone), calibrated in-sample and calibrated leave-one-layer-out.\n"
+            "With --cache, find results are read from / written to the JSON-lines cache file and its other\n"
+            "entries for this device also calibrate get. Under each pair, the vendor's own pick:\n"
             "on the CPU cpu.onednn_auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
             "algorithm itself) and Get_v7 (its heuristic), each with our find's measured time for it.\n"
             "Reduced-precision algorithms (the cuDNN *_tf32 variants) are candidates only with --tf32.");
