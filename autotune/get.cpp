@@ -114,7 +114,9 @@ struct Rates {
   double fft_alpha[2]{}, fft_beta[2]{};            // hand FFT per thread: s per (n log2 n), s per n; [0] fwd, [1] inv
   double fftw_ratio[2]{1, 1};                      // FFTW / hand at 32x32
   int threads, lanes, mr, nr;
-  explicit Rates(const MachineModel& m) {
+  // All threads (the probe's kernel rates as measured), or one thread's share: compute rates /
+  // threads, the one-thread copy rates (what the probe's one-thread algorithm runs relate to).
+  explicit Rates(const MachineModel& m, bool one_thread = false) {
     const MachineProbe& pr = *m.probe;
     fma = pr.rate("fma_gflops") * 1e9;
     copy = pr.rate("copy_gbs") * 1e9;
@@ -143,6 +145,13 @@ struct Rates {
       if (const double w32 = pr.rate("fftw_" + k + "_32_us"); w32 > 0 && t32 > 0) fftw_ratio[d] = w32 * 1e-6 / t32;
     }
     threads = std::max(1, m.threads);
+    if (one_thread && threads > 1) {
+      for (double* x : {&fma, &uk, &im2col, &col2im, &cgemm}) *x /= threads;
+      for (int t : {2, 4, 6}) win_in[t] /= threads, win_out[t] /= threads, win_dst[t] /= threads;
+      if (const double c1 = pr.rate("copy1_gbs") * 1e9; c1 > 0) copy = c1;
+      if (const double d1 = pr.rate("dram1_gbs") * 1e9; d1 > 0) dram = d1;
+      threads = 1;
+    }
     lanes = int(m.simd_lanes) >= 16 ? 16 : 8;
     const cpu::SgemmUkernel& u = cpu::sgemm_ukernel(cpu::sgemm_resolve_isa(cpu::GemmIsa::auto_));
     mr = u.mr;
@@ -374,7 +383,7 @@ Structure structure_of(const Algorithm& a, const ConvProblem& p, Direction dir) 
 
 CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir, const MachineModel& m) {
   CostEstimate e;
-  const Rates r(m);
+  const Rates r(m), r1(m, true);  // all threads; one thread's share (the probe's algorithm runs)
   const Structure st = structure_of(a, p, dir);
   const Phases ph = phases(st, a, p, dir, r);
   e.main_flops = p.flops();
@@ -390,9 +399,11 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
       rate = m.probe->rate(probe_algo_key(st.scale_algo, dir, cls)) * 1e9;
     }
     const ConvProblem& pp = cls == "1x1" ? probe_problem_1x1() : probe_problem_3x3();
-    const double there = rate > 0 ? phases(st, a, pp, dir, r).total() : 0;
+    // The probe timed it on one thread and stored threads x its rate: its one-thread time over the
+    // sum there with one thread's kernel rates.
+    const double there = rate > 0 ? phases(st, a, pp, dir, r1).total() : 0;
     if (there > 0) {
-      const double s = pp.flops() / rate / there;
+      const double s = std::max(1, m.threads) * pp.flops() / rate / there;
       e.seconds *= s;
       e.formula += fmt(" x%.3g probe (", s) + st.scale_algo + " " + std::string(to_string(dir)) + " on the " +
                    std::string(cls) + fmt(" probe problem: %.3g GFLOP/s)", rate * 1e-9);
@@ -406,8 +417,8 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
         if (b->device() != DeviceKind::cpu || b->family() == "reference" || b->name() == "cpu.onednn_auto") continue;
         const double rb = m.probe->rate(probe_algo_key(b->name(), dir, "3x3")) * 1e9;
         if (!(rb > 0)) continue;
-        const double tb = phases(structure_of(*b, p3, dir), *b, p3, dir, r).total();
-        if (tb > 0) logs += std::log(p3.flops() / rb / tb), ++n;
+        const double tb = phases(structure_of(*b, p3, dir), *b, p3, dir, r1).total();
+        if (tb > 0) logs += std::log(std::max(1, m.threads) * p3.flops() / rb / tb), ++n;
       }
       if (n) {
         const double s = std::exp(logs / n);

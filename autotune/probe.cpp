@@ -35,7 +35,8 @@ double MachineProbe::rate(std::string_view name) const {
 
 const std::vector<std::string>& probe_required_rates() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> v = {"fma_gflops", "copy_gbs", "dram_gbs", "ukernel_gflops", "im2col_gbs", "col2im_gbs",
+    std::vector<std::string> v = {"fma_gflops", "copy_gbs", "dram_gbs", "copy1_gbs", "dram1_gbs", "ukernel_gflops",
+                                  "im2col_gbs", "col2im_gbs",
                                   "cgemm_gflops"};
     for (int m : {2, 4, 6})
       for (const char* t : {"in", "out", "dst"}) v.push_back("wino" + std::to_string(m) + "_" + t + "_gtps");
@@ -47,11 +48,11 @@ const std::vector<std::string>& probe_required_rates() {
 }
 
 const ConvProblem& probe_problem_3x3() {
-  static const ConvProblem p = parse_problem("mb4ic96ih20oc128oh20kh3ph1");
+  static const ConvProblem p = parse_problem("mb2ic96ih20oc128oh20kh3ph1");
   return p;
 }
 const ConvProblem& probe_problem_1x1() {
-  static const ConvProblem p = parse_problem("mb4ic256ih20oc256oh20kh1");
+  static const ConvProblem p = parse_problem("mb2ic256ih20oc256oh20kh1");
   return p;
 }
 std::string_view probe_class(const ConvProblem& p) { return p.r == 1 && p.s == 1 ? "1x1" : "3x3"; }
@@ -277,33 +278,52 @@ double cgemm_gflops(int threads) {
 // follows the implementation oneDNN picks) on the 3x3 probe problem, and those
 // whose plan changes for 1x1 filters (all but the FFT and Winograd families)
 // on the 1x1 one, every direction it supports: direct-convolution GFLOP/s.
-// Measured in rounds -- one call of every item per round, a first untimed
-// round, then timed rounds until `soft` (at least one) -- and the best round
-// per item kept: a burst of load from another process spoils a round of some
-// items, not every sample of one item. Nothing starts after `hard` (a machine
-// so busy that one round takes seconds): items not timed by then have no rate.
+//
+// Each runs on ONE thread; its rate is stored counted `threads` times and the
+// model relates it to one thread's kernel rates (copy1_gbs and dram1_gbs
+// included: memory-bound phases do not scale with threads). On a core another
+// process shares -- here most of the time, in bursts -- a parallel run of a
+// small problem waits at every barrier for the descheduled thread: 20-40x
+// slower with one other busy process, the algorithms with many parallel
+// regions (Winograd's chunks, the FFT's phases) the most; one thread is slowed
+// by the sharing alone, the same for all. (On an idle machine two threads run
+// the probe problems 1.7-2.0x faster than one.)
+// Measured in rounds -- per round every item twice back to back, the second
+// timed (warm caches, as find times it); a first untimed round; then timed
+// rounds until `soft` (at least one) -- and the best round per item kept: a
+// burst spoils a round of some items, not every sample of one item. Nothing
+// starts after `hard`: items not timed by then have no rate.
 void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachineProbe& out) {
+  const double threads = ctx.resolved_threads();
+  ExecContext one = ctx;
+  one.threads = 1;
   struct Item {
     std::string key;
-    double flops;
-    std::unique_ptr<ConvRunner> run;
+    const Algorithm* algo;
+    const ConvProblem* p;
+    Direction dir;
+    ConvData* data;  // its problem's and direction's tensors (only the output is written)
+    AlignedBuffer<unsigned char> ws;
     double best = 1e300;
+    void run(const ExecContext& c) {
+      algo->run(*p, dir, {data->src.data(), data->wei.data(), data->dst.data()}, ws.data(), c);
+    }
   };
+  std::vector<std::unique_ptr<ConvData>> tensors;
   std::vector<Item> items;
   for (const ConvProblem* p : {&probe_problem_3x3(), &probe_problem_1x1()}) {
-    const ConvData data = ConvData::random(*p, 17);
-    for (const Algorithm* a : registry()) {
-      if (a->device() != DeviceKind::cpu || a->family() == "reference" || a->name() == "cpu.onednn_auto" ||
-          !a->unavailable_reason().empty())
-        continue;
-      if (probe_class(*p) == "1x1" && (a->family() == "fft" || a->family() == "winograd")) continue;
-      for (Direction dir : kAllDirections) {
-        if (!a->supports(*p, dir)) continue;
-        if (now_seconds() > hard) break;
+    for (Direction dir : kAllDirections) {
+      tensors.push_back(std::make_unique<ConvData>(ConvData::random(*p, 17)));
+      for (const Algorithm* a : registry()) {
+        if (a->device() != DeviceKind::cpu || a->family() == "reference" || a->name() == "cpu.onednn_auto" ||
+            !a->unavailable_reason().empty())
+          continue;
+        if (probe_class(*p) == "1x1" && (a->family() == "fft" || a->family() == "winograd")) continue;
+        if (!a->supports(*p, dir) || now_seconds() > hard) continue;
         try {
-          Item it{probe_algo_key(a->name(), dir, probe_class(*p)), p->flops(), std::make_unique<ConvRunner>(*a, *p, dir, ctx)};
-          it.run->upload(data);
-          it.run->run();  // the untimed first call: plans, primitives, page faults
+          Item it{probe_algo_key(a->name(), dir, probe_class(*p)), a, p, dir, tensors.back().get(),
+                  AlignedBuffer<unsigned char>(std::max<size_t>(a->workspace_bytes(*p, dir), 64))};
+          it.run(one);  // the untimed first call: plans, primitives, page faults
           items.push_back(std::move(it));
         } catch (const std::exception&) {
           // An algorithm that cannot run here has no rate; the model then has no probe scale for it.
@@ -315,14 +335,15 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
     for (Item& it : items) {
       if (now_seconds() > hard) break;
       try {
+        it.run(one);
         const double t0 = now_seconds();
-        it.run->run();
+        it.run(one);
         it.best = std::min(it.best, now_seconds() - t0);
       } catch (const std::exception&) {
       }
     }
   for (const Item& it : items)
-    if (it.best < 1e300) out.rates[it.key] = it.flops / it.best * 1e-9;
+    if (it.best < 1e300) out.rates[it.key] = threads * it.p->flops() / it.best * 1e-9;
 }
 
 std::mutex& registry_mutex() {
@@ -345,13 +366,15 @@ MachineProbe measure_probe(const ExecContext& ctx) {
   out.rates["fma_gflops"] = measure_fma_peak(threads, 0.01).gflops;
   out.rates["copy_gbs"] = copy_gbs(threads, 16, 0.003, 4);
   out.rates["dram_gbs"] = copy_gbs(threads, 96, 0.0, 2);
+  out.rates["copy1_gbs"] = threads > 1 ? copy_gbs(1, 8, 0.003, 4) : out.rates["copy_gbs"];
+  out.rates["dram1_gbs"] = threads > 1 ? copy_gbs(1, 48, 0.0, 2) : out.rates["dram_gbs"];
   out.rates["ukernel_gflops"] = ukernel_gflops(threads);
   im2col_rates(threads, out);
   winograd_rates(threads, out);
   fft_engine_rates(hand_fft_engine(), "fft_", {16, 32}, threads, out);
   out.rates["cgemm_gflops"] = cgemm_gflops(threads);
   fft_engine_rates(fftw_engine(), "fftw_", {32}, threads, out);
-  algorithm_rates(ctx, t0 + 1.0, t0 + 3.0, out);
+  algorithm_rates(ctx, t0 + 1.5, t0 + 3.0, out);
   out.seconds = now_seconds() - t0;
   out.probed_at = double(std::time(nullptr));
   return out;

@@ -14,6 +14,7 @@
 //     fma_gflops            the FMA peak (core/peak.hpp, a short run)
 //     copy_gbs              parallel copy of 16 MiB (cache-resident), read + written bytes / s
 //     dram_gbs              the same of 96 MiB (memory)
+//     copy1_gbs, dram1_gbs  the same on one thread (8 and 48 MiB)
 //     ukernel_gflops        the sgemm micro-kernel (kernels/cpu/gemm) on an L1 B panel
 //                           and L2 A panels: the Winograd batched GEMM's inner loop
 //     im2col_gbs, col2im_gbs   kernels/cpu/im2col on the 3x3 probe problem, column bytes / s
@@ -24,7 +25,9 @@
 //     fftw_{fwd,inv}_32_us  the same through FFTW (cpu.fft_fftw's engine)
 //     cgemm_gflops          the FFT's per-frequency complex GEMM (8 flops per complex MAC)
 //
-//   algorithm rates (whole algorithms, layout changes and reorders included)
+//   algorithm rates (whole algorithms, layout changes and reorders included; each run
+//   on one thread, its rate counted `threads` times and related by the model to one
+//   thread's kernel rates: see probe.cpp for why)
 //     <algorithm>|<dir>|3x3   effective GFLOP/s (direct-convolution flops / time) of every
 //     <algorithm>|<dir>|1x1   registered CPU algorithm but the reference and
 //                           cpu.onednn_auto on the probe problems below, every direction
@@ -33,7 +36,7 @@
 //                           predictions are scaled by the 3x3 rate)
 //
 // The probe problems are synthetic, not any network's layer:
-//   3x3: mb4ic96ih20oc128oh20kh3ph1        1x1: mb4ic256ih20oc256oh20kh1
+//   3x3: mb2ic96ih20oc128oh20kh3ph1        1x1: mb2ic256ih20oc256oh20kh1
 // The model builds each algorithm's time from the kernel rates (its plan:
 // GEMM shapes, tiles, transforms, copies), then scales it so that it equals
 // the algorithm's measured time on the probe problem of the same filter class
