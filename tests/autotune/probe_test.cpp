@@ -78,11 +78,12 @@ TEST_F(Probe, MeasuredInBoundedTimeWithEveryRequiredRate) {
   EXPECT_LE(p.seconds, wall);
   EXPECT_EQ(p.device, device_fingerprint(DeviceKind::cpu, ctx.resolved_threads()));
   for (const std::string& r : probe_required_rates()) EXPECT_GT(p.rate(r), 0) << r;
-  // Every CPU algorithm that runs here has a rate on the 3x3 probe problem in every direction (but
-  // cpu.fft_fftw: cpu.fft's rate scales it, FFTW's transforms are kernel rates).
+  // Every CPU algorithm that runs here has a rate on the 3x3 probe problem in every direction -- unless
+  // the machine was so busy that the probe reached its 3 s limit first (then it is partial by design).
+  if (p.seconds > 2.9) GTEST_SKIP() << "the probe reached its time limit on a busy machine (" << p.seconds << " s)";
   for (const Algorithm* a : registry()) {
     if (a->device() != DeviceKind::cpu || a->family() == "reference" || a->name() == "cpu.onednn_auto" ||
-        a->name() == "cpu.fft_fftw" || !a->unavailable_reason().empty())
+        !a->unavailable_reason().empty())
       continue;
     for (Direction d : kAllDirections)
       EXPECT_GT(p.rate(probe_algo_key(a->name(), d, "3x3")), 0) << a->name() << " " << to_string(d);
