@@ -137,6 +137,12 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
       fc.foreign_lines.emplace_back(line);
       return;
     }
+    if (cl.probe) {
+      const std::string k = "probe\x1f" + cl.probe->key.str();
+      auto it = fc.probes.find(k);
+      if (it == fc.probes.end() || cl.probe->tuned_at >= it->second.tuned_at) fc.probes[k] = std::move(*cl.probe);
+      return;
+    }
     std::optional<CacheEntry>& e = cl.entry;
     if (!e) {
       if (fc.bad_lines++ == 0) first_bad = "line " + std::to_string(n) + ": " + cl.error;
@@ -168,8 +174,37 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
 void TuneCache::load() {
   FileContents fc = read_file(true);
   entries_ = std::move(fc.entries);
+  probes_ = std::move(fc.probes);
   foreign_lines_ = std::move(fc.foreign_lines);
   for (const auto& [k, e] : pending_) entries_[k] = e;
+  for (const auto& [k, e] : pending_probes_) probes_[k] = e;
+}
+
+const MachineProbe* TuneCache::lookup_probe(const std::string& device) const {
+  const ProbeEntry* best = nullptr;
+  for (const auto& [k, e] : probes_)
+    if (e.key.device == device && e.probe.version == kProbeVersion && is_current_build(e.key) &&
+        (!best || e.tuned_at > best->tuned_at))
+      best = &e;
+  return best ? &best->probe : nullptr;
+}
+
+void TuneCache::put_probe(const MachineProbe& p) {
+  ProbeEntry e;
+  e.key.device = p.device;
+  e.key.build = build_identity(DeviceKind::cpu);
+  e.key.version = CONVLAB_VERSION;
+  e.tuned_at = p.probed_at > 0 ? p.probed_at : double(std::time(nullptr));
+  e.probe = p;
+  const std::string k = "probe\x1f" + e.key.str();
+  probes_[k] = e;
+  pending_probes_[k] = std::move(e);
+}
+
+std::vector<ProbeEntry> TuneCache::probes() const {
+  std::vector<ProbeEntry> out;
+  for (const auto& [k, e] : probes_) out.push_back(e);
+  return out;
 }
 
 const CacheEntry* TuneCache::lookup(const CacheKey& k) const {
@@ -255,9 +290,11 @@ void remove_dead_writers_temps(const std::string& path) {
   ::closedir(d);
 }
 
-std::string render(const std::map<std::string, CacheEntry>& entries, const std::vector<std::string>& foreign) {
+std::string render(const std::map<std::string, CacheEntry>& entries, const std::map<std::string, ProbeEntry>& probes,
+                   const std::vector<std::string>& foreign) {
   std::string out;
   for (const auto& l : foreign) out += l + "\n";
+  for (const auto& [k, e] : probes) out += serialize(e) + "\n";
   for (const auto& [k, e] : entries) out += serialize(e) + "\n";
   return out;
 }
@@ -274,9 +311,15 @@ void TuneCache::save() {
     auto it = disk.entries.find(k);
     if (it == disk.entries.end() || e.tuned_at >= it->second.tuned_at) disk.entries[k] = e;
   }
-  write_file_atomic(path_, render(disk.entries, disk.foreign_lines));
+  for (auto& [k, e] : pending_probes_) {
+    auto it = disk.probes.find(k);
+    if (it == disk.probes.end() || e.tuned_at >= it->second.tuned_at) disk.probes[k] = e;
+  }
+  write_file_atomic(path_, render(disk.entries, disk.probes, disk.foreign_lines));
   pending_.clear();
+  pending_probes_.clear();
   entries_ = std::move(disk.entries);
+  probes_ = std::move(disk.probes);
   foreign_lines_ = std::move(disk.foreign_lines);
 }
 
@@ -326,6 +369,7 @@ int merge_cache_files(const std::vector<std::string>& inputs, const std::string&
   if (inputs.empty()) fail("cache merge: no input files");
   require_output_path(output, "cache merge: output");
   std::map<std::string, CacheEntry> all;
+  std::map<std::string, ProbeEntry> probes;
   std::vector<std::string> foreign;
   for (const auto& in : inputs) {
     if (!std::filesystem::is_regular_file(in)) fail("cache merge: " + qpath(in) + " is not a file");
@@ -336,12 +380,17 @@ int merge_cache_files(const std::vector<std::string>& inputs, const std::string&
       auto it = all.find(k);
       if (it == all.end() || e.tuned_at > it->second.tuned_at) all[k] = std::move(e);  // equal: the earlier input wins
     }
+    for (ProbeEntry& e : c.probes()) {
+      const std::string k = "probe\x1f" + e.key.str();
+      auto it = probes.find(k);
+      if (it == probes.end() || e.tuned_at > it->second.tuned_at) probes[k] = std::move(e);
+    }
     for (const auto& l : c.foreign_lines())
       if (std::find(foreign.begin(), foreign.end(), l) == foreign.end()) foreign.push_back(l);
   }
   FileLock lock(output);
   remove_dead_writers_temps(output);
-  write_file_atomic(output, render(all, foreign));
+  write_file_atomic(output, render(all, probes, foreign));
   return int(all.size());
 }
 
@@ -388,6 +437,26 @@ CacheCheck check_cache_file(const std::string& path) {
       why.push_back("cache format " + std::to_string(cl.other_format) + ", this build reads " +
                     std::to_string(kCacheFormat) + " (kept, never used)");
       return report();
+    }
+    if (cl.probe) {
+      ++out.probes;
+      const CacheKey& k = cl.probe->key;
+      if (!is_this_machine(k.device))
+        why.push_back("machine probe of another device '" + printable(k.device) + "' (this machine is '" +
+                      device_fingerprint(DeviceKind::cpu, 0) + "' at any thread count)");
+      if (!is_current_build(k))
+        why.push_back("stale machine probe: measured by convlab " + printable(k.version) + ", build '" +
+                      printable(k.build) + "' (this is '" + build_identity(DeviceKind::cpu) + "')");
+      if (cl.probe->probe.version != kProbeVersion)
+        why.push_back("machine probe of probe version " + std::to_string(cl.probe->probe.version) +
+                      ", this build measures version " + std::to_string(kProbeVersion));
+      const std::string pk = "probe\x1f" + k.str();
+      if (auto it = seen.find(pk); it != seen.end())
+        why.push_back("same machine probe key as line " + std::to_string(it->second) + " (the newer tuned_at is used)");
+      seen[pk] = n;
+      if (why.empty()) ++out.usable_probes;
+      else report();
+      return;
     }
     const std::optional<CacheEntry>& e = cl.entry;
     if (!e) {

@@ -21,6 +21,10 @@
 // is refused with one line, never replaced or created (only the default cache's
 // own folder, ~/.cache/convlab, is created). Under the lock, temp files left
 // by writers that were killed (their pid no longer exists) are removed.
+//
+// The file also holds the machine probes (autotune/probe.hpp), one line per
+// (device, build, version): read, merged and checked like the entries (an
+// unreadable probe line is an unreadable line).
 #pragma once
 #include <map>
 #include <optional>
@@ -59,6 +63,11 @@ class TuneCache {
   const std::vector<std::string>& warnings() const { return warnings_; }
   const std::vector<std::string>& foreign_lines() const { return foreign_lines_; }
   std::vector<CacheEntry> entries() const;  // sorted by key
+  // This build's probe for a device fingerprint (of the current probe version); nullptr if none.
+  const MachineProbe* lookup_probe(const std::string& device) const;
+  // Adds or replaces this build's probe for p.device in memory; save() writes it.
+  void put_probe(const MachineProbe& p);
+  std::vector<ProbeEntry> probes() const;  // every probe line read or put, sorted by key
   // Every entry of this build (is_current_build) whose device fingerprint is
   // one of `devices`, as calibration data.
   std::vector<Measured> measurements(const std::vector<std::string>& devices) const;
@@ -66,6 +75,7 @@ class TuneCache {
  private:
   struct FileContents {
     std::map<std::string, CacheEntry> entries;
+    std::map<std::string, ProbeEntry> probes;
     std::vector<std::string> foreign_lines;  // other format numbers, kept verbatim
     int bad_lines = 0;
   };
@@ -76,6 +86,7 @@ class TuneCache {
   bool echo_;
   std::map<std::string, CacheEntry> entries_;
   std::map<std::string, CacheEntry> pending_;
+  std::map<std::string, ProbeEntry> probes_, pending_probes_;
   std::vector<std::string> foreign_lines_;
   std::vector<std::string> warnings_;
 };
@@ -109,6 +120,7 @@ struct CacheCheck {
   int lines = 0;    // non-blank lines
   int entries = 0;  // lines that are entries of this format
   int usable = 0;   // entries this build on this machine would use
+  int probes = 0, usable_probes = 0;  // machine probe lines of this format; those this build would use
   std::vector<std::string> warnings;
 };
 CacheCheck check_cache_file(const std::string& path);

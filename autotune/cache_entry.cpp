@@ -27,6 +27,14 @@ CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& 
   return k;
 }
 
+CacheKey make_probe_key(const ExecContext& ctx) {
+  CacheKey k;
+  k.device = device_fingerprint(ctx.device, ctx.device == DeviceKind::cpu ? ctx.resolved_threads() : 0);
+  k.build = build_identity(ctx.device);
+  k.version = CONVLAB_VERSION;
+  return k;
+}
+
 bool is_current_build(const CacheKey& k) {
   if (k.version != CONVLAB_VERSION) return false;
   if (k.build == build_identity(DeviceKind::cpu)) return true;
@@ -56,6 +64,17 @@ std::string serialize(const CacheEntry& e) {
                   ",\"workspace_limit\":" + size_or_null(e.workspace_limit) + ",\"results\":[";
   for (size_t i = 0; i < e.results.size(); ++i) o += (i ? "," : "") + to_json(e.results[i]);
   return o + "]}";
+}
+
+std::string serialize(const ProbeEntry& e) {
+  using json::number;
+  using json::quote;
+  std::string rates;
+  for (const auto& [name, v] : e.probe.rates) rates += (rates.empty() ? "" : ",") + quote(name) + ":" + number(v);
+  return "{\"format\":" + std::to_string(kCacheFormat) + ",\"probe\":{\"version\":" + std::to_string(e.probe.version) +
+         ",\"seconds\":" + number(e.probe.seconds) + ",\"rates\":{" + rates + "}},\"device\":" + quote(e.key.device) +
+         ",\"build\":" + quote(e.key.build) + ",\"version\":" + quote(e.key.version) + ",\"tuned_at\":" +
+         number(e.tuned_at) + "}";
 }
 
 namespace {
@@ -170,6 +189,49 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
   return e;
 }
 
+// A probe line (the object has "probe"): every field typed, every required rate
+// present, every rate a positive finite number.
+std::optional<ProbeEntry> probe_from_value(const Value& v, std::string* err) {
+  ProbeEntry e;
+  if (!get_string(v, "device", e.key.device, err) || !get_string(v, "build", e.key.build, err) ||
+      !get_string(v, "version", e.key.version, err) || !get_number(v, "tuned_at", e.tuned_at, err, false))
+    return std::nullopt;
+  const Value* pr = v.get("probe");
+  if (!pr || !pr->is_object()) {
+    if (err) *err = "field 'probe' is not an object";
+    return std::nullopt;
+  }
+  double version = 0;
+  if (!get_number(*pr, "version", version, err, false) || !get_number(*pr, "seconds", e.probe.seconds, err, false))
+    return std::nullopt;
+  if (version != std::floor(version) || version < 1 || version > 1e6 || !(e.probe.seconds >= 0)) {
+    if (err) *err = "probe 'version' or 'seconds' out of range";
+    return std::nullopt;
+  }
+  e.probe.version = int(version);
+  const Value* rates = pr->get("rates");
+  if (!rates || !rates->is_object()) {
+    if (err) *err = "field 'probe.rates' missing or not an object";
+    return std::nullopt;
+  }
+  for (const auto& [name, r] : rates->obj) {
+    if (r.type != Value::Type::number || !(r.num > 0) || !std::isfinite(r.num) || name.empty()) {
+      if (err) *err = "probe rate '" + printable(name) + "' is not a positive number";
+      return std::nullopt;
+    }
+    e.probe.rates[name] = r.num;
+  }
+  if (e.probe.version == kProbeVersion)
+    for (const std::string& need : probe_required_rates())
+      if (!e.probe.rates.count(need)) {
+        if (err) *err = "probe rate '" + need + "' missing";
+        return std::nullopt;
+      }
+  e.probe.device = e.key.device;
+  e.probe.probed_at = e.tuned_at;
+  return e;
+}
+
 }  // namespace
 
 std::optional<CacheEntry> deserialize(std::string_view line, std::string* error) {
@@ -193,6 +255,7 @@ CacheLine parse_cache_line(std::string_view line) {
   const int f = line_format(*v);
   if (f > 0 && f != kCacheFormat) out.other_format = f;
   else if (f < 0) out.error = "no integer 'format' field";
+  else if (v->get("probe")) out.probe = probe_from_value(*v, &out.error);
   else out.entry = from_value(*v, &out.error);
   return out;
 }

@@ -9,6 +9,14 @@
 // "build" is build_identity() (autotune/build_identity.hpp: convlab's git
 // commit and the oneDNN / OpenBLAS / FFTW / cuDNN versions). Lines written
 // before it existed have none: they are read as entries of an unknown build.
+//
+// The machine probe (autotune/probe.hpp) is a line of the same format with a
+// "probe" object instead of problem, dir and results, keyed by device, build
+// and version like the entries:
+//
+//   {"format":1,"probe":{"version":1,"seconds":0.93,"rates":{"fma_gflops":301.2,...}},
+//    "device":"Intel Xeon ... | avx512 | 2 threads","build":"convlab 0.1.0 ...","version":"0.1.0",
+//    "tuned_at":1763800000}
 #pragma once
 #include <optional>
 #include <string>
@@ -17,6 +25,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "autotune/perf.hpp"
+#include "autotune/probe.hpp"
 
 namespace convlab {
 
@@ -51,10 +60,22 @@ std::string to_json(const AlgoPerf& r);      // one result as a JSON object (the
 // nullopt with a reason on anything malformed (never throws).
 std::optional<CacheEntry> deserialize(std::string_view line, std::string* error = nullptr);
 
+// A machine probe line: its key has no problem and no direction.
+struct ProbeEntry {
+  CacheKey key;  // device, build, version (problem and dir empty)
+  double tuned_at = 0;
+  MachineProbe probe;
+};
+// The key of this machine's probe for ctx in this build.
+CacheKey make_probe_key(const ExecContext& ctx);
+std::string serialize(const ProbeEntry& e);  // one line, no newline
+
 // What a line of a cache file is (never throws): an entry of this format, a
-// line of another format (other_format > 0), or unreadable (error says why).
+// probe of this format, a line of another format (other_format > 0), or
+// unreadable (error says why).
 struct CacheLine {
   std::optional<CacheEntry> entry;
+  std::optional<ProbeEntry> probe;
   int other_format = 0;
   std::string error;
 };

@@ -20,6 +20,12 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
     for (int t : opt.threads) out.peaks.push_back(measure_fma_peak(t));
     out.bandwidth_gbs = measure_stream_bandwidth(0);
   }
+  if (opt.device == DeviceKind::cpu && opt.probe)
+    for (int t : opt.threads) {
+      ExecContext c;
+      c.threads = t;
+      out.probes.emplace_back(c.resolved_threads(), ensure_probe(c, opt.probe_cache, opt.reprobe));
+    }
   std::map<std::string, const Algorithm*> by_name;
   for (const Algorithm* a : find_candidates(opt.device)) by_name[std::string(a->name())] = a;
   for (size_t ti = 0; ti < opt.threads.size(); ++ti) {
@@ -100,7 +106,14 @@ std::string comparison_json(const Comparison& c) {
     o += std::string(i ? ", " : "") + "{\"threads\": " + std::to_string(c.peaks[i].threads) +
          ", \"gflops\": " + json::number(c.peaks[i].gflops) + ", \"isa\": " + json::quote(c.peaks[i].isa) + "}";
   o += "],\n  \"bandwidth_gbs\": " + (c.bandwidth_gbs > 0 ? json::number(c.bandwidth_gbs) : std::string("null")) +
-       ",\n  \"rows\": [\n";
+       ",\n  \"probe\": [";
+  for (size_t i = 0; i < c.probes.size(); ++i) {
+    const ProbeOutcome& p = c.probes[i].second;
+    o += std::string(i ? ", " : "") + "{\"threads\": " + std::to_string(c.probes[i].first) + ", \"source\": " +
+         json::quote(p.source_name()) + ", \"seconds\": " + json::number(p.seconds) + ", \"device\": " +
+         json::quote(p.device) + "}";
+  }
+  o += "],\n  \"rows\": [\n";
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const ComparisonRow& r = c.rows[i];
     o += "    {\"layer\": " + json::quote(r.layer) + ", \"problem\": " + json::quote(r.problem) +

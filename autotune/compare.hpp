@@ -9,6 +9,7 @@
 // comparison_json's document (keys are only ever added, never changed):
 //   {"tool", "version", "device", "fingerprint", "network", "batch",
 //    "peak": [{"threads", "gflops", "isa"}], "bandwidth_gbs",
+//    "probe": [{"threads", "source" (measured, cache, process), "seconds", "device"}],
 //    "rows": [ one per (layer, direction, threads, algorithm):
 //              {"layer", "problem", "direction", "threads", "algorithm", "family",
 //               "status", "note", "time_ms", "spread", "gflops", "peak_fraction",
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "autotune/get.hpp"
+#include "autotune/probe.hpp"
 #include "autotune/vendor.hpp"
 #include "core/peak.hpp"
 
@@ -69,6 +71,7 @@ struct Comparison {
   int batch = 0;
   std::vector<PeakResult> peaks;  // one per thread count (CPU)
   double bandwidth_gbs = 0;
+  std::vector<std::pair<int, ProbeOutcome>> probes;  // (threads, what ensure_probe did), CPU
   std::vector<ComparisonRow> rows;
   std::vector<VendorRow> vendor;
 };
@@ -79,6 +82,11 @@ struct CompareOptions {
   std::vector<Direction> dirs = {Direction::fwd, Direction::bwd_data, Direction::bwd_filter};
   double max_seconds = 0.3;            // timed work per candidate
   const Calibration* calibration = nullptr;
+  // The machine probe of each thread count (CPU) is ensured first: this process's, else the one in
+  // probe_cache ("" = the default cache file), else measured and stored there.
+  bool probe = true;
+  std::string probe_cache;
+  bool reprobe = false;
   // Called after each (layer, direction, threads) with its rows.
   std::function<void(const LayerCase&, Direction, int threads, const std::vector<ComparisonRow>&)> on_case;
   // Called right after on_case with that case's vendor rows.

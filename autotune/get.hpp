@@ -1,6 +1,36 @@
 // get: the heuristic (nothing runs), NNPACK's readable `auto` in spirit.
 //
-// Every candidate's time is predicted as
+// With a machine probe (autotune/probe.hpp: measured once per device and
+// build, stored in the cache file) every CPU algorithm's time is built from
+// its own plan and the probed kernel rates, then scaled to its measured time
+// on the probe problem of the same filter class (3x3 or 1x1):
+//
+//     t = s(algo, dir, class) * sum over phases of work / probed rate
+//     s = measured time on the probe problem / the same sum for the probe problem
+//
+//   cpu.im2col_gemm, cpu.im2col_openblas   (plan_im2col_gemm: chunks, groups, the 1x1 path)
+//       GEMM  2 ceil(m/MR)MR ceil(n/NR)NR k / ukernel rate   (MR x NR: the hand micro-kernel's tile)
+//       packing  8 (m k + k n) bytes per call / copy rate
+//       im2col (fwd, bwd-filter) / col2im (bwd-data)  C/g R S x N P Q floats / their rates
+//       the dst scatter / diff_dst gather when a chunk holds several images: 8 K/g N P Q bytes / copy
+//   cpu.direct, cpu.onednn_direct
+//       FMA   F x lane waste / FMA peak; the lanes are the channels produced (K/g for fwd and
+//             bwd-filter, C/g for bwd-data: AlexNet conv1's C = 3 fills 3 of 16), except
+//             cpu.direct's bwd-data with 2 C/g < lanes, which vectorises over pixels
+//       layouts  the blocked / padded copies and the unblocking, bytes / copy rate
+//   cpu.winograd_f{2,4,6}x3, cpu.onednn_winograd (as F(4x4))
+//       transforms  tiles x channels / the probed input, output and diff_dst transform rates
+//       GEMM  2 a^2 ceil(K'/MR)MR C' ceil(T/NR)NR / ukernel rate  (a = m + 2, T = tiles)
+//   cpu.fft, cpu.fft_tiled, cpu.fft_fftw   (FftConvolution::geometry: the algorithm's own L or tile)
+//       transforms  16-lane Lh x Lw r2c / c2r, t(n) = alpha n log2 n + beta n fitted to the
+//             16x16 and 32x32 probes (FFTW: scaled by its 32x32 probe), halved in proportion
+//             to the rows the hand FFT prunes; the frame fills and scatters / copy rate
+//       complex GEMM  8 freqs x M x 16 ceil(N'/16) x L / cgemm rate; its packing / copy rate
+//   cpu.onednn_auto   the model of the implementation oneDNN picks for the problem
+//                     (winograd -> cpu.onednn_winograd's, else cpu.onednn_direct's)
+//   other algorithms  by family, the same structures with no probe scale
+//
+// Without a probe (a GPU, or get before any probe ran) the nominal model:
 //
 //     t = factor(algo, dir) * ( main_flops / (peak * eff_main)
 //                             + transform_flops / (peak * eff_transform)
@@ -21,10 +51,12 @@
 //   fft tiled (t x t, name has "fft<t>" / "tile<t>")  the same per tile, tiles of t - R + 1 outputs
 //
 // eff_* are fixed fractions of peak per family (kFamily in get.cpp); peak and
-// bandwidth are nominal for the device (MachineModel). The model only has to
-// rank; its absolute error is absorbed by factor(), which Calibration fits
-// from find results (the geometric mean of measured / predicted per
-// algorithm and direction, falling back to per algorithm, then per family, then 1).
+// bandwidth are nominal for the device (MachineModel).
+//
+// Either way the model only has to rank; factor() on top, which Calibration
+// fits from find results (the geometric mean of measured / predicted per
+// algorithm and direction, falling back to per algorithm, then per family,
+// then 1), absorbs what it still gets wrong.
 #pragma once
 #include <map>
 #include <string>
@@ -32,6 +64,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "autotune/perf.hpp"
+#include "autotune/probe.hpp"
 
 namespace convlab {
 
@@ -39,6 +72,11 @@ struct MachineModel {
   double peak_flops = 0;  // fp32 FLOP/s
   double bandwidth = 0;   // bytes/s
   double simd_lanes = 16; // fp32 lanes a direct kernel vectorizes its output channels over
+  int threads = 1;
+  // The machine probe for this context (CPU), when one is registered (autotune/probe.hpp):
+  // then peak and bandwidth are the probed ones and the model is the probed one above.
+  std::shared_ptr<const MachineProbe> probe;
+  // The nominal model, with the context's registered probe when there is one.
   static MachineModel for_context(const ExecContext& ctx);
 };
 

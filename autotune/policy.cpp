@@ -211,7 +211,8 @@ struct TunerState {
   std::mutex mu;
   std::map<std::string, std::vector<AlgoPerf>> found;  // CacheKey::str() + limit + tf32 -> ranked list
   std::map<std::string, std::unique_ptr<TuneCache>> caches;
-  std::map<std::string, std::unique_ptr<Calibration>> calibrations;  // by cache path
+  std::map<std::string, std::unique_ptr<Calibration>> calibrations;  // by cache path and device
+  std::map<std::string, ProbeOutcome> probes;                        // by device
 };
 TunerState& state() {
   static TunerState s;
@@ -253,16 +254,24 @@ Choice choose_by_model(const Policy& policy, const ConvProblem& p, Direction dir
   TunerState& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   const std::string path = cache_file(policy);
-  auto& cal = s.calibrations[path];
+  const std::string device = make_cache_key(p, dir, ctx).device;
+  // The machine probe first (the calibration's predictions use it): this process's, else the cache
+  // file's, else measured once and stored in the file (the default cache is created for it).
+  auto& probe = s.probes[device];
+  if (ctx.device == DeviceKind::cpu && probe.source == ProbeOutcome::Source::none)
+    probe = ensure_probe(ctx, &open_cache(s, path));
+  auto& cal = s.calibrations[path + '\x1f' + device];
   if (!cal) {
     std::vector<Measured> data;
-    if (!policy.cache_path.empty() || std::filesystem::exists(path))
-      data = open_cache(s, path).measurements({make_cache_key(p, dir, ctx).device});
+    if (!policy.cache_path.empty() || std::filesystem::exists(path)) data = open_cache(s, path).measurements({device});
     cal = std::make_unique<Calibration>(Calibration::fit(data, MachineModel::for_context(ctx)));
   }
   const auto ranked = get(p, dir, ctx, cons.workspace_limit, cal.get(), find_candidates(ctx.device, policy.tf32));
   Choice c = pick(ranked, cons, "cost model", p, dir);
-  c.why += cal->samples() ? " (calibrated from " + std::to_string(cal->samples()) + " measurements)" : " (uncalibrated)";
+  c.why += cal->samples() ? " (calibrated from " + std::to_string(cal->samples()) + " measurements" : " (uncalibrated";
+  c.why += probe.source == ProbeOutcome::Source::measured ? ", machine probe measured)"
+           : probe.source == ProbeOutcome::Source::none   ? ", no machine probe)"
+                                                          : ", machine probe loaded)";
   return c;
 }
 

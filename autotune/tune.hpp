@@ -11,6 +11,9 @@
 //      with find's;
 //   4. how get's choice fares against find's (compare_get_find), per pair and
 //      summarised.
+// Before all of it, on the CPU, the machine probe get's model uses
+// (autotune/probe.hpp): this process's, else the cache file's (the default
+// cache when no file is given), else measured and stored there.
 // Nothing is printed: the CLI prints the result (tools/cmd_tune.cpp).
 #pragma once
 #include <functional>
@@ -20,6 +23,7 @@
 
 #include "autotune/find.hpp"
 #include "autotune/get.hpp"
+#include "autotune/probe.hpp"
 #include "autotune/vendor.hpp"
 #include "core/problem_list.hpp"
 
@@ -34,6 +38,8 @@ struct TuneOptions {
   FindOptions find_options;  // its workspace_limit and progress callbacks are set by tune()
   std::string cache_path;    // "" = no cache: find always runs and get calibrates from this run
   bool retune = false;       // ignore cache hits (find runs and replaces the entries)
+  bool probe = true;         // ensure the machine probe first (CPU)
+  bool reprobe = false;      // measure it even when the cache has one
   // Progress: before find runs for pair `index` of `count` ("alexnet.conv2 fwd"), and before each of its
   // candidates ("alexnet.conv2 fwd cpu.direct"); then once when every pair has its find results.
   std::function<void(int index, int count, const std::string& what)> on_step;
@@ -65,6 +71,7 @@ struct TuneResult {
   std::string fingerprint;  // the device's, as the cache keys it
   size_t candidates = 0;    // find_candidates() on the device
   std::string cache_path;   // TuneOptions::cache_path
+  ProbeOutcome probe;       // what ensure_probe did (Source::none on a GPU or with probe off)
   int cache_hits = 0, tuned = 0;
   double find_seconds = 0;  // wall time of step 1
   int calibration_samples = 0;

@@ -74,6 +74,7 @@ int cmd_layers(int argc, char** argv) {
   args.option("csv", "F", "write the results as CSV (atomically)");
   args.option("cache", "F", "calibrate get's cost model from this autotune cache (read only: its entries of this device, build and --threads)");
   args.option("max-seconds", "S", "timed work per candidate before the median is taken as is", "0.3");
+  args.flag("reprobe", "measure the machine probe again (get's rates; about a second per thread count) even when the cache has one");
   if (!args.parse(argc, argv)) return 0;
 
   CompareOptions opt;
@@ -102,13 +103,25 @@ int cmd_layers(int argc, char** argv) {
   if (opt.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab layers --device cuda: no CUDA device (" + cuda_info().reason + ")");
 
-  // --cache: read only, so it must exist; calibrated from the entries of this build at every thread
-  // count this run uses (each predicted with that thread count's machine model).
+  // --cache: read (for calibration) only, so it must exist. The machine probe of every thread count
+  // comes first (the calibration's predictions use it): loaded from F (or the default cache), else
+  // measured and stored there -- the one line layers may add to F.
+  if (args.has("cache") && !std::filesystem::exists(args.get("cache")))
+    fail("convlab layers --cache: '" + printable(args.get("cache")) + "' does not exist");
+  std::vector<std::pair<int, ProbeOutcome>> probes;
+  if (opt.device == DeviceKind::cpu)
+    for (int t : opt.threads) {
+      ExecContext c;
+      c.threads = t;
+      probes.emplace_back(c.resolved_threads(),
+                          ensure_probe(c, args.has("cache") ? args.get("cache") : std::string(), args.has("reprobe")));
+    }
+  // Calibrated from the entries of this build at every thread count this run uses (each predicted
+  // with that thread count's machine model).
   Calibration cal;
   std::string cal_line;
   if (args.has("cache")) {
     const std::string f = args.get("cache");
-    if (!std::filesystem::exists(f)) fail("convlab layers --cache: '" + printable(f) + "' does not exist");
     TuneCache cache(f);
     cache.load();
     CalibrationData data;
@@ -134,10 +147,12 @@ int cmd_layers(int argc, char** argv) {
   }
   std::printf("convlab layers on %s%s\n", device_fingerprint(opt.device, 0).c_str(),
               network.empty() ? "" : (", batch " + std::to_string(net_batch)).c_str());
+  for (const auto& [t, p] : probes) std::printf("%s (%d threads)\n", p.text().c_str(), t);
   if (!cal_line.empty()) std::printf("%s\n", cal_line.c_str());
   opt.on_case = print_case;
   opt.on_vendor = print_vendor;
   Comparison cmp = compare_layers(cases, opt);
+  if (!probes.empty()) cmp.probes = probes;
   cmp.network = network;
   cmp.batch = network.empty() ? 0 : net_batch;
   for (const PeakResult& pr : cmp.peaks)

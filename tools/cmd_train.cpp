@@ -257,6 +257,7 @@ int cmd_report(int argc, char** argv) {
       std::vector<LayerCase> cases;
       for (const auto& l : network_layers(cfg.net, cfg.batch)) cases.push_back({l.id, l.problem, {}});
       Comparison cmp = compare_layers(cases, opt);
+      for (const auto& pr : cmp.probes) std::fprintf(stderr, "convlab report: %s\n", pr.second.text().c_str());
       cmp.network = cfg.net;
       cmp.batch = cfg.batch;
       md += "# Per-layer algorithm comparison on " + where + ": " + cfg.net + " at batch " + std::to_string(cfg.batch) +

@@ -104,12 +104,18 @@ void vendor_lines(const TunePair& pr) {
 
 std::string or_null(const std::string& algo) { return algo.empty() ? std::string("null") : json::quote(algo); }
 
+std::string probe_json(const ProbeOutcome& p) {
+  if (p.source == ProbeOutcome::Source::none) return "null";
+  return "{\"source\":" + json::quote(p.source_name()) + ",\"seconds\":" + json::number(p.seconds) +
+         ",\"device\":" + json::quote(p.device) + ",\"note\":" + json::quote(p.text()) + "}";
+}
+
 // --json: one document.
 std::string result_json(const TuneResult& res, const std::string& mode, bool find) {
   std::string o = "{\"device\":" + json::quote(res.fingerprint) + ",\"version\":" + json::quote(CONVLAB_VERSION) +
                   ",\"mode\":" + json::quote(mode) + ",\"find_seconds\":" + json::number(res.find_seconds) +
                   ",\"cache_hits\":" + std::to_string(res.cache_hits) + ",\"tuned\":" + std::to_string(res.tuned) +
-                  ",\"pairs\":[";
+                  ",\"probe\":" + probe_json(res.probe) + ",\"pairs\":[";
   for (size_t i = 0; i < res.pairs.size(); ++i) {
     const TunePair& pr = res.pairs[i];
     o += std::string(i ? "," : "") + "{\"layer\":" + json::quote(pr.label) + ",\"problem\":" +
@@ -144,6 +150,7 @@ void print_text(const TuneResult& res, bool find, bool list) {
   if (!res.cache_path.empty())
     std::printf("cache: %s (%d hits, %d tuned, calibration from %d measurements)\n", res.cache_path.c_str(),
                 res.cache_hits, res.tuned, res.calibration_samples);
+  if (res.probe.source != ProbeOutcome::Source::none) std::printf("%s\n", res.probe.text().c_str());
   std::printf("\n");
   if (!find) {
     std::printf("%-18s %-10s %-24s %10s  %s\n", "layer", "dir", "get", "pred. ms", "model");
@@ -189,11 +196,13 @@ int cmd_tune(int argc, char** argv) {
   Args args("tune", "NET|PROBLEM... [--mode both|find|get] [--dir all|fwd,...] [--cache FILE] [options]",
             "Autotunes every (layer, direction): find times every candidate algorithm (checked against the\n"
             "fp64 reference on a batch slice; inaccurate ones are never chosen), get ranks them with the\n"
-            "cost model (nothing runs). Mode both prints, per layer and direction, get's choice after\n"
-            "calibration from this run's find results, find's choice, both measured times and whether they\n"
-            "agree, then a summary for get uncalibrated, calibrated in-sample and calibrated leave-one-\n"
-            "layer-out. With --cache, find results are read from / written to the JSON-lines cache file and\n"
-            "its other entries for this device also calibrate get. Under each pair, the vendor's own pick:\n"
+            "cost model (nothing runs; on the CPU its rates come from the machine probe, measured once per\n"
+            "device and build in about a second and kept in the cache file; --reprobe measures it again).\n"
+            "Mode both prints, per layer and direction, get's choice after calibration from this run's find\n"
+            "results, find's choice, both measured times and whether they agree, then a summary for get\n"
+            "uncalibrated (the probed model alone), calibrated in-sample and calibrated leave-one-layer-out.\n"
+            "With --cache, find results are read from / written to the JSON-lines cache file and its other\n"
+            "entries for this device also calibrate get. Under each pair, the vendor's own pick:\n"
             "on the CPU cpu.onednn_auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
             "algorithm itself) and Get_v7 (its heuristic), each with our find's measured time for it.\n"
             "Reduced-precision algorithms (the cuDNN *_tf32 variants) are candidates only with --tf32.");
@@ -206,8 +215,11 @@ int cmd_tune(int argc, char** argv) {
               "all, or a comma list of fwd, bwd-data, bwd-filter (default: all; a oneDNN verbose line's own direction)",
               "all");
   args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
-  args.option("cache", "FILE", "autotune cache (JSON lines) to read and update; checked before tuning (created if missing; its folder must exist)");
+  args.option("cache", "FILE",
+              "autotune cache (JSON lines) to read and update; checked before tuning (created if missing; its folder\n"
+              "must exist). It also keeps the machine probe get's model uses (without --cache: the default cache)");
   args.flag("retune", "ignore cache hits (re-run find and overwrite the entries)");
+  args.flag("reprobe", "measure the machine probe again (get's rates; about a second) even when the cache has one");
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
   args.option("max-error", "E", "accuracy budget: largest measured relative error a choice may have");
   args.flag("deterministic", "only choose deterministic algorithms");
@@ -255,6 +267,7 @@ int cmd_tune(int argc, char** argv) {
     opt.cache_path = args.get("cache");
   }
   opt.retune = args.has("retune");
+  opt.reprobe = args.has("reprobe");
   Progress progress(args.has("quiet"));
   opt.on_step = [&](int i, int n, const std::string& what) { progress.step(i, n, what); };
   opt.on_find_done = [&] { progress.finish(); };
@@ -283,7 +296,8 @@ int cmd_cache(int argc, char** argv) {
             "  check FILE       one warning per line this build on this machine would not use (exit 1 if\n"
             "                   any): unreadable or over-long lines, another cache format, another device,\n"
             "                   stale (tuned by another convlab build or oneDNN/OpenBLAS/FFTW/cuDNN version),\n"
-            "                   a problem this build rejects, an unregistered algorithm, no results\n"
+            "                   a problem this build rejects, an unregistered algorithm, no results; the\n"
+            "                   machine probe lines (get's measured rates) likewise\n"
             "  merge A B... -o OUT   union of the inputs, per key the most recently tuned entry wins;\n"
             "                   OUT is written atomically under the cache lock\n"
             "A missing file, a folder or anything not a regular file is an error (exit 2), as is a file over\n"
@@ -305,13 +319,22 @@ int cmd_cache(int argc, char** argv) {
     // Every line this build on this machine would not use, one warning each (exit 1 if any).
     const CacheCheck r = check_cache_file(files[0]);
     for (const std::string& w : r.warnings) std::printf("%s: %s\n", printable(files[0]).c_str(), w.c_str());
-    std::printf("%s: %d lines, %d entries, %d usable here, %zu warnings\n", printable(files[0]).c_str(), r.lines,
-                r.entries, r.usable, r.warnings.size());
+    const std::string probes = r.probes ? std::to_string(r.probes) + " machine probe" + (r.probes == 1 ? "" : "s") +
+                                              " (" + std::to_string(r.usable_probes) + " usable here), "
+                                        : std::string();
+    std::printf("%s: %d lines, %d entries, %d usable here, %s%zu warnings\n", printable(files[0]).c_str(), r.lines,
+                r.entries, r.usable, probes.c_str(), r.warnings.size());
     return r.warnings.empty() ? 0 : 1;
   }
   if (!std::filesystem::exists(files[0])) fail("convlab cache show: '" + printable(files[0]) + "' does not exist");
   TuneCache c(files[0], true);
   c.load();
+  for (const ProbeEntry& e : c.probes()) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%zu rates, %.2f s", e.probe.rates.size(), e.probe.seconds);
+    std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", "(machine probe)", "-", e.key.version.c_str(), b, "-",
+                e.key.device.c_str());
+  }
   for (const CacheEntry& e : c.entries()) {
     const AlgoPerf* best = select(e.results, Constraints{});
     std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", e.key.problem.c_str(), e.key.dir.c_str(), e.key.version.c_str(),

@@ -231,6 +231,10 @@ TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   const Result r1 = run(layers + " --threads 1");
   EXPECT_EQ(r1.code, 0) << r1.err;
   EXPECT_NE(r1.out.find("get calibrated from 2 cached measurements"), std::string::npos) << r1.out;
+  // The machine probe of the thread count it runs: measured and stored in the cache file (the one
+  // line layers adds to it), then loaded.
+  EXPECT_NE(r1.out.find("machine probe: measured in"), std::string::npos) << r1.out;
+  EXPECT_NE(run(layers + " --threads 1").out.find("machine probe: loaded from the cache"), std::string::npos);
   // Entries of another thread count only: said, not silently ignored.
   ExecContext three;
   three.threads = 3;
@@ -242,6 +246,50 @@ TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   EXPECT_EQ(r2.code, 0) << r2.err;
   EXPECT_NE(r2.out.find("get uncalibrated: no usable entries in " + other), std::string::npos) << r2.out;
   expect_one_line_error("layers mb1ic4ih8oc4oh8kh3ph1 --cache " + path("missing.jsonl"), "does not exist");
+}
+
+// issue 18 item 4: tune says whether the machine probe was measured or loaded; --reprobe measures
+// it again; a bad probe line is one warning, dropped, and reported by cache check.
+TEST_F(TuneCli, MachineProbeMeasuredOnceThenLoaded) {
+  const std::string cache = path("p.jsonl");
+  const std::string tune = "tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --mode get --quiet --cache " + cache;
+  const Result first = run(tune);
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.out.find("machine probe: measured in"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("stored in " + cache), std::string::npos) << first.out;
+  EXPECT_EQ(first.err, "");
+  const Result second = run(tune);
+  EXPECT_NE(second.out.find("machine probe: loaded from the cache"), std::string::npos) << second.out;
+  const Result json = run(tune + " --json");
+  const auto v = json::parse(json.out);
+  ASSERT_TRUE(v) << json.out;
+  ASSERT_TRUE(v->get("probe") && v->get("probe")->is_object()) << json.out;
+  EXPECT_EQ(v->get("probe")->get("source")->str, "cache");
+  const Result again = run(tune + " --reprobe");
+  EXPECT_NE(again.out.find("machine probe: measured in"), std::string::npos) << again.out;
+  const Result check = run("cache check " + cache);
+  EXPECT_EQ(check.code, 0) << check.out;
+  EXPECT_NE(check.out.find("1 machine probe (1 usable here), 0 warnings"), std::string::npos) << check.out;
+  const Result show = run("cache show " + cache);
+  EXPECT_NE(show.out.find("(machine probe)"), std::string::npos) << show.out;
+
+  // A damaged probe line: one warning, the probe is measured again, the line dropped (kept in .bad).
+  std::string text = slurp(cache);
+  const size_t at = text.find("\"copy_gbs\":");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 11, "\"copy_gbs\":-");
+  std::ofstream(cache) << text;
+  const Result bad_check = run("cache check " + cache);
+  EXPECT_EQ(bad_check.code, 1) << bad_check.out;
+  EXPECT_NE(bad_check.out.find("line 1: unreadable: probe rate 'copy_gbs' is not a positive number"), std::string::npos)
+      << bad_check.out;
+  const Result bad = run(tune);
+  EXPECT_EQ(bad.code, 0) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  EXPECT_NE(bad.err.find("warning: autotune cache"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.out.find("machine probe: measured in"), std::string::npos) << bad.out;
+  EXPECT_TRUE(std::filesystem::exists(cache + ".bad"));
+  EXPECT_EQ(run("cache check " + cache).code, 0);
 }
 
 }  // namespace
