@@ -135,7 +135,7 @@ double ukernel_gflops(int threads) {
     for (int r = 0; r < reps; ++r)
       for (int kb = 0; kb < blocks; ++kb)
         uk.fn(kc, a + size_t(kb) * kc * uk.mr, b, c + size_t(kb) * uk.mr * uk.nr, uk.nr, 1.0f, r ? 1.0f : 0.0f, uk.mr,
-              uk.nr);
+              uk.nr, nullptr);
   };
   return per_thread_rate(threads, body, 2.0 * uk.mr * uk.nr * double(kc) * blocks, 0.004) * 1e-9;
 }
