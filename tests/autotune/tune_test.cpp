@@ -23,7 +23,7 @@ class CacheOrFind : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     fast_.delay_ms = 0;
-    slow_.delay_ms = 2;
+    slow_.delay_ms = 20;  // well past a descheduled microsecond-long run on a shared, loaded machine
     opt_.max_seconds = 0.01;
   }
   void TearDown() override { fs::remove_all(dir_); }
