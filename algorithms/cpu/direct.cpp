@@ -26,9 +26,13 @@
 //   thread owns a contiguous range of tiles and, for n = 0..N-1 and chunks of
 //   output rows in order, accumulates sum over (p, q) of src x diff_dst into
 //   them: one fixed summation order for any thread count.
-// Threads: OpenMP, static shares; every output element is written by one
-// thread in an order independent of the thread count, so results are
-// bit-identical run to run (and across thread counts).
+// Threads: OpenMP. Layout conversions in static shares; forward and
+// backward-data items (an output tile each) handed out dynamically, so a
+// thread slowed by a shared core does not hold the other at the end;
+// backward-filter tiles in static shares (each owns its sums over n). Every
+// output element is written by one thread in an order independent of the
+// thread count and of which thread runs it, so results are bit-identical run
+// to run (and across thread counts).
 #include "algorithms/cpu/direct.hpp"
 
 #include <omp.h>
@@ -204,9 +208,11 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
 #pragma omp barrier
     float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * PQ * V;  // (<= 3, P, Q, V)
     int64_t pix_off[direct::kMaxNj];
-    int64_t begin, end;
-    direct::share(int64_t(pl.G) * KP * s.n, ithr, nthr, begin, end);
-    for (int64_t item = begin; item < end; ++item) {  // (G, KP, N): weights reused across n
+    // Items handed out as threads free up: one slowed thread (a shared core)
+    // no longer holds the other at the end. An item's result does not depend
+    // on which thread computes it.
+#pragma omp for schedule(dynamic) nowait
+    for (int64_t item = 0; item < int64_t(pl.G) * KP * s.n; ++item) {  // (G, KP, N): weights reused across n
       const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
       const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
       const int k_first = g * pl.KG + kb * V, k_count = std::min(nkb * V, pl.KG - kb * V);
@@ -325,9 +331,8 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
         }
       }
     int64_t pix_off[direct::kMaxNj];
-    int64_t begin, end;
-    direct::share(int64_t(pl.G) * CP * s.n, ithr, nthr, begin, end);
-    for (int64_t item = begin; item < end; ++item) {  // (G, CP, N)
+#pragma omp for schedule(dynamic) nowait
+    for (int64_t item = 0; item < int64_t(pl.G) * CP * s.n; ++item) {  // (G, CP, N), as in forward
       const int n = int(item % s.n), cp = int(item / s.n % CP), g = int(item / s.n / CP);
       const int cb = cgroups.begin(cp), ncb = cgroups.size(cp);
       const int c_first = g * pl.CG + cb * V, c_count = std::min(ncb * V, pl.CG - cb * V);
@@ -467,9 +472,8 @@ void run_bwd_data_pix(const BwdDataPixPlan& pl, const float* diff_dst, const flo
     float* tmp = ws.tmp + int64_t(ithr) * pl.NC * pl.mv * V;  // (NC, mv*V)
     int64_t* in_off = ws.taps + int64_t(ithr) * 2 * RS;
     int64_t* wei_off = in_off + RS;
-    int64_t begin, end;
-    direct::share(int64_t(s.n) * pl.G, ithr, nthr, begin, end);
-    for (int64_t item = begin; item < end; ++item) {  // (N, G)
+#pragma omp for schedule(dynamic) nowait
+    for (int64_t item = 0; item < int64_t(s.n) * pl.G; ++item) {  // (N, G), as in forward
       const int g = int(item % pl.G), n = int(item / pl.G);
       direct::pad_rows_interleaved(diff_dst + (int64_t(n) * s.k + int64_t(g) * pl.KG) * PQ, pl.KG, s.p, s.q, pl.mt,
                                    pl.ml, pl.pp, pl.qp, yd);

@@ -140,9 +140,14 @@ void block_wei(const WeiBlocking& b, const float* wei, float* dst, bool lanes_ar
   const int64_t tile = int64_t(rs) * b.bi * b.v;  // (R, S, BI, V)
   int64_t begin, end;
   share(int64_t(b.groups) * lb_count * rb_count, ithr, nthr, begin, end);
-  for (int64_t idx = begin; idx < end; ++idx) {
-    const int rb = int(idx % rb_count), lb = int(idx / rb_count % lb_count), g = int(idx / rb_count / lb_count);
-    float* o = dst + idx * tile;  // (RS, BI, V)
+  // Tiles in the order that reads the source forward: one k-block's rows
+  // across all c-blocks, then the next (lanes = k: the stored order; lanes = c:
+  // c-blocks fastest, else each tile's short runs stride across the tensor).
+  const int fast = lanes_are_k ? rb_count : lb_count, slow = lanes_are_k ? lb_count : rb_count;
+  for (int64_t it = begin; it < end; ++it) {
+    const int f = int(it % fast), sl = int(it / fast % slow), g = int(it / fast / slow);
+    const int rb = lanes_are_k ? f : sl, lb = lanes_are_k ? sl : f;
+    float* o = dst + ((int64_t(g) * lb_count + lb) * rb_count + rb) * tile;  // (RS, BI, V)
     const int nl = std::min(b.v, lanes - lb * b.v), ni = std::min(b.bi, rows - rb * b.bi);
     if (nl < b.v || ni < b.bi) std::fill(o, o + tile, 0.f);
     // Source order: the (c, r, s) of one k are contiguous, so each (k, c) is a
