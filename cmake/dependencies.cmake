@@ -39,6 +39,11 @@ if(CONVLAB_ONEDNN)
   find_package(dnnl CONFIG REQUIRED)
 endif()
 
+# MPI (data-parallel training, train/comm.hpp): the C API, Debian's Open MPI.
+if(CONVLAB_MPI)
+  find_package(MPI REQUIRED COMPONENTS C)
+endif()
+
 if(CONVLAB_CUDA)
   find_package(CUDAToolkit REQUIRED)
   if(NOT TARGET convlab::cudnn)
@@ -62,5 +67,19 @@ if(CONVLAB_CUDA)
     add_library(convlab::cudnn UNKNOWN IMPORTED GLOBAL)
     set_target_properties(convlab::cudnn PROPERTIES IMPORTED_LOCATION "${CONVLAB_CUDNN_LIBRARY}"
                                                     INTERFACE_INCLUDE_DIRECTORIES "${CONVLAB_CUDNN_INCLUDE_DIR}")
+  endif()
+endif()
+
+# NCCL (GPU all-reduce of data-parallel training): shipped with the CUDA
+# toolkit here (include/nccl.h, lib/libnccl.so). Optional: without it, or
+# without MPI to bootstrap it, the CUDA data-parallel path says why.
+if(CONVLAB_CUDA AND CONVLAB_MPI AND NOT TARGET convlab::nccl)
+  find_path(CONVLAB_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include)
+  find_library(CONVLAB_NCCL_LIBRARY NAMES nccl libnccl.so.2
+               HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT} PATH_SUFFIXES lib lib64)
+  if(CONVLAB_NCCL_INCLUDE_DIR AND CONVLAB_NCCL_LIBRARY)
+    add_library(convlab::nccl UNKNOWN IMPORTED GLOBAL)
+    set_target_properties(convlab::nccl PROPERTIES IMPORTED_LOCATION "${CONVLAB_NCCL_LIBRARY}"
+                                                   INTERFACE_INCLUDE_DIRECTORIES "${CONVLAB_NCCL_INCLUDE_DIR}")
   endif()
 endif()

@@ -24,8 +24,12 @@ CONVLAB_HD uint64_t mix(uint64_t z) {
 CONVLAB_HD double uniform01(uint64_t key) { return double(mix(key) >> 11) * 0x1.0p-53; }
 
 // Dropout: element i of the mask keyed by `key` is 0 with probability p, else keep = 1 / (1 - p).
+constexpr uint64_t kDropoutStride = 0xD1B54A32D192ED03ull;
 CONVLAB_HD float dropout_mask(uint64_t key, int64_t i, float p, float keep) {
-  return uniform01(key + uint64_t(i) * 0xD1B54A32D192ED03ull) < double(p) ? 0.f : keep;
+  return uniform01(key + uint64_t(i) * kDropoutStride) < double(p) ? 0.f : keep;
 }
+// The key whose element i is element `first` + i of `key`'s mask: a slice of a
+// longer mask (a data-parallel rank's samples of the global batch).
+CONVLAB_HD uint64_t dropout_key_at(uint64_t key, int64_t first) { return key + uint64_t(first) * kDropoutStride; }
 
 }  // namespace convlab::rng

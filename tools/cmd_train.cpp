@@ -16,6 +16,7 @@
 #include "core/paths.hpp"
 #include "tools/cli.hpp"
 #include "train/html/report_html.hpp"
+#include "train/scaling.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab::cli {
@@ -142,15 +143,80 @@ int cmd_train(int argc, char** argv) {
   args.option("json", "F", "also write the results as JSON (for notebooks)");
   args.option("md", "F", "also write the Markdown report to F");
   args.option("csv", "F", "also write per-(policy, layer) times as CSV");
+  args.option("ranks", "K[,K...]",
+              "data-parallel rank counts to measure, each run after the other inside one MPI world (start it with "
+              "`mpirun -np N --bind-to none convlab train ...`; N >= the largest K): the global --batch is split "
+              "evenly over K ranks (CPU: MPI between processes; --device cuda: NCCL, one rank per GPU). "
+              "Default under mpirun: 1,N (one rank is the scaling efficiency's reference)");
+  args.option("bucket-mb", "X", "data-parallel: gradient all-reduce buckets of at least X MiB (a tensor is never split)",
+              "25");
+  args.flag("no-overlap", "data-parallel: all-reduce every bucket after the whole backward (default: each bucket as "
+                          "soon as its layers' gradients are ready, beside the rest of the backward)");
+  args.option("estimate", "NODESxGPUS", "data-parallel report: the on-paper cluster of the estimate", "2x4");
+  args.option("estimate-gbs", "INTER,INTRA",
+              "data-parallel report: the estimate's GB/s per GPU between nodes and inside a node (assumed, not "
+              "measured)",
+              "25,450");
   if (!args.parse(argc, argv)) return 0;
   train::TrainConfig cfg = config_from(args, "convlab train", args.pos()[0]);
   cfg.device = parse_device(args.get("device"));
+  // Data-parallel: every check below runs on every rank before MPI starts (bad input: one line, exit 2).
+  const int world = train::launcher_world_size();
+  const bool dist = args.has("ranks") || world > 1;
+  train::ScalingOptions sopt;
+  if (dist) {
+    if (std::string why = train::mpi_unavailable_reason(); !why.empty()) fail("convlab train --ranks: " + why);
+    if (args.has("ranks")) {
+      for (long k : args.get_int_list("ranks", 1, 1 << 20)) sopt.ranks.push_back(int(k));
+    } else {
+      sopt.ranks = {1, world};
+    }
+    for (size_t i = 1; i < sopt.ranks.size(); ++i)
+      if (sopt.ranks[i] <= sopt.ranks[i - 1]) fail("convlab train: --ranks must be ascending without repeats");
+    const int most = sopt.ranks.back();
+    if (most > world)
+      fail("convlab train: --ranks " + std::to_string(most) + " needs " + std::to_string(most) + " MPI processes, " +
+           (train::launched_by_mpi() ? "this world has " + std::to_string(world)
+                                     : std::string("and this process was not started by mpirun")) +
+           " (run: mpirun -np " + std::to_string(most) + " --bind-to none convlab train ...)");
+    for (int k : sopt.ranks)
+      if (cfg.batch % k)
+        fail("convlab train: --batch " + std::to_string(cfg.batch) + " does not split evenly over " +
+             std::to_string(k) + " ranks");
+    if (cfg.device == DeviceKind::cuda && most > 1)
+      if (std::string why = train::nccl_unavailable_reason(); !why.empty()) fail("convlab train --device cuda --ranks: " + why);
+    const double mb = get_float(args, "bucket-mb", 0.001, 1e6);
+    sopt.sync.bucket_bytes = size_t(mb * 1048576);
+    sopt.sync.overlap = !args.has("no-overlap");
+    train::parse_paper_cluster(args.get("estimate"), args.get("estimate-gbs"), sopt.paper);
+  } else {
+    for (const char* o : {"bucket-mb", "no-overlap", "estimate", "estimate-gbs"})
+      if (args.has(o)) fail(std::string("convlab train: --") + o + " needs --ranks (data-parallel training)");
+  }
   if (cfg.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab train --device cuda: no CUDA device (" + cuda_info().reason + ")");
+  const bool root = train::launcher_world_rank() == 0;
   for (const char* out : {"json", "md", "csv"})
-    if (args.has(out)) require_output_path(args.get(out), std::string("convlab train: --") + out);
+    if (args.has(out) && root) require_output_path(args.get(out), std::string("convlab train: --") + out);
   if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab train: " + why);
-  if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab train: " + why);
+  if (!dist)
+    if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab train: " + why);
+  if (dist) {
+    train::Comm& w = train::mpi_world();
+    const train::ScalingReport rep = train::run_scaling(cfg, w, sopt, progress);
+    if (w.rank() != 0) return 0;
+    const std::string md = train::scaling_markdown(rep);
+    std::fputs(md.c_str(), stdout);
+    std::fflush(stdout);
+    if (args.has("json")) write_file_atomic(args.get("json"), train::scaling_json(rep));
+    if (args.has("md")) write_file_atomic(args.get("md"), md);
+    if (args.has("csv")) write_file_atomic(args.get("csv"), train::report_csv(rep.runs.back()));
+    if (rep.runs.back().baseline() < 0) {
+      std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
+      return 1;
+    }
+    return 0;
+  }
   const train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
   const std::string md = train::report_markdown(rep);
   std::fputs(md.c_str(), stdout);

@@ -25,6 +25,7 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "tools/cli.hpp"
+#include "train/comm.hpp"
 
 namespace convlab::cli {
 
@@ -48,6 +49,22 @@ const std::vector<Command>& commands() {
 }  // namespace convlab::cli
 
 namespace {
+// One error line and the exit code. Under mpirun every rank runs the same checks
+// before MPI starts: rank 0 alone prints them (one line, not one per rank). Once
+// MPI runs, a rank's error ends the whole world (MPI_Abort): the other ranks would
+// otherwise wait in a collective forever.
+int error_exit(int code, const std::string& msg) {
+  namespace t = convlab::train;
+  const int rank = t::launcher_world_rank();
+  if (t::mpi_initialised())
+    std::fprintf(stderr, "error: rank %d: %s\n", rank, convlab::printable(msg).c_str());
+  else if (rank == 0)
+    std::fprintf(stderr, "error: %s\n", convlab::printable(msg).c_str());
+  std::fflush(stderr);
+  t::abort_world(code);
+  return code;
+}
+
 void usage(FILE* f) {
   std::fprintf(f, "usage: convlab <command> [options]   (convlab <command> --help for details)\n\ncommands:\n");
   for (const auto& c : convlab::cli::commands()) std::fprintf(f, "  %-10s %s\n", c.name, c.summary);
@@ -75,18 +92,14 @@ int main(int argc, char** argv) {
       (void)convlab::cpu_info();  // a bad CONVLAB_ISA is one line and exit 2 before any work
       return c.run(argc - 1, argv + 1);
     } catch (const convlab::DeviceFault& e) {
-      std::fprintf(stderr, "error: %s\n", convlab::printable(e.what()).c_str());
-      return 3;
+      return error_exit(3, e.what());
     } catch (const convlab::Error& e) {
-      // printable() again: whatever text a message carries, it stays one line on a terminal.
-      std::fprintf(stderr, "error: %s\n", convlab::printable(e.what()).c_str());
-      return 2;
+      // printable() again (in error_exit): whatever text a message carries, it stays one line on a terminal.
+      return error_exit(2, e.what());
     } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "error: out of memory\n");
-      return 2;
+      return error_exit(2, "out of memory");
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s\n", convlab::printable(e.what()).c_str());
-      return 2;
+      return error_exit(2, e.what());
     }
   }
   std::fprintf(stderr, "error: unknown command '%s' (run 'convlab --help')\n", convlab::printable(argv[1]).c_str());

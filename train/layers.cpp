@@ -455,6 +455,7 @@ void DropoutLayer::forward(const float* x, float* y, bool training, int64_t iter
     return;
   }
   key_ = mix(seed_ ^ name_hash(name_)) ^ mix(uint64_t(iteration) * 0x9E3779B97F4A7C15ull);
+  key_ = rng::dropout_key_at(key_, first_sample_ * in_.per_sample());
   CONVLAB_ON_GPU(cuda::dropout_fwd(n, p_, key_, x, y, mask_.f32(), ctx_.stream));
   cpu::dropout_fwd(n, p_, key_, x, y, ctx_.resolved_threads());
 }

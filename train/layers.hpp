@@ -252,10 +252,14 @@ class DropoutLayer : public Layer {
   void backward(const float* x, const float* y, const float* dy, float* dx) override;
   double bytes_moved(bool) const override { return double(in_.count()) * 8; }
   size_t state_bytes() const override { return mask_.bytes(); }
+  // The layer's masks are the slice starting at global sample `first` of the
+  // masks a net of the whole global batch draws (NetOptions::sample_offset).
+  void set_first_sample(int64_t first) { first_sample_ = first; }
 
  private:
   float p_;
   uint64_t seed_;
+  int64_t first_sample_ = 0;
   // CUDA only: 0 or 1/(1-p) from the last training forward. The CPU recomputes
   // the mask from key_ (the same counter-based values, bit for bit).
   DeviceBuffer mask_;

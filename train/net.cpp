@@ -36,6 +36,8 @@ void Net::finalize() {
     acts_.emplace_back(dev, size_t(l->out_shape().count()) * sizeof(float));
     grads_.emplace_back(dev, size_t(l->out_shape().count()) * sizeof(float));
   }
+  for (auto& l : layers_)
+    if (auto* d = dynamic_cast<DropoutLayer*>(l.get())) d->set_first_sample(opt_.sample_offset);
   if (opt_.first_layer_grad) dinput_ = DeviceBuffer(dev, size_t(input_.count()) * sizeof(float));
   if (dev != DeviceKind::cpu) {
     d_images_ = DeviceBuffer(dev, size_t(input_.count()) * sizeof(float));
@@ -175,6 +177,12 @@ double Net::forward_backward(const float* images, const int* labels, int64_t ite
         times->layers[i].bwd_data = t;
       }
     }
+    if (hook_) hook_->backward_done(i);
+  }
+  if (hook_) {
+    t0 = now_seconds();
+    hook_->wait();
+    if (times) times->comm_wait = now_seconds() - t0;
   }
   return loss;
 }

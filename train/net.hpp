@@ -26,6 +26,10 @@ struct NetOptions {
   uint64_t seed = 1;               // dropout masks
   bool first_layer_grad = false;   // compute dL/d(input) of the first layer (nobody needs dL/dimage)
   bool fuse_conv_relu = true;      // a ReLU added right after a conv runs in the conv's output pass
+  // Data-parallel ranks (train/grad_sync.hpp): the index of this net's first sample in the
+  // global batch. Dropout masks follow the global sample, so R ranks of batch B/R draw the
+  // masks one net of batch B draws.
+  int64_t sample_offset = 0;
   ExecContext ctx;                 // device (cpu or cuda: every layer runs there), threads, stream
 };
 
@@ -51,9 +55,22 @@ struct NetMemory {
 
 struct StepTimes {
   std::vector<LayerTime> layers;  // net order
+  double comm_wait = 0;           // data-parallel: the gradient hook's wait() (communication not hidden)
   double loss = 0;                // softmax cross-entropy forward + backward
   double update = 0;              // SGD over every parameter
   double total = 0;               // wall time of the whole step
+};
+
+// Called by the net during backward (data-parallel training, train/grad_sync.hpp):
+// backward_done(i) once layer i's parameter gradients are final (on CUDA: enqueued
+// on the context's stream), layers in backward order; wait() after the last layer,
+// before anything reads the gradients. The gradients must then hold what the
+// update should apply.
+class GradientHook {
+ public:
+  virtual ~GradientHook() = default;
+  virtual void backward_done(size_t layer) = 0;
+  virtual void wait() = 0;
 };
 
 class Net {
@@ -87,6 +104,10 @@ class Net {
 
   // Fresh weights from `seed` (He-normal, zero biases) and zero momentum.
   void init(uint64_t seed);
+
+  // Data-parallel: the hook sees every backward (null: none). Not owned.
+  void set_gradient_hook(GradientHook* hook) { hook_ = hook; }
+  GradientHook* gradient_hook() const { return hook_; }
 
   // Forward, loss, backward, SGD update. `iteration` seeds the dropout masks.
   // images and labels are host memory (on CUDA they are uploaded first, inside
@@ -127,6 +148,7 @@ class Net {
   void sync() const { device_synchronize(opt_.ctx); }
   Shape4 tail_;
   bool finalized_ = false;
+  GradientHook* hook_ = nullptr;
 };
 
 // "alexnet", "alexnet-owt", or "tiny" (a 2-conv network for tests and smoke

@@ -49,7 +49,12 @@ void md_setup(Out& o, const TrainReport& r) {
     << fmt("%.1f", double(r.params) * 4 / 1048576) << " MiB fp32)\n";
   o << "- first layer's input gradient (dL/dimage): " << (c.first_layer_grad ? "computed (--first-layer-grad)" : "skipped")
     << "\n- peak RSS: " << fmt("%.1f", double(r.peak_rss_kb) / 1024) << " MiB; wall time " << fmt("%.1f", r.wall_seconds)
-    << " s\n\n";
+    << " s\n";
+  if (r.ranks > 1)
+    o << "- data-parallel: " << r.ranks << " ranks, batch " << c.batch / r.ranks << " each (" << r.rank_threads
+      << " threads per rank); " << r.transport << "; " << r.buckets << "; exchange bandwidth ranks 0-1 "
+      << fmt("%.2f", r.exchange_bytes_per_s / 1e9) << " GB/s; times are rank 0's, iterations the slowest rank's\n";
+  o << "\n";
 }
 
 // Iteration time, speedup and final loss per policy; the targets; the loss per iteration.
@@ -278,7 +283,12 @@ std::string report_json(const TrainReport& r) {
     << ", \"weight_decay\": " << number(c.sgd.weight_decay) << "},\n  \"device\": " << quote(r.device)
     << ",\n  \"data\": " << quote(r.data) << ",\n  \"params\": " << r.params << ",\n  \"peak_rss_kb\": " << r.peak_rss_kb
     << ",\n  \"wall_seconds\": " << number(r.wall_seconds) << ",\n  \"loss_rtol\": " << number(c.loss_rtol)
-    << ",\n  \"baseline\": " << (bi >= 0 ? quote(r.policies[size_t(bi)].policy) : "null") << ",\n  \"policies\": [";
+    << ",\n  \"baseline\": " << (bi >= 0 ? quote(r.policies[size_t(bi)].policy) : "null") << ",\n  \"ranks\": " << r.ranks;
+  if (r.ranks > 1)
+    o << ",\n  \"dist\": {\"transport\": " << quote(r.transport) << ", \"buckets\": " << quote(r.buckets)
+      << ", \"grad_bytes\": " << number(r.grad_bytes) << ", \"rank_threads\": " << r.rank_threads
+      << ", \"exchange_bytes_per_s\": " << number(r.exchange_bytes_per_s) << "}";
+  o << ",\n  \"policies\": [";
   for (size_t pi = 0; pi < r.policies.size(); ++pi) {
     const PolicyResult& p = r.policies[pi];
     o << (pi ? "," : "") << "\n    {\"policy\": " << quote(p.policy) << ", \"ran\": " << (p.ran ? "true" : "false");
@@ -296,7 +306,10 @@ std::string report_json(const TrainReport& r) {
       << ", \"memory_bytes\": " << p.memory_bytes << ", \"x_limit\": " << number(x_limit(r, p))
       << ", \"loss_rel_diff_vs_baseline\": " << number(base ? loss_rel_diff(p, *base) : NAN)
       << ", \"first_layer_dx_s\": " << number(p.first_layer_dx_seconds) << ", \"loss_s\": " << number(p.loss_median_loss)
-      << ", \"update_s\": " << number(p.loss_median_update) << ",\n     \"iter_s\": [";
+      << ", \"update_s\": " << number(p.loss_median_update);
+    if (r.ranks > 1)
+      o << ", \"comm_ms\": " << number(p.comm_median * 1e3) << ", \"comm_exposed_ms\": " << number(p.comm_exposed_median * 1e3);
+    o << ",\n     \"iter_s\": [";
     for (size_t i = 0; i < p.iter_seconds.size(); ++i) o << (i ? ", " : "") << number(p.iter_seconds[i]);
     o << "], \"losses\": [";
     for (size_t i = 0; i < p.losses.size(); ++i) o << (i ? ", " : "") << number(p.losses[i]);
@@ -309,6 +322,8 @@ std::string report_json(const TrainReport& r) {
       for (Direction d : kAllDirections)
         o << (direction_index(d) ? ", " : "") << quote(to_string(d)) << ": " << json_ms_interval(l.ci[direction_index(d)]);
       o << "}, \"bound_ms\": " << number(l.bound_seconds * 1e3) << ", \"pct_of_bound\": " << number(pct_of_bound(l));
+      if (r.ranks > 1)
+        o << ", \"comm_ms\": " << number(l.comm_seconds * 1e3) << ", \"comm_exposed_ms\": " << number(l.comm_exposed_seconds * 1e3);
       if (l.kind == "conv") {
         o << ", \"problem\": " << quote(l.problem) << ", \"input_grad\": " << (l.input_grad ? "true" : "false")
           << ", \"algos\": {";

@@ -1,5 +1,6 @@
 #include "train/trainer.hpp"
 
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <set>
+#include <cstring>
 
 #include "algorithms/registry.hpp"
 #include "core/error.hpp"
@@ -77,7 +79,74 @@ struct Runner {
   size_t policy;  // index into TrainReport::policies
   Net net;
   std::vector<StepTimes> steps;
+  std::unique_ptr<GradSync> sync;  // data-parallel runs
+  std::vector<SyncStep> syncs;     // per timed round
 };
+
+// Threads per rank when the user gave none: a rank bound to its own cores
+// (its affinity mask smaller than the node) uses them; unbound ranks share the
+// node's cores evenly.
+int rank_threads(const Comm& comm) {
+  const int mine = cpu_info().hardware_threads;  // the affinity mask
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online > 0 && mine < online) return mine;
+  return std::max(1, mine / std::max(1, comm.local_size()));
+}
+
+void broadcast_string(Comm& comm, std::string& s) {
+  uint64_t n = s.size();
+  comm.broadcast(&n, sizeof n, 0);
+  s.resize(size_t(n));
+  if (n) comm.broadcast(s.data(), size_t(n), 0);
+}
+
+// Rank 0's choices, one line per (conv layer, direction): "name\twhy".
+std::string encode_choices(const Net& net) {
+  std::string out;
+  for (ConvLayer* c : net.conv_layers())
+    for (Direction d : kAllDirections) {
+      const Choice& ch = c->choice(d);
+      std::string why = ch.why;
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      out += std::string(ch.algo->name()) + "\t" + why + "\n";
+    }
+  return out;
+}
+
+void apply_choices(Net& net, const std::string& text) {
+  size_t pos = 0;
+  for (ConvLayer* c : net.conv_layers())
+    for (Direction d : kAllDirections) {
+      const size_t tab = text.find('\t', pos), nl = text.find('\n', pos);
+      if (tab == std::string::npos || nl == std::string::npos || tab > nl) fail("rank 0's choices are malformed");
+      const std::string name = text.substr(pos, tab - pos);
+      const Algorithm* a = find_algorithm(name);
+      if (!a) fail("rank 0 chose '" + printable(name) + "', which this rank's build does not have");
+      c->inject(d, *a, "rank 0's choice: " + text.substr(tab + 1, nl - tab - 1));
+      pos = nl + 1;
+    }
+  net.allocate_workspace();
+}
+
+// Exact digest of every parameter's bits (the ranks' initial weights must agree).
+double weights_digest(Net& net) {
+  net.download_params();
+  uint64_t h = 1469598103934665603ull;
+  for (Param* p : net.params()) {
+    const auto* b = reinterpret_cast<const unsigned char*>(p->value.data());
+    for (size_t i = 0; i < size_t(p->value.size()) * sizeof(float); ++i) h = (h ^ b[i]) * 1099511628211ull;
+  }
+  return double(h >> 11);  // exact in a double
+}
+
+// Rows [first, first + n) of a global batch.
+void slice_batch(const Batch& global, int64_t first, int n, Batch& out) {
+  const int64_t per = global.images.size() / int64_t(global.labels.size());
+  const auto& sh = global.images.shape;
+  out.images = Tensor({int64_t(n), sh[1], sh[2], sh[3]});
+  std::memcpy(out.images.data(), global.images.data() + first * per, size_t(n * per) * sizeof(float));
+  out.labels.assign(global.labels.begin() + first, global.labels.begin() + first + n);
+}
 
 // Medians and 95 % intervals of everything a policy's timed rounds measured.
 void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const StepLimit& limit) {
@@ -88,6 +157,10 @@ void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const Step
     pr.loss_seconds.push_back(s.loss);
   }
   pr.loss_median_update = stats::median(pr.update_seconds);
+  if (run.sync) {
+    pr.comm_median = stats::median(pr.comm_seconds);
+    pr.comm_exposed_median = stats::median(pr.comm_exposed_seconds);
+  }
   pr.loss_median_loss = stats::median(pr.loss_seconds);
   const auto& layers = run.net.layers();
   for (size_t li = 0; li < layers.size(); ++li) {
@@ -103,6 +176,26 @@ void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const Step
     }
     lr.median = {stats::median(comp[0]), stats::median(comp[1]), stats::median(comp[2])};
     for (int i = 0; i < 3; ++i) lr.ci[i] = stats::median_ci(comp[i]);
+    if (run.sync) {
+      // Each bucket's all-reduce (and its exposed part) shared among its layers by bytes.
+      std::vector<double> comm, exposed;
+      for (const SyncStep& st : run.syncs) {
+        double c = 0, e = 0;
+        const auto& bs = run.sync->buckets();
+        for (size_t b = 0; b < bs.size(); ++b)
+          if (std::find(bs[b].layers.begin(), bs[b].layers.end(), li) != bs[b].layers.end()) {
+            double mine = 0;
+            for (Param* p : layers[li]->params()) mine += double(p->value.size());
+            const double share = mine / double(bs[b].floats);
+            c += share * (st.buckets[b].end - st.buckets[b].start);
+            e += share * st.exposed(b);
+          }
+        comm.push_back(c);
+        exposed.push_back(e);
+      }
+      lr.comm_seconds = stats::median(comm);
+      lr.comm_exposed_seconds = stats::median(exposed);
+    }
     lr.input_grad = li > 0 || cfg.first_layer_grad;
     lr.bound_seconds = limit.layer_seconds(*layers[li], lr.input_grad);
     if (auto* c = dynamic_cast<const ConvLayer*>(layers[li].get())) {
@@ -152,45 +245,77 @@ std::string why_nets_do_not_fit(const TrainConfig& cfg) {
   return plan_memory(probe, policies, runnable_policies(policies, cfg.device)).refusal;
 }
 
-TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log) {
+TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log,
+                         const DistOptions* dist) {
+  // Data-parallel when a communicator of 2+ ranks is given; a 1-rank one only sets the threads.
+  Comm* comm = dist && dist->comm && dist->comm->size() > 1 ? dist->comm : nullptr;
+  const int R = comm ? comm->size() : 1;
+  const int me = comm ? comm->rank() : 0;
+  const bool root = me == 0;
   auto say = [&](const std::string& s) {
-    if (log) log(s);
+    if (log && root) log(R > 1 ? "[" + std::to_string(R) + " ranks] " + s : s);
   };
   const double t_start = now_seconds();
   if (cfg.iters < 1) fail("--iters must be at least 1");
   if (cfg.warmup < 0) fail("--warmup must be non-negative");
+  if (cfg.batch % R != 0)
+    fail("the global batch " + std::to_string(cfg.batch) + " does not split evenly over " + std::to_string(R) +
+         " ranks");
   TrainReport rep;
   rep.config = cfg;
   if (rep.config.policies.empty()) rep.config.policies = default_policies(cfg.device);
   const std::vector<Policy> policies = parse_policies(rep.config.policies);
   if (std::string why = why_no_policy_can_run(rep.config); !why.empty()) fail(why);  // before any work
 
-  const NetOptions no = net_options(cfg);
+  NetOptions no = net_options(cfg);
+  no.batch = cfg.batch / R;
+  no.sample_offset = int64_t(me) * no.batch;
+  if (dist && dist->comm && cfg.threads == 0 && cfg.device == DeviceKind::cpu) no.ctx.threads = rank_threads(*dist->comm);
+  rep.ranks = R;
+  rep.rank_threads = no.ctx.resolved_threads();
   Net probe = build_network(cfg.net, no);  // no CUDA device: Error
-  rep.device = device_fingerprint(cfg.device, cfg.threads);
+  rep.device = device_fingerprint(cfg.device, no.ctx.threads);
   rep.params = probe.param_count();
   const std::vector<bool> runnable = runnable_policies(policies, cfg.device);
   rep.memory = plan_memory(probe, policies, runnable);
   if (!rep.memory.refusal.empty()) fail(rep.memory.refusal);  // before any other net and any find
+  if (comm) {
+    rep.transport = cfg.device == DeviceKind::cpu ? comm->describe() : "NCCL over " + comm->describe();
+    say("measuring the exchange bandwidth between ranks 0 and 1 ...");
+    rep.exchange_bytes_per_s = comm->exchange_bandwidth(dist->probe_bytes, 5);
+  }
 
+  // Every rank draws the whole global batch and trains its own slice of it.
+  Shape4 global = probe.input_shape();
+  global.n = cfg.batch;
   std::unique_ptr<DataSource> data =
-      cfg.data == "npy" ? make_npy(cfg.images_npy, cfg.labels_npy, probe.input_shape(), cfg.classes)
-                        : make_synthetic(cfg.data, probe.input_shape(), cfg.classes, cfg.seed, cfg.noise);
+      cfg.data == "npy" ? make_npy(cfg.images_npy, cfg.labels_npy, global, cfg.classes)
+                        : make_synthetic(cfg.data, global, cfg.classes, cfg.seed, cfg.noise);
   rep.data = data->describe();
   const int total = cfg.warmup + cfg.iters;
   std::vector<Batch> batches(static_cast<size_t>(total));
-  for (int i = 0; i < total; ++i) data->batch(i, batches[size_t(i)]);
-  if (cfg.device == DeviceKind::cpu) {
-    ExecContext ctx;
-    ctx.threads = cfg.threads;
+  for (int i = 0; i < total; ++i) {
+    data->batch(i, batches[size_t(i)]);
+    if (R > 1) {
+      Batch mine;
+      slice_batch(batches[size_t(i)], no.sample_offset, no.batch, mine);
+      batches[size_t(i)] = std::move(mine);
+    }
+  }
+  if (cfg.device == DeviceKind::cpu && root) {
     say("measuring this machine's FMA peak and memory bandwidth for the step's limit ...");
-    rep.limit = measure_step_limit(probe, ctx.resolved_threads());
+    rep.limit = measure_step_limit(probe, no.ctx.resolved_threads());
+  } else if (cfg.device == DeviceKind::cpu) {
+    rep.limit_skipped = "measured on rank 0";
   } else {
     rep.limit_skipped = "the limit is measured for the CPU only (no GPU peak or bandwidth probe yet)";
   }
+  if (comm) comm->barrier();  // the other ranks sleep while rank 0 measures
 
-  // One net per policy, each chosen and initialised from the same seed.
+  // One net per policy, each chosen and initialised from the same seed. Data-parallel:
+  // rank 0 chooses, the others run its choices.
   std::vector<Runner> runners;
+  runners.reserve(policies.size());  // a GradSync keeps pointers into its runner's net
   bool probe_used = false;
   for (size_t pi = 0; pi < policies.size(); ++pi) {
     PolicyResult pr;
@@ -203,19 +328,35 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     }
     Net net = probe_used ? build_network(cfg.net, no) : std::move(probe);
     probe_used = true;
-    try {
-      say("policy " + pr.policy + ": choosing algorithms ...");
-      pr.choose_seconds = net.choose(policies[pi]);
-      if (policies[pi].kind == Policy::Kind::find_context) {
-        pr.context = find_in_context(net, policies[pi], batches, cfg.sgd, cfg.context, say);
-        pr.has_context = true;
-        pr.choose_seconds += pr.context.seconds;
+    if (root) {
+      try {
+        say("policy " + pr.policy + ": choosing algorithms ...");
+        pr.choose_seconds = net.choose(policies[pi]);
+        if (policies[pi].kind == Policy::Kind::find_context) {
+          pr.context = find_in_context(net, policies[pi], batches, cfg.sgd, cfg.context, say);
+          pr.has_context = true;
+          pr.choose_seconds += pr.context.seconds;
+        }
+      } catch (const DeviceFault&) {
+        throw;  // the device can run nothing more: no later policy could either (one line, not one per policy)
+      } catch (const Error& e) {
+        pr.skipped = e.what();
+        say("policy " + pr.policy + ": skipped (" + pr.skipped + ")");
       }
-    } catch (const DeviceFault&) {
-      throw;  // the device can run nothing more: no later policy could either (one line, not one per policy)
-    } catch (const Error& e) {
-      pr.skipped = e.what();
-      say("policy " + pr.policy + ": skipped (" + pr.skipped + ")");
+    }
+    if (comm) {
+      std::string msg = root ? (pr.skipped.empty() ? encode_choices(net) : "\x01" + pr.skipped) : std::string();
+      comm->barrier();  // the others sleep while rank 0 chooses
+      broadcast_string(*comm, msg);
+      comm->broadcast(&pr.choose_seconds, sizeof pr.choose_seconds, 0);
+      if (!root) {
+        if (!msg.empty() && msg[0] == '\x01')
+          pr.skipped = msg.substr(1);
+        else
+          apply_choices(net, msg);
+      }
+    }
+    if (!pr.skipped.empty()) {
       rep.policies.push_back(std::move(pr));
       continue;
     }
@@ -223,7 +364,23 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     pr.workspace_bytes = net.workspace_bytes();
     pr.memory_bytes = net.memory().device_bytes();
     net.init(cfg.seed);
-    runners.push_back({rep.policies.size(), std::move(net), {}});
+    if (comm) {
+      // Same initial weights on every rank (the same seed draws them; checked, not assumed).
+      const double mine = weights_digest(net);
+      std::vector<double> all(static_cast<size_t>(R), 0.0);
+      comm->allgather(&mine, 1, all.data());
+      for (int r = 1; r < R; ++r)
+        if (all[size_t(r)] != all[0])
+          fail("policy " + pr.policy + ": rank " + std::to_string(r) + " starts from different weights than rank 0");
+    }
+    runners.push_back({rep.policies.size(), std::move(net), {}, nullptr, {}});
+    if (comm) {
+      Runner& run = runners.back();
+      run.sync = std::make_unique<GradSync>(*comm, run.net, dist->sync);
+      run.net.set_gradient_hook(run.sync.get());
+      rep.buckets = run.sync->describe();
+      rep.grad_bytes = double(run.sync->bytes());
+    }
     rep.policies.push_back(std::move(pr));
   }
 
@@ -237,7 +394,14 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
       PolicyResult& pr = rep.policies[run.policy];
       StepTimes st;
       const Batch& b = batches[size_t(it)];
-      const double loss = run.net.train_step(b.images.data(), b.labels.data(), cfg.sgd, it, &st);
+      double loss = run.net.train_step(b.images.data(), b.labels.data(), cfg.sgd, it, &st);
+      if (comm) {
+        // The global batch's loss (the mean of equal slices' means) and the slowest rank's step.
+        double v[2] = {loss, 0};
+        comm->allreduce_sum(v, 1);
+        loss = v[0] / R;
+        comm->allreduce_max(&st.total, 1);
+      }
       executed.push_back(int(run.policy));
       pr.losses.push_back(loss);
       char line[200];
@@ -247,6 +411,11 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
       if (!std::isfinite(loss)) fail("policy " + pr.policy + ": the loss is not finite at iteration " + std::to_string(it));
       if (!warm) {
         pr.iter_seconds.push_back(st.total);
+        if (run.sync) {
+          run.syncs.push_back(run.sync->last());
+          pr.comm_seconds.push_back(run.sync->last().comm());
+          pr.comm_exposed_seconds.push_back(st.comm_wait);
+        }
         run.steps.push_back(std::move(st));
       }
     }
@@ -254,6 +423,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   for (Runner& run : runners) {
     PolicyResult& pr = rep.policies[run.policy];
     summarise(pr, run, cfg, rep.limit);
+    run.net.set_gradient_hook(nullptr);  // what follows runs one layer alone
     pr.first_layer_dx_seconds = run.net.time_first_layer_input_grad();
     char line[200];
     std::snprintf(line, sizeof line, "policy %s: median iteration %.1f ms [%.1f, %.1f] over %d rounds, final loss %.6f",
@@ -264,6 +434,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   add_speedups(rep);
   rep.peak_rss_kb = peak_rss_kb();
   rep.wall_seconds = now_seconds() - t_start;
+  if (comm) comm->barrier();
   return rep;
 }
 

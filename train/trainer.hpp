@@ -19,6 +19,7 @@
 #include "core/stats.hpp"
 #include "train/context_find.hpp"
 #include "train/data.hpp"
+#include "train/grad_sync.hpp"
 #include "train/limit.hpp"
 #include "train/net.hpp"
 #include "train/plan.hpp"
@@ -63,6 +64,10 @@ struct LayerResult {
   double tuning_seconds[3] = {0, 0, 0};
   bool input_grad = true;              // false for the first layer when skipped
   double bound_seconds = 0;            // the layer's step at the machine's limit (train/limit.hpp; 0: not measured)
+  // Data-parallel runs: the all-reduce time of the bucket(s) holding this layer's
+  // gradients (a bucket's time shared among its layers by bytes), and the part of
+  // it after the backward ended (exposed); medians over the timed rounds.
+  double comm_seconds = 0, comm_exposed_seconds = 0;
 };
 
 struct PolicyResult {
@@ -84,7 +89,12 @@ struct PolicyResult {
   size_t memory_bytes = 0;             // this net's estimate (train/plan.hpp)
   bool has_context = false;            // find-context: what the in-context find measured
   ContextFindResult context;
-  std::vector<double> losses;          // every iteration, warm-up included
+  std::vector<double> losses;          // every iteration, warm-up included (data-parallel: the global batch's)
+  // Data-parallel runs (TrainReport::ranks > 1), medians over the timed rounds: all-reduce
+  // time per step (every bucket), the step's wait for it after the backward (exposed), and
+  // the compute of the step (iteration minus exposed communication).
+  double comm_median = 0, comm_exposed_median = 0;
+  std::vector<double> comm_seconds, comm_exposed_seconds;  // per timed round
   std::vector<LayerResult> layers;
   double first_layer_dx_seconds = 0;   // what the skipped dL/dimage would have cost
 };
@@ -104,6 +114,14 @@ struct TrainReport {
   // the nets are built; limit_skipped says why not (limit.seconds == 0 then).
   StepLimit limit;
   std::string limit_skipped;
+  // Data-parallel (train/grad_sync.hpp): ranks the global batch `config.batch` was split over
+  // (1: no communication), the transport, the buckets, the gradient bytes per step, the
+  // threads each rank used, and the measured exchange bandwidth between ranks 0 and 1.
+  int ranks = 1;
+  std::string transport, buckets;
+  double grad_bytes = 0;
+  int rank_threads = 0;
+  double exchange_bytes_per_s = 0;
   // The reference policy for speedups and attribution: `default` when it ran, else the first that ran.
   int baseline() const;
 };
@@ -121,7 +139,21 @@ std::string why_nets_do_not_fit(const TrainConfig& cfg);
 
 // Policies that cannot run (policy_unavailable_reason, or no algorithm within
 // their constraints for some layer) are skipped and recorded with the reason.
-TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log = {});
+//
+// Data-parallel (dist with comm->size() > 1): cfg.batch is the global batch, split
+// evenly (it must divide); rank r trains samples [r*b, (r+1)*b) of every global batch
+// (b = batch / ranks) with the dropout masks of those global samples; rank 0 chooses
+// every policy's algorithms and broadcasts them (only rank 0 touches a cache); every
+// rank checks it starts from the same weights; gradients are all-reduced by a GradSync
+// per net; the losses are the global batch's. Every rank returns the report; rank 0's
+// times are the ones reported (iteration times are the maximum over ranks).
+struct DistOptions {
+  Comm* comm = nullptr;
+  GradSyncOptions sync;
+  size_t probe_bytes = size_t(64) << 20;  // the exchange-bandwidth probe's message
+};
+TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log = {},
+                         const DistOptions* dist = nullptr);
 
 // Iterations after which find's choosing cost is repaid by its faster iterations
 // against `other` (find's cost minus other's, divided by the time saved per

@@ -1,0 +1,84 @@
+// Data-parallel gradient all-reduce in buckets, overlapped with the backward
+// pass (issue 21). The net calls backward_done(layer) as each layer's parameter
+// gradients become final (backward runs fc8 first: the classifier's ~95 % of
+// AlexNet's parameters are ready first) and wait() before the SGD update.
+//
+//   GradSync sync(comm, net, {.bucket_bytes = 25 << 20});
+//   net.set_gradient_hook(&sync);
+//   net.train_step(...);              // every gradient = the mean over all ranks' samples
+//   sync.last().exposed()             // what the step waited for communication
+//
+// Buckets: parameters in backward order, packed until a bucket holds at least
+// bucket_bytes (a tensor is never split: fc6's 151 MB weight is one bucket).
+// A bucket is reduced as soon as its earliest layer's backward is done:
+//   CPU (MPI)   a communication thread runs each bucket's all-reduce (in place
+//               for one tensor, through a packed buffer for several) while the
+//               main thread goes on with the next layers; it waits between
+//               progress polls without spinning (a shared core is the compute's).
+//               Each rank's gradients are means over its own samples; the sum
+//               over ranks is scaled by 1/ranks (the global mean for an even split).
+//   CUDA (NCCL) a communication stream waits on an event recorded after the
+//               layer's backward and runs ncclAllReduce(ncclAvg) on each tensor
+//               of the bucket inside one NCCL group; the compute stream waits on
+//               the communication stream's last event before the update.
+// Without overlap every bucket is reduced in wait(), after the whole backward.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "train/comm.hpp"
+#include "train/net.hpp"
+
+namespace convlab::train {
+
+struct GradSyncOptions {
+  size_t bucket_bytes = size_t(25) << 20;
+  bool overlap = true;
+};
+
+struct GradBucket {
+  std::vector<Param*> params;
+  std::vector<size_t> layers;  // net indices of the layers whose parameters it holds
+  size_t ready_after = 0;      // the layer whose backward completes it (the lowest index)
+  size_t floats = 0;
+};
+
+// One step's communication, in seconds.
+struct SyncStep {
+  struct Bucket {
+    double start = 0, end = 0;  // the all-reduce, on the step's clock (0 = the first backward_done)
+  };
+  std::vector<Bucket> buckets;
+  double backward_end = 0;  // when wait() was called, same clock
+  double wait = 0;          // seconds wait() blocked: communication not hidden behind the backward
+  double comm() const;      // sum of the buckets' all-reduce times
+  // Part of bucket b after backward_end (exposed); the rest ran beside the backward.
+  double exposed(size_t b) const;
+};
+
+class GradSync final : public GradientHook {
+ public:
+  // CPU nets reduce over `comm` (MPI); CUDA nets over NCCL, created here from `comm`.
+  GradSync(Comm& comm, Net& net, GradSyncOptions opt = {});
+  ~GradSync() override;
+  GradSync(const GradSync&) = delete;
+  GradSync& operator=(const GradSync&) = delete;
+
+  void backward_done(size_t layer) override;
+  void wait() override;
+
+  const std::vector<GradBucket>& buckets() const { return buckets_; }
+  const SyncStep& last() const { return last_; }
+  size_t bytes() const;  // all gradients, once
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<GradBucket> buckets_;
+  SyncStep last_;
+};
+
+}  // namespace convlab::train
