@@ -84,8 +84,8 @@ class DeviceComm {
   virtual ~DeviceComm() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // In place on device memory, the average over ranks (ncclAvg), enqueued on `stream`.
-  virtual void allreduce_avg_async(float* device_data, size_t count, void* stream) = 0;
+  // In place on device memory, the sum over ranks (ncclSum), enqueued on `stream`.
+  virtual void allreduce_sum_async(float* device_data, size_t count, void* stream) = 0;
   virtual std::string describe() const = 0;
 };
 std::unique_ptr<DeviceComm> make_nccl_comm(Comm& host);

@@ -59,8 +59,8 @@ class NcclComm final : public DeviceComm {
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void allreduce_avg_async(float* data, size_t count, void* stream) override {
-    check_nccl(ncclAllReduce(data, data, count, ncclFloat32, ncclAvg, comm_, static_cast<cudaStream_t>(stream)),
+  void allreduce_sum_async(float* data, size_t count, void* stream) override {
+    check_nccl(ncclAllReduce(data, data, count, ncclFloat32, ncclSum, comm_, static_cast<cudaStream_t>(stream)),
                "AllReduce");
   }
   std::string describe() const override {

@@ -63,12 +63,15 @@ struct GradSync::Impl {
 
   void reduce_cpu(size_t bi) {
     GradBucket& b = buckets[bi];
-    const float scale = 1.0f / float(comm.size());
+    if (bi == 0) {
+      const double h0 = now_seconds();
+      double handshake = 0;
+      comm.allreduce_sum(&handshake, 1);
+      last.skew = now_seconds() - h0;
+    }
     last.buckets[bi].start = now_seconds() - t0;
     if (b.params.size() == 1) {
-      float* g = b.params[0]->g();
-      comm.allreduce_sum(g, b.floats);
-      for (size_t i = 0; i < b.floats; ++i) g[i] *= scale;
+      comm.allreduce_sum(b.params[0]->g(), b.floats);  // in place: no copy
     } else {
       float* buf = packed[bi].data();
       size_t off = 0;
@@ -79,8 +82,7 @@ struct GradSync::Impl {
       comm.allreduce_sum(buf, b.floats);
       off = 0;
       for (Param* p : b.params) {
-        float* g = p->g();
-        for (int64_t i = 0; i < p->value.size(); ++i) g[i] = buf[off + size_t(i)] * scale;
+        std::memcpy(p->g(), buf + off, size_t(p->value.size()) * sizeof(float));
         off += size_t(p->value.size());
       }
     }
@@ -131,7 +133,7 @@ struct GradSync::Impl {
     cudaEventRecord(start[bi], stream);
     // One NCCL group per bucket: its tensors' all-reduces are fused by NCCL.
     ncclGroupStart();
-    for (Param* p : buckets[bi].params) nccl->allreduce_avg_async(p->g(), size_t(p->value.size()), stream);
+    for (Param* p : buckets[bi].params) nccl->allreduce_sum_async(p->g(), size_t(p->value.size()), stream);
     ncclGroupEnd();
     cudaEventRecord(end[bi], stream);
 #else
@@ -144,24 +146,39 @@ struct GradSync::Impl {
 GradSync::GradSync(Comm& comm, Net& net, GradSyncOptions opt) {
   if (comm.size() < 2) fail("GradSync needs at least 2 ranks (got " + std::to_string(comm.size()) + ")");
   if (opt.bucket_bytes < sizeof(float)) fail("GradSync: bucket size must be at least one float");
-  // Buckets in backward order: layers from last to first.
+  const NetOptions& no = net.options();
+  if (no.grad_batch != no.batch * comm.size())
+    fail("GradSync: the net's loss gradient must be a mean over the global batch " +
+         std::to_string(no.batch * comm.size()) + " (NetOptions::grad_batch), not " + std::to_string(no.grad_batch));
+  // Buckets in backward order: layers from last to first. A tensor of at least
+  // bucket_bytes is a bucket alone (reduced in place); smaller ones are packed
+  // together until the bucket holds bucket_bytes.
   const auto& layers = net.layers();
   GradBucket cur;
+  auto close = [&] {
+    if (!cur.params.empty()) buckets_.push_back(std::move(cur));
+    cur = GradBucket{};
+  };
+  auto add = [&](GradBucket& b, Param* p, size_t layer) {
+    b.params.push_back(p);
+    b.floats += size_t(p->value.size());
+    if (b.layers.empty() || b.layers.back() != layer) b.layers.push_back(layer);
+    b.ready_after = layer;
+  };
   for (size_t i = layers.size(); i-- > 0;) {
-    const std::vector<Param*> ps = layers[i]->params();
-    if (ps.empty()) continue;
-    for (Param* p : ps) {
-      cur.params.push_back(p);
-      cur.floats += size_t(p->value.size());
-    }
-    cur.layers.push_back(i);
-    cur.ready_after = i;
-    if (cur.floats * sizeof(float) >= opt.bucket_bytes) {
-      buckets_.push_back(std::move(cur));
-      cur = GradBucket{};
+    for (Param* p : layers[i]->params()) {
+      if (size_t(p->value.size()) * sizeof(float) >= opt.bucket_bytes) {
+        close();  // the smaller tensors before it are ready first
+        GradBucket alone;
+        add(alone, p, i);
+        buckets_.push_back(std::move(alone));
+        continue;
+      }
+      add(cur, p, i);
+      if (cur.floats * sizeof(float) >= opt.bucket_bytes) close();
     }
   }
-  if (!cur.params.empty()) buckets_.push_back(std::move(cur));
+  close();
   if (buckets_.empty()) fail("GradSync: network '" + net.name() + "' has no parameters");
   impl_ = std::make_unique<Impl>(comm, net, opt, buckets_, last_);
   last_.buckets.resize(buckets_.size());

@@ -9,16 +9,18 @@
 //   sync.last().exposed()             // what the step waited for communication
 //
 // Buckets: parameters in backward order, packed until a bucket holds at least
-// bucket_bytes (a tensor is never split: fc6's 151 MB weight is one bucket).
+// bucket_bytes; a tensor that large is a bucket alone, reduced in place (AlexNet
+// at 25 MiB: fc8 + biases packed, fc7's and fc6's weights alone, the convolutions packed).
 // A bucket is reduced as soon as its earliest layer's backward is done:
 //   CPU (MPI)   a communication thread runs each bucket's all-reduce (in place
 //               for one tensor, through a packed buffer for several) while the
 //               main thread goes on with the next layers; it waits between
 //               progress polls without spinning (a shared core is the compute's).
-//               Each rank's gradients are means over its own samples; the sum
-//               over ranks is scaled by 1/ranks (the global mean for an even split).
+//               Each rank's loss gradient is divided by the global batch
+//               (NetOptions::grad_batch), so the plain sum over ranks is the
+//               global mean: no scaling pass over the gradients.
 //   CUDA (NCCL) a communication stream waits on an event recorded after the
-//               layer's backward and runs ncclAllReduce(ncclAvg) on each tensor
+//               layer's backward and runs ncclAllReduce(ncclSum) on each tensor
 //               of the bucket inside one NCCL group; the compute stream waits on
 //               the communication stream's last event before the update.
 // Without overlap every bucket is reduced in wait(), after the whole backward.
@@ -52,6 +54,10 @@ struct SyncStep {
   };
   std::vector<Bucket> buckets;
   double backward_end = 0;  // when wait() was called, same clock
+  // CPU: the time a one-number all-reduce took before the first bucket: the wait for
+  // the slowest rank to finish its part of the backward up to there (imbalance, not
+  // transfer: the buckets' times then hold the transfers alone). 0 on NCCL.
+  double skew = 0;
   double wait = 0;          // seconds wait() blocked: communication not hidden behind the backward
   double comm() const;      // sum of the buckets' all-reduce times
   // Part of bucket b after backward_end (exposed); the rest ran beside the backward.

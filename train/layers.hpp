@@ -268,15 +268,16 @@ class DropoutLayer : public Layer {
 };
 
 // Mean softmax cross-entropy of logits (n, classes) against integer labels;
-// dlogits = (softmax - onehot) / n. Returns the loss (accumulated in double).
+// dlogits = (softmax - onehot) / grad_n (0: n). Returns the loss (accumulated in double).
 // Throws Error for a label outside [0, classes).
 double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits,
-                             int threads = 0);
+                             int threads = 0, int grad_n = 0);
 // The same on ctx's device: logits, dlogits, device_labels (int32) and
 // loss_scratch (n doubles) are device pointers on CUDA; host_labels are
 // checked on the host first. Synchronises (it returns the loss).
 double softmax_cross_entropy(const ExecContext& ctx, const float* logits, const int* host_labels,
-                             const int* device_labels, int n, int classes, float* dlogits, double* loss_scratch);
+                             const int* device_labels, int n, int classes, float* dlogits, double* loss_scratch,
+                             int grad_n = 0);
 
 // SGD with momentum and weight decay (PyTorch semantics):
 //   g' = g + weight_decay * w (decay params only);  v = momentum * v + g';  w -= lr * v

@@ -27,12 +27,14 @@ void check_labels(const int* labels, int n, int classes) {
 }  // namespace
 
 double softmax_cross_entropy(const ExecContext& ctx, const float* logits, const int* host_labels,
-                             const int* device_labels, int n, int classes, float* dlogits, double* loss_scratch) {
-  if (ctx.device == DeviceKind::cpu) return softmax_cross_entropy(logits, host_labels, n, classes, dlogits, ctx.threads);
+                             const int* device_labels, int n, int classes, float* dlogits, double* loss_scratch,
+                             int grad_n) {
+  if (ctx.device == DeviceKind::cpu)
+    return softmax_cross_entropy(logits, host_labels, n, classes, dlogits, ctx.threads, grad_n);
   check_labels(host_labels, n, classes);
 #if CONVLAB_HAS_CUDA
   static_assert(sizeof(int) == sizeof(int32_t));
-  cuda::softmax_xent(n, classes, logits, device_labels, dlogits, loss_scratch, ctx.stream);
+  cuda::softmax_xent(n, classes, logits, device_labels, dlogits, loss_scratch, ctx.stream, grad_n);
   std::vector<double> per(static_cast<size_t>(n));
   device_synchronize(ctx);
   copy_to_host(ctx.device, per.data(), loss_scratch, per.size() * sizeof(double));
@@ -40,18 +42,19 @@ double softmax_cross_entropy(const ExecContext& ctx, const float* logits, const 
   for (double v : per) loss += v;  // the CPU's order
   return loss / n;
 #else
-  (void)logits, (void)device_labels, (void)dlogits, (void)loss_scratch;
+  (void)logits, (void)device_labels, (void)dlogits, (void)loss_scratch, (void)grad_n;
   fail("softmax_cross_entropy on CUDA: built without CUDA");
 #endif
 }
 
-double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits, int threads) {
+double softmax_cross_entropy(const float* logits, const int* labels, int n, int classes, float* dlogits, int threads,
+                             int grad_n) {
   ExecContext ctx;
   ctx.threads = threads;
   check_labels(labels, n, classes);
   static_assert(sizeof(int) == sizeof(int32_t));
   return cpu::softmax_xent(n, classes, logits, reinterpret_cast<const int32_t*>(labels), dlogits,
-                           ctx.resolved_threads()) /
+                           ctx.resolved_threads(), grad_n) /
          n;
 }
 

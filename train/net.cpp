@@ -160,7 +160,7 @@ double Net::forward_backward(const float* images, const int* labels, int64_t ite
   }
   double t0 = now_seconds();
   const double loss = softmax_cross_entropy(opt_.ctx, acts_.back().f32(), labels, dlabels, input_.n, classes(),
-                                            grads_.back().f32(), static_cast<double*>(d_loss_.get()));
+                                            grads_.back().f32(), static_cast<double*>(d_loss_.get()), opt_.grad_batch);
   if (times) times->loss = now_seconds() - t0;
   for (size_t i = L; i-- > 0;) {
     const float* x = i == 0 ? in : acts_[i - 1].f32();

@@ -30,6 +30,9 @@ struct NetOptions {
   // global batch. Dropout masks follow the global sample, so R ranks of batch B/R draw the
   // masks one net of batch B draws.
   int64_t sample_offset = 0;
+  // The batch the loss gradient is a mean over (0: batch). Data-parallel ranks give the
+  // global batch: their gradients then sum to the global mean (train/grad_sync.hpp).
+  int grad_batch = 0;
   ExecContext ctx;                 // device (cpu or cuda: every layer runs there), threads, stream
 };
 

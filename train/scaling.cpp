@@ -119,18 +119,19 @@ std::string scaling_markdown(const ScalingReport& s) {
   if (last.ranks > 1)
     o << "- gradients: " << fmt("%.1f", last.grad_bytes / 1e6) << " MB per step, " << last.buckets
       << "; exchange bandwidth ranks 0-1: " << fmt("%.2f", last.exchange_bytes_per_s / 1e9) << " GB/s (one direction, "
-      << s.options.probe_bytes / (1 << 20) << " MiB both ways at once, median of 5)\n";
+      << s.options.probe_bytes / (1 << 20) << " MiB both ways at once, median of 9)\n";
   o << "\n## Iteration time per policy and rank count\n\n";
   o << "iteration = the slowest rank's step, median [95 % interval]; all-reduce = every bucket's all-reduce per step; "
-       "exposed = the step's wait for it after the backward; hidden = the share of the all-reduce that ran beside the "
-       "backward; compute = iteration - exposed\n\n";
+       "skew = the wait for the slowest rank before the first bucket (imbalance, not transfer); exposed = the step's "
+       "wait after its own backward (all-reduce not hidden + skew); hidden = the share of the all-reduce that ran "
+       "beside the backward; compute = iteration - exposed\n\n";
   o << "| policy | ranks | batch/rank | threads/rank | iteration ms | efficiency | speedup vs baseline | all-reduce ms | "
-       "exposed ms | hidden | compute ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+       "skew ms | exposed ms | hidden | compute ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const PolicyResult& p0 : s.runs.front().policies) {
     for (const TrainReport& r : s.runs) {
       const PolicyResult* p = policy_in(r, p0.policy);
       if (!p) {
-        o << "| " << p0.policy << " | " << r.ranks << " | skipped | | | | | | | | |\n";
+        o << "| " << p0.policy << " | " << r.ranks << " | skipped | | | | | | | | | |\n";
         continue;
       }
       const bool d = r.ranks > 1;
@@ -138,9 +139,10 @@ std::string scaling_markdown(const ScalingReport& s) {
         << fmt("%.1f", p->iter_median * 1e3) << " [" << fmt("%.1f", p->iter_ci.lo * 1e3) << ", "
         << fmt("%.1f", p->iter_ci.hi * 1e3) << "] | " << (r.ranks == 1 ? "1" : fmt("%.2f", efficiency(s, r, *p)))
         << " | " << fmt("%.2f", speedup(r, *p)) << " | " << (d ? fmt("%.1f", p->comm_median * 1e3) : "-") << " | "
+        << (d ? fmt("%.1f", p->skew_median * 1e3) : "-") << " | "
         << (d ? fmt("%.1f", p->comm_exposed_median * 1e3) : "-") << " | "
         << (d && p->comm_median > 0
-                ? fmt("%.0f %%", 100 * std::max(0.0, 1 - p->comm_exposed_median / p->comm_median))
+                ? fmt("%.0f %%", 100 * std::max(0.0, 1 - p->comm_after_backward_median / p->comm_median))
                 : std::string("-"))
         << " | " << fmt("%.1f", (p->iter_median - (d ? p->comm_exposed_median : 0)) * 1e3) << " |\n";
     }
@@ -245,7 +247,8 @@ std::string scaling_json(const ScalingReport& s) {
         << ", \"iter_ms\": " << number(p->iter_median * 1e3) << ", \"iter_ms_ci\": [" << number(p->iter_ci.lo * 1e3)
         << ", " << number(p->iter_ci.hi * 1e3) << "], \"efficiency\": " << number(efficiency(s, r, *p))
         << ", \"speedup\": " << number(speedup(r, *p)) << ", \"comm_ms\": " << number(p->comm_median * 1e3)
-        << ", \"comm_exposed_ms\": " << number(p->comm_exposed_median * 1e3) << ", \"final_loss\": "
+        << ", \"comm_exposed_ms\": " << number(p->comm_exposed_median * 1e3)
+        << ", \"skew_ms\": " << number(p->skew_median * 1e3) << ", \"final_loss\": "
         << number(p->losses.empty() ? NAN : p->losses.back()) << "}";
       f2 = false;
     }

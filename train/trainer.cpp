@@ -160,6 +160,8 @@ void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const Step
   if (run.sync) {
     pr.comm_median = stats::median(pr.comm_seconds);
     pr.comm_exposed_median = stats::median(pr.comm_exposed_seconds);
+    pr.skew_median = stats::median(pr.skew_seconds);
+    pr.comm_after_backward_median = stats::median(pr.comm_after_backward_seconds);
   }
   pr.loss_median_loss = stats::median(pr.loss_seconds);
   const auto& layers = run.net.layers();
@@ -184,8 +186,10 @@ void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const Step
         const auto& bs = run.sync->buckets();
         for (size_t b = 0; b < bs.size(); ++b)
           if (std::find(bs[b].layers.begin(), bs[b].layers.end(), li) != bs[b].layers.end()) {
-            double mine = 0;
-            for (Param* p : layers[li]->params()) mine += double(p->value.size());
+            double mine = 0;  // this layer's tensors in bucket b
+            for (Param* p : layers[li]->params())
+              if (std::find(bs[b].params.begin(), bs[b].params.end(), p) != bs[b].params.end())
+                mine += double(p->value.size());
             const double share = mine / double(bs[b].floats);
             c += share * (st.buckets[b].end - st.buckets[b].start);
             e += share * st.exposed(b);
@@ -270,6 +274,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   NetOptions no = net_options(cfg);
   no.batch = cfg.batch / R;
   no.sample_offset = int64_t(me) * no.batch;
+  if (R > 1) no.grad_batch = cfg.batch;  // the ranks' gradients sum to the global mean (train/grad_sync.hpp)
   if (dist && dist->comm && cfg.threads == 0 && cfg.device == DeviceKind::cpu) no.ctx.threads = rank_threads(*dist->comm);
   rep.ranks = R;
   rep.rank_threads = no.ctx.resolved_threads();
@@ -282,7 +287,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   if (comm) {
     rep.transport = cfg.device == DeviceKind::cpu ? comm->describe() : "NCCL over " + comm->describe();
     say("measuring the exchange bandwidth between ranks 0 and 1 ...");
-    rep.exchange_bytes_per_s = comm->exchange_bandwidth(dist->probe_bytes, 5);
+    rep.exchange_bytes_per_s = comm->exchange_bandwidth(dist->probe_bytes, 9);
   }
 
   // Every rank draws the whole global batch and trains its own slice of it.
@@ -415,6 +420,10 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
           run.syncs.push_back(run.sync->last());
           pr.comm_seconds.push_back(run.sync->last().comm());
           pr.comm_exposed_seconds.push_back(st.comm_wait);
+          pr.skew_seconds.push_back(run.sync->last().skew);
+          double after = 0;
+          for (size_t b = 0; b < run.sync->last().buckets.size(); ++b) after += run.sync->last().exposed(b);
+          pr.comm_after_backward_seconds.push_back(after);
         }
         run.steps.push_back(std::move(st));
       }

@@ -93,8 +93,10 @@ struct PolicyResult {
   // Data-parallel runs (TrainReport::ranks > 1), medians over the timed rounds: all-reduce
   // time per step (every bucket), the step's wait for it after the backward (exposed), and
   // the compute of the step (iteration minus exposed communication).
-  double comm_median = 0, comm_exposed_median = 0;
-  std::vector<double> comm_seconds, comm_exposed_seconds;  // per timed round
+  // skew: the wait for the slowest rank before the first bucket (load imbalance).
+  // after_backward: the part of the buckets' all-reduces after the backward ended (not hidden).
+  double comm_median = 0, comm_exposed_median = 0, skew_median = 0, comm_after_backward_median = 0;
+  std::vector<double> comm_seconds, comm_exposed_seconds, skew_seconds, comm_after_backward_seconds;  // per timed round
   std::vector<LayerResult> layers;
   double first_layer_dx_seconds = 0;   // what the skipped dL/dimage would have cost
 };

@@ -73,8 +73,10 @@ void dropout_bwd(int64_t count, float p, uint64_t key, const float* dy, float* d
 // Softmax cross-entropy of logits (n, classes) against labels in [0, classes)
 // (the caller checks them), in double: loss_i = logsumexp(z_i) - z_i[label_i],
 // returned as the sum over samples in sample order; dlogits (may be null) =
-// (softmax - onehot) / n. exp is a vectorised double exp (< 2 ulp).
-double softmax_xent(int n, int classes, const float* logits, const int32_t* labels, float* dlogits, int threads);
+// (softmax - onehot) / grad_n (grad_n = 0: n; a data-parallel rank passes the
+// global batch, so the ranks' gradients sum to the global mean). exp is a vectorised double exp (< 2 ulp).
+double softmax_xent(int n, int classes, const float* logits, const int32_t* labels, float* dlogits, int threads,
+                    int grad_n = 0);
 
 // SGD with momentum and weight decay (PyTorch semantics, as train::sgd_update)
 // over every tensor in one parallel pass: the tensors' elements, end to end,

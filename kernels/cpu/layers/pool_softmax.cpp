@@ -55,12 +55,13 @@ void maxpool_bwd(const PoolShape& ps, const float* dy, const uint8_t* argmax, fl
   }
 }
 
-double softmax_xent(int n, int classes, const float* logits, const int32_t* labels, float* dlogits, int threads) {
+double softmax_xent(int n, int classes, const float* logits, const int32_t* labels, float* dlogits, int threads,
+                    int grad_n) {
   assert(n >= 0 && (n == 0 || classes >= 1));
   const LayerKernels& k = select_layer_kernels();
   std::vector<double> per(size_t(n), 0.0);
   const int nt = std::min(pass_threads(threads, int64_t(n) * classes * 8), std::max(n, 1));
-  const double inv_n = 1.0 / double(n);
+  const double inv_n = 1.0 / double(grad_n > 0 ? grad_n : n);
 #pragma omp parallel num_threads(nt)
   {
     std::vector<double> e(static_cast<size_t>(classes));

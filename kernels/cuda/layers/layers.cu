@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(kThreads)
 
 __global__ void __launch_bounds__(kThreads)
     softmax_xent_kernel(int n, int classes, const float* __restrict__ logits, const int32_t* __restrict__ labels,
-                        float* __restrict__ dlogits, double* __restrict__ loss) {
+                        float* __restrict__ dlogits, double* __restrict__ loss, int grad_n) {
   CONVLAB_SHARED(float, red_f, [33]);
   CONVLAB_SHARED(double, red_d, [33]);
   const int64_t row = blockIdx.x;
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(kThreads)
   if (dlogits) {
     float* d = dlogits + row * classes;
     for (int c = t; c < classes; c += nt)
-      d[c] = valid ? float((exp(double(z[c]) - lse) - (c == label ? 1.0 : 0.0)) / n)
+      d[c] = valid ? float((exp(double(z[c]) - lse) - (c == label ? 1.0 : 0.0)) / grad_n)
                    : std::numeric_limits<float>::quiet_NaN();
   }
 }
@@ -435,13 +435,13 @@ void dropout_bwd(int64_t count, const float* dy, const float* mask, float* dx, v
 }
 
 void softmax_xent(int n, int classes, const float* logits, const int32_t* labels, float* dlogits, double* loss,
-                  void* stream) {
+                  void* stream, int grad_n) {
   assert(n >= 0 && (n == 0 || classes >= 1));
   if (n <= 0) return;
   // one thread per class up to 256, a whole number of warps
   const int threads = std::min(kThreads, (classes + 31) / 32 * 32);
   CONVLAB_LAUNCH(softmax_xent_kernel, dim3(unsigned(n)), dim3(unsigned(threads)), 0, stream, n, classes, logits,
-                 labels, dlogits, loss);
+                 labels, dlogits, loss, grad_n > 0 ? grad_n : n);
 }
 
 void sgd_update(int64_t count, float lr, float momentum, float weight_decay, float* w, const float* g, float* v,

@@ -49,9 +49,10 @@ void dropout_bwd(int64_t count, const float* dy, const float* mask, float* dx, v
 
 // Softmax cross-entropy of logits (n, classes) against labels in [0, classes)
 // (the caller checks them): loss[i] = logsumexp(z_i) - z_i[label_i] in double,
-// one block per sample; dlogits (may be null) = (softmax - onehot) / n.
+// one block per sample; dlogits (may be null) = (softmax - onehot) / grad_n
+// (grad_n = 0: n; the CPU kernel's convention).
 void softmax_xent(int n, int classes, const float* logits, const int32_t* labels, float* dlogits, double* loss,
-                  void* stream);
+                  void* stream, int grad_n = 0);
 
 // SGD with momentum and weight decay (PyTorch semantics, as train::sgd_update):
 //   v = momentum * v + (g + weight_decay * w);  w -= lr * v
