@@ -16,6 +16,11 @@
 #             convlab's find and get), then again with --tf32
 #   train     AlexNet training on the GPU under the default policies, and the
 #             report's GPU half on the tiny net
+#   dist      data-parallel training over NCCL (issue 21) on every GPU the machine
+#             has, one rank per GPU under mpirun: `convlab train alexnet --device
+#             cuda --ranks 1,N`; with one GPU the NCCL path runs on one rank in the
+#             tests stage (NcclCuda.*) and this stage says so; FAILS when N >= 2
+#             GPUs and the run fails, or when there is no mpirun to start it
 #   bench     `bench_conv --device=cuda`: every cuda.* / cudnn.* algorithm on every
 #             AlexNet layer and direction, CUDA-event times (the CPU benchmarks are
 #             not run here); FAILS without a CUDA device
@@ -42,7 +47,7 @@ stage_fail() { status=1; note "$1: FAILED — $2"; }
 stage_ok() { note "$1: ok — $2"; }
 bin=$root/build-gpu
 
-all_stages=(build tests sanitize check tune train bench)
+all_stages=(build tests sanitize check tune train dist bench)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
 for s in "${stages[@]}"; do
@@ -262,6 +267,27 @@ stage_train() {
   fi
   "$bin/convlab" report --net tiny --batch 8 --iters 3 --gpu on --out "$d/report_tiny" > "$d/report_tiny.txt" 2>&1 \
     || stage_fail train "report --gpu on: see $d/report_tiny.txt"
+}
+
+stage_dist() {
+  local d=$out/dist; mkdir -p "$d"
+  local ngpu
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  if [ "${ngpu:-0}" -lt 2 ]; then
+    stage_ok dist "${ngpu:-0} GPU: NCCL ran on one rank in the tests stage (NcclCuda.*); N-GPU data-parallel needs >= 2 GPUs"
+    return
+  fi
+  local mpirun
+  mpirun=$(command -v mpirun || command -v mpiexec || true)
+  [ -n "$mpirun" ] || { stage_fail dist "$ngpu GPUs but no mpirun here (Open MPI's runtime is not in the bundle)"; return; }
+  if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 540 "$mpirun" -np "$ngpu" --bind-to none \
+       -x LD_LIBRARY_PATH "$bin/convlab" train alexnet --device cuda --batch $((32 * ngpu)) --iters 5 --warmup 2 \
+       --policy 'default;get;find' --ranks "1,$ngpu" --json "$d/train_alexnet_cuda_dist.json" \
+       > "$d/train_alexnet_cuda_dist.md" 2> "$d/train_alexnet_cuda_dist.log"; then
+    stage_ok dist "$ngpu GPUs over NCCL: see $d/train_alexnet_cuda_dist.md"
+  else
+    stage_fail dist "mpirun -np $ngpu convlab train --device cuda: see $d/train_alexnet_cuda_dist.log"
+  fi
 }
 
 stage_bench() {

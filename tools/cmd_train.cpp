@@ -150,8 +150,11 @@ int cmd_train(int argc, char** argv) {
               "Default under mpirun: 1,N (one rank is the scaling efficiency's reference)");
   args.option("bucket-mb", "X", "data-parallel: gradient all-reduce buckets of at least X MiB (a tensor is never split)",
               "25");
-  args.flag("no-overlap", "data-parallel: all-reduce every bucket after the whole backward (default: each bucket as "
-                          "soon as its layers' gradients are ready, beside the rest of the backward)");
+  args.option("overlap", "auto|on|off",
+              "data-parallel: on = all-reduce each bucket as soon as its layers' gradients are ready, beside the rest "
+              "of the backward; off = every bucket after the whole backward; auto = on for CUDA, and on the CPU only "
+              "when a core is left for the communication thread",
+              "auto");
   args.option("estimate", "NODESxGPUS", "data-parallel report: the on-paper cluster of the estimate", "2x4");
   args.option("estimate-gbs", "INTER,INTRA",
               "data-parallel report: the estimate's GB/s per GPU between nodes and inside a node (assumed, not "
@@ -187,10 +190,13 @@ int cmd_train(int argc, char** argv) {
       if (std::string why = train::nccl_unavailable_reason(); !why.empty()) fail("convlab train --device cuda --ranks: " + why);
     const double mb = get_float(args, "bucket-mb", 0.001, 1e6);
     sopt.sync.bucket_bytes = size_t(mb * 1048576);
-    sopt.sync.overlap = !args.has("no-overlap");
+    const std::string ov = args.get("overlap");
+    if (ov != "auto" && ov != "on" && ov != "off")
+      fail("convlab train: --overlap must be auto, on or off, got '" + printable(ov) + "'");
+    sopt.overlap = ov == "on" ? train::Overlap::on : ov == "off" ? train::Overlap::off : train::Overlap::automatic;
     train::parse_paper_cluster(args.get("estimate"), args.get("estimate-gbs"), sopt.paper);
   } else {
-    for (const char* o : {"bucket-mb", "no-overlap", "estimate", "estimate-gbs"})
+    for (const char* o : {"bucket-mb", "overlap", "estimate", "estimate-gbs"})
       if (args.has(o)) fail(std::string("convlab train: --") + o + " needs --ranks (data-parallel training)");
   }
   if (cfg.device == DeviceKind::cuda && !cuda_info().available)

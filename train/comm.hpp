@@ -58,12 +58,18 @@ class Comm {
   virtual std::unique_ptr<Comm> first(int k) = 0;
 
   // One direction's bandwidth (bytes / second) while ranks 0 and 1 exchange
-  // `bytes` both ways at once (MPI_Sendrecv, one step of a ring all-reduce),
-  // median of `reps` after one warm-up; 0 when size() < 2. Collective.
+  // `bytes` both ways at once (MPI_Sendrecv, one step of a ring all-reduce): the
+  // best of `reps` timed exchanges in each of three fresh buffer pairs, the
+  // median of the three; 0 when size() < 2. Collective.
   virtual double exchange_bandwidth(size_t bytes, int reps) = 0;
   // "MPI (Open MPI 4.1.4), 2 ranks on 1 node, thread level MULTIPLE"
   virtual std::string describe() const = 0;
 };
+
+// The group of this process alone (no transport, no MPI): size 1, every
+// collective the identity. What a single GPU's NCCL communicator is bootstrapped
+// over when there is no MPI world (scripts/gpu-check.sh on a one-GPU machine).
+std::unique_ptr<Comm> solo_comm();
 
 // The MPI world: initialised on the first call (MPI_THREAD_MULTIPLE asked;
 // what was granted is thread_multiple()), finalised at exit. Error when this

@@ -144,7 +144,6 @@ struct GradSync::Impl {
 };
 
 GradSync::GradSync(Comm& comm, Net& net, GradSyncOptions opt) {
-  if (comm.size() < 2) fail("GradSync needs at least 2 ranks (got " + std::to_string(comm.size()) + ")");
   if (opt.bucket_bytes < sizeof(float)) fail("GradSync: bucket size must be at least one float");
   const NetOptions& no = net.options();
   if (no.grad_batch != no.batch * comm.size())

@@ -67,6 +67,7 @@ struct SyncStep {
 class GradSync final : public GradientHook {
  public:
   // CPU nets reduce over `comm` (MPI); CUDA nets over NCCL, created here from `comm`.
+  // One rank is allowed (the transport runs; the sum is the rank's own gradient).
   GradSync(Comm& comm, Net& net, GradSyncOptions opt = {});
   ~GradSync() override;
   GradSync(const GradSync&) = delete;

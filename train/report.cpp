@@ -52,7 +52,7 @@ void md_setup(Out& o, const TrainReport& r) {
     << " s\n";
   if (r.ranks > 1)
     o << "- data-parallel: " << r.ranks << " ranks, batch " << c.batch / r.ranks << " each (" << r.rank_threads
-      << " threads per rank); " << r.transport << "; " << r.buckets << "; exchange bandwidth ranks 0-1 "
+      << " threads per rank); " << r.transport << "; " << r.buckets << "; " << r.overlap_why << "; exchange bandwidth ranks 0-1 "
       << fmt("%.2f", r.exchange_bytes_per_s / 1e9) << " GB/s; times are rank 0's, iterations the slowest rank's\n";
   o << "\n";
 }
@@ -286,7 +286,8 @@ std::string report_json(const TrainReport& r) {
     << ",\n  \"baseline\": " << (bi >= 0 ? quote(r.policies[size_t(bi)].policy) : "null") << ",\n  \"ranks\": " << r.ranks;
   if (r.ranks > 1)
     o << ",\n  \"dist\": {\"transport\": " << quote(r.transport) << ", \"buckets\": " << quote(r.buckets)
-      << ", \"grad_bytes\": " << number(r.grad_bytes) << ", \"rank_threads\": " << r.rank_threads
+      << ", \"grad_bytes\": " << number(r.grad_bytes) << ", \"overlap\": " << quote(r.overlap_why)
+      << ", \"rank_threads\": " << r.rank_threads
       << ", \"exchange_bytes_per_s\": " << number(r.exchange_bytes_per_s) << "}";
   o << ",\n  \"policies\": [";
   for (size_t pi = 0; pi < r.policies.size(); ++pi) {

@@ -1,5 +1,6 @@
 #include "train/scaling.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -35,6 +36,18 @@ double efficiency(const ScalingReport& s, const TrainReport& r, const PolicyResu
   const PolicyResult* q = one ? policy_in(*one, p.policy) : nullptr;
   if (!q || p.iter_median <= 0) return NAN;
   return q->iter_median / (r.ranks * p.iter_median);
+}
+
+// The largest relative difference of p's loss per iteration (warm-up included) from the
+// same policy's on one rank: the same batches and weights, so it must stay within 1e-4.
+double loss_diff_vs_one(const ScalingReport& s, const PolicyResult& p) {
+  const TrainReport* one = one_rank(s);
+  const PolicyResult* q = one ? policy_in(*one, p.policy) : nullptr;
+  if (!q || q->losses.size() != p.losses.size()) return NAN;
+  double worst = 0;
+  for (size_t i = 0; i < p.losses.size(); ++i)
+    worst = std::max(worst, std::fabs(p.losses[i] - q->losses[i]) / std::fabs(q->losses[i]));
+  return worst;
 }
 
 double speedup(const TrainReport& r, const PolicyResult& p) {
@@ -98,6 +111,7 @@ ScalingReport run_scaling(const TrainConfig& cfg, Comm& world, const ScalingOpti
       DistOptions d;
       d.comm = sub.get();
       d.sync = opt.sync;
+      d.overlap = opt.overlap;
       d.probe_bytes = opt.probe_bytes;
       TrainReport r = run_training(cfg, log, &d);
       if (world.rank() == 0) s.runs.push_back(std::move(r));
@@ -117,21 +131,23 @@ std::string scaling_markdown(const ScalingReport& s) {
        "T(ranks))); every rank count trains the same batches from the same weights; rank 0 chooses the algorithms\n";
   o << "- world: " << s.world << "\n";
   if (last.ranks > 1)
-    o << "- gradients: " << fmt("%.1f", last.grad_bytes / 1e6) << " MB per step, " << last.buckets
+    o << "- gradients: " << fmt("%.1f", last.grad_bytes / 1e6) << " MB per step, " << last.buckets << "; "
+      << last.overlap_why
       << "; exchange bandwidth ranks 0-1: " << fmt("%.2f", last.exchange_bytes_per_s / 1e9) << " GB/s (one direction, "
-      << s.options.probe_bytes / (1 << 20) << " MiB both ways at once, median of 9)\n";
+      << s.options.probe_bytes / (1 << 20) << " MiB both ways at once: the best of 5 in each of 3 buffer pairs, their median)\n";
   o << "\n## Iteration time per policy and rank count\n\n";
   o << "iteration = the slowest rank's step, median [95 % interval]; all-reduce = every bucket's all-reduce per step; "
        "skew = the wait for the slowest rank before the first bucket (imbalance, not transfer); exposed = the step's "
        "wait after its own backward (all-reduce not hidden + skew); hidden = the share of the all-reduce that ran "
-       "beside the backward; compute = iteration - exposed\n\n";
+       "beside the backward; compute = iteration - exposed; loss diff = the largest relative difference of the loss, "
+       "iteration by iteration, from the same policy on 1 rank (target <= 1e-4)\n\n";
   o << "| policy | ranks | batch/rank | threads/rank | iteration ms | efficiency | speedup vs baseline | all-reduce ms | "
-       "skew ms | exposed ms | hidden | compute ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+       "skew ms | exposed ms | hidden | compute ms | loss diff |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const PolicyResult& p0 : s.runs.front().policies) {
     for (const TrainReport& r : s.runs) {
       const PolicyResult* p = policy_in(r, p0.policy);
       if (!p) {
-        o << "| " << p0.policy << " | " << r.ranks << " | skipped | | | | | | | | | |\n";
+        o << "| " << p0.policy << " | " << r.ranks << " | skipped | | | | | | | | | | |\n";
         continue;
       }
       const bool d = r.ranks > 1;
@@ -144,7 +160,8 @@ std::string scaling_markdown(const ScalingReport& s) {
         << (d && p->comm_median > 0
                 ? fmt("%.0f %%", 100 * std::max(0.0, 1 - p->comm_after_backward_median / p->comm_median))
                 : std::string("-"))
-        << " | " << fmt("%.1f", (p->iter_median - (d ? p->comm_exposed_median : 0)) * 1e3) << " |\n";
+        << " | " << fmt("%.1f", (p->iter_median - (d ? p->comm_exposed_median : 0)) * 1e3) << " | "
+        << (r.ranks == 1 ? std::string("-") : fmt("%.1e", loss_diff_vs_one(s, *p))) << " |\n";
     }
   }
   if (s.runs.size() > 1) {
@@ -248,7 +265,8 @@ std::string scaling_json(const ScalingReport& s) {
         << ", " << number(p->iter_ci.hi * 1e3) << "], \"efficiency\": " << number(efficiency(s, r, *p))
         << ", \"speedup\": " << number(speedup(r, *p)) << ", \"comm_ms\": " << number(p->comm_median * 1e3)
         << ", \"comm_exposed_ms\": " << number(p->comm_exposed_median * 1e3)
-        << ", \"skew_ms\": " << number(p->skew_median * 1e3) << ", \"final_loss\": "
+        << ", \"skew_ms\": " << number(p->skew_median * 1e3)
+        << ", \"loss_rel_diff_vs_1_rank\": " << number(r.ranks == 1 ? 0.0 : loss_diff_vs_one(s, *p)) << ", \"final_loss\": "
         << number(p->losses.empty() ? NAN : p->losses.back()) << "}";
       f2 = false;
     }

@@ -32,6 +32,7 @@ struct PaperCluster {
 struct ScalingOptions {
   std::vector<int> ranks;  // ascending, each in [1, world size]
   GradSyncOptions sync;
+  Overlap overlap = Overlap::automatic;
   size_t probe_bytes = size_t(64) << 20;
   PaperCluster paper;
 };

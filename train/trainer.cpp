@@ -284,10 +284,27 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   const std::vector<bool> runnable = runnable_policies(policies, cfg.device);
   rep.memory = plan_memory(probe, policies, runnable);
   if (!rep.memory.refusal.empty()) fail(rep.memory.refusal);  // before any other net and any find
+  GradSyncOptions sync_opt = dist ? dist->sync : GradSyncOptions{};
   if (comm) {
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const int busy = comm->local_size() * rep.rank_threads;
+    if (dist->overlap != Overlap::automatic) {
+      sync_opt.overlap = dist->overlap == Overlap::on;
+      rep.overlap_why = std::string("overlap ") + (sync_opt.overlap ? "on" : "off") + " (asked)";
+    } else if (cfg.device != DeviceKind::cpu) {
+      sync_opt.overlap = true;
+      rep.overlap_why = "overlap on (auto: NCCL runs on its own stream)";
+    } else {
+      sync_opt.overlap = busy < cores;
+      rep.overlap_why = "overlap " + std::string(sync_opt.overlap ? "on" : "off") + " (auto: " +
+                        std::to_string(comm->local_size()) + " ranks x " + std::to_string(rep.rank_threads) +
+                        " threads on " + std::to_string(cores) + " cores: " +
+                        (sync_opt.overlap ? "a core is left for the communication thread"
+                                          : "no core is left for a communication thread") + ")";
+    }
     rep.transport = cfg.device == DeviceKind::cpu ? comm->describe() : "NCCL over " + comm->describe();
     say("measuring the exchange bandwidth between ranks 0 and 1 ...");
-    rep.exchange_bytes_per_s = comm->exchange_bandwidth(dist->probe_bytes, 9);
+    rep.exchange_bytes_per_s = comm->exchange_bandwidth(dist->probe_bytes, 5);
   }
 
   // Every rank draws the whole global batch and trains its own slice of it.
@@ -381,7 +398,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     runners.push_back({rep.policies.size(), std::move(net), {}, nullptr, {}});
     if (comm) {
       Runner& run = runners.back();
-      run.sync = std::make_unique<GradSync>(*comm, run.net, dist->sync);
+      run.sync = std::make_unique<GradSync>(*comm, run.net, sync_opt);
       run.net.set_gradient_hook(run.sync.get());
       rep.buckets = run.sync->describe();
       rep.grad_bytes = double(run.sync->bytes());

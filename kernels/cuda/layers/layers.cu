@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(kThreads)
 // ---- softmax cross-entropy -----------------------------------------------------------------
 
 __global__ void __launch_bounds__(kThreads)
-    softmax_xent_kernel(int n, int classes, const float* __restrict__ logits, const int32_t* __restrict__ labels,
+    softmax_xent_kernel(int classes, const float* __restrict__ logits, const int32_t* __restrict__ labels,
                         float* __restrict__ dlogits, double* __restrict__ loss, int grad_n) {
   CONVLAB_SHARED(float, red_f, [33]);
   CONVLAB_SHARED(double, red_d, [33]);
@@ -440,7 +440,7 @@ void softmax_xent(int n, int classes, const float* logits, const int32_t* labels
   if (n <= 0) return;
   // one thread per class up to 256, a whole number of warps
   const int threads = std::min(kThreads, (classes + 31) / 32 * 32);
-  CONVLAB_LAUNCH(softmax_xent_kernel, dim3(unsigned(n)), dim3(unsigned(threads)), 0, stream, n, classes, logits,
+  CONVLAB_LAUNCH(softmax_xent_kernel, dim3(unsigned(n)), dim3(unsigned(threads)), 0, stream, classes, logits,
                  labels, dlogits, loss, grad_n > 0 ? grad_n : n);
 }
 

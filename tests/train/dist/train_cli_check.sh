@@ -54,6 +54,7 @@ expect_refusal "not started by mpirun" "$convlab" train tiny --ranks 2
 expect_refusal "needs 3 MPI processes" "$mpirun" -np 2 --oversubscribe --bind-to none "$convlab" train tiny --ranks 1,3
 expect_refusal "does not split evenly" "$mpirun" -np 2 --oversubscribe --bind-to none "$convlab" train tiny --batch 15 --ranks 2
 expect_refusal "ascending" "$convlab" train tiny --ranks 2,1
-expect_refusal "needs --ranks" "$convlab" train tiny --no-overlap
+expect_refusal "needs --ranks" "$convlab" train tiny --overlap on
+expect_refusal "auto, on or off" "$convlab" train tiny --ranks 1 --overlap maybe
 expect_refusal "NODESxGPUS" "$convlab" train tiny --ranks 1 --estimate 2by4
 echo "train_cli_check: ok"
