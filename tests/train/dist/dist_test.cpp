@@ -253,15 +253,20 @@ TEST(DataParallel, TwoRanksTrainLikeOneRankOfTheGlobalBatch) {
   RecordProperty("worst_weight_diff_over_bound", std::to_string(worst));
 }
 
-TEST(DataParallel, RankZeroChoosesAndEveryRankCountTrainsTheSameNetwork) {
-  NEED_TWO_RANKS();
+TrainConfig tiny_config(int batch, int iters, int warmup, std::vector<std::string> policies) {
   TrainConfig cfg;
   cfg.net = "tiny";
-  cfg.batch = 32;
-  cfg.iters = 2;
-  cfg.warmup = 1;
+  cfg.batch = batch;
+  cfg.iters = iters;
+  cfg.warmup = warmup;
   cfg.classes = kClasses;
-  cfg.policies = {"find", "default"};
+  cfg.policies = std::move(policies);
+  return cfg;
+}
+
+TEST(DataParallel, RankZeroChoosesAndEveryRankCountTrainsTheSameNetwork) {
+  NEED_TWO_RANKS();
+  const TrainConfig cfg = tiny_config(32, 2, 1, {"find", "default"});
   ScalingOptions opt;
   opt.ranks = {1, 2};
   opt.probe_bytes = size_t(1) << 20;
@@ -294,13 +299,7 @@ TEST(DataParallel, RankZeroChoosesAndEveryRankCountTrainsTheSameNetwork) {
 
 TEST(DataParallel, OtherRanksRunRankZerosChoices) {
   NEED_TWO_RANKS();
-  TrainConfig cfg;
-  cfg.net = "tiny";
-  cfg.batch = 16;
-  cfg.iters = 1;
-  cfg.warmup = 0;
-  cfg.classes = kClasses;
-  cfg.policies = {"find"};
+  const TrainConfig cfg = tiny_config(16, 1, 0, {"find"});
   std::unique_ptr<Comm> two = world().first(2);
   DistOptions d;
   d.comm = two.get();
@@ -326,10 +325,7 @@ TEST(DataParallel, OtherRanksRunRankZerosChoices) {
 
 TEST(DataParallel, AnUnevenSplitIsRefusedOnEveryRank) {
   NEED_TWO_RANKS();
-  TrainConfig cfg;
-  cfg.net = "tiny";
-  cfg.batch = 15;
-  cfg.policies = {"default"};
+  const TrainConfig cfg = tiny_config(15, 1, 0, {"default"});
   std::unique_ptr<Comm> two = world().first(2);
   DistOptions d;
   d.comm = two.get();
