@@ -39,9 +39,12 @@ if(CONVLAB_ONEDNN)
   find_package(dnnl CONFIG REQUIRED)
 endif()
 
-# MPI (data-parallel training, train/comm.hpp): the C API, Debian's Open MPI.
+# MPI (data-parallel training, train/comm.hpp): Debian's Open MPI through its C++
+# compiler wrapper, without the deprecated C++ bindings (only the C API is used;
+# MPI::MPI_CXX then carries OMPI_SKIP_MPICXX), so a consumer needs no C language.
 if(CONVLAB_MPI)
-  find_package(MPI REQUIRED COMPONENTS C)
+  set(MPI_CXX_SKIP_MPICXX ON)
+  find_package(MPI REQUIRED COMPONENTS CXX)
 endif()
 
 if(CONVLAB_CUDA)

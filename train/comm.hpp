@@ -95,5 +95,9 @@ class DeviceComm {
   virtual std::string describe() const = 0;
 };
 std::unique_ptr<DeviceComm> make_nccl_comm(Comm& host);
+// Makes GPU (host.local_rank() % GPUs) this process's current device, before any
+// device memory of the rank is allocated (the nets, then NCCL, all on that GPU).
+// Error without a CUDA device, or with more ranks on the node than GPUs.
+void select_rank_gpu(const Comm& host);
 
 }  // namespace convlab::train

@@ -81,9 +81,21 @@ std::unique_ptr<DeviceComm> make_nccl_comm(Comm& host) {
   return std::make_unique<NcclComm>(host);
 }
 
+void select_rank_gpu(const Comm& host) {
+  int devices = 0;
+  if (!cuda_info().available || cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1)
+    fail("no CUDA device (" + cuda_info().reason + ")");
+  if (host.local_size() > devices)
+    fail(std::to_string(host.local_size()) + " ranks on this node but " + std::to_string(devices) +
+         " GPUs: one rank per GPU (mpirun -np <GPUs per node x nodes>)");
+  if (cudaSetDevice(host.local_rank() % devices) != cudaSuccess)
+    fail("cudaSetDevice(" + std::to_string(host.local_rank() % devices) + ") failed");
+}
+
 #else
 
 std::unique_ptr<DeviceComm> make_nccl_comm(Comm&) { fail("NCCL: " + nccl_unavailable_reason()); }
+void select_rank_gpu(const Comm&) { fail("NCCL: " + nccl_unavailable_reason()); }
 
 #endif
 

@@ -278,11 +278,22 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   if (dist && dist->comm && cfg.threads == 0 && cfg.device == DeviceKind::cpu) no.ctx.threads = rank_threads(*dist->comm);
   rep.ranks = R;
   rep.rank_threads = no.ctx.resolved_threads();
+  if (comm && cfg.device == DeviceKind::cuda) select_rank_gpu(*comm);  // before any device memory
   Net probe = build_network(cfg.net, no);  // no CUDA device: Error
   rep.device = device_fingerprint(cfg.device, no.ctx.threads);
   rep.params = probe.param_count();
   const std::vector<bool> runnable = runnable_policies(policies, cfg.device);
   rep.memory = plan_memory(probe, policies, runnable);
+  if (comm && rep.memory.refusal.empty() && !rep.memory.on_gpu && comm->local_size() > 1) {
+    // The ranks of a node share its memory: all of their nets must fit together.
+    const double all = double(rep.memory.host_total) * comm->local_size();
+    if (all > (1 - kMemoryMargin) * double(rep.memory.host_available))
+      rep.memory.refusal = std::to_string(comm->local_size()) + " ranks on this node need " +
+                           std::to_string(int64_t(all / 1048576)) + " MiB for their nets together, more than " +
+                           std::to_string(int(100 * (1 - kMemoryMargin))) + " % of the " +
+                           std::to_string(rep.memory.host_available / 1048576) + " MiB available (" +
+                           rep.memory.host_source + "): fewer policies (--policy) or fewer ranks per node";
+  }
   if (!rep.memory.refusal.empty()) fail(rep.memory.refusal);  // before any other net and any find
   GradSyncOptions sync_opt = dist ? dist->sync : GradSyncOptions{};
   if (comm) {
