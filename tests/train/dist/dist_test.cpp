@@ -264,6 +264,15 @@ TrainConfig tiny_config(int batch, int iters, int warmup, std::vector<std::strin
   return cfg;
 }
 
+// run_training over the first two ranks of the world.
+TrainReport train_on_two(const TrainConfig& cfg) {
+  std::unique_ptr<Comm> two = world().first(2);
+  DistOptions d;
+  d.comm = two.get();
+  d.probe_bytes = size_t(1) << 20;
+  return run_training(cfg, {}, &d);
+}
+
 TEST(DataParallel, RankZeroChoosesAndEveryRankCountTrainsTheSameNetwork) {
   NEED_TWO_RANKS();
   const TrainConfig cfg = tiny_config(32, 2, 1, {"find", "default"});
@@ -299,38 +308,30 @@ TEST(DataParallel, RankZeroChoosesAndEveryRankCountTrainsTheSameNetwork) {
 
 TEST(DataParallel, OtherRanksRunRankZerosChoices) {
   NEED_TWO_RANKS();
-  const TrainConfig cfg = tiny_config(16, 1, 0, {"find"});
-  std::unique_ptr<Comm> two = world().first(2);
-  DistOptions d;
-  d.comm = two.get();
-  d.probe_bytes = size_t(1) << 20;
-  const TrainReport rep = run_training(cfg, {}, &d);
+  const TrainReport rep = train_on_two(tiny_config(16, 1, 0, {"find"}));
   ASSERT_TRUE(rep.policies[0].ran);
+  const int rank = world().rank();
   std::string mine;
   for (const LayerResult& l : rep.policies[0].layers)
     if (l.kind == "conv")
       for (int k = 0; k < 3; ++k) {
         mine += l.algo[k] + ";";
-        if (two->rank() != 0) {
+        if (rank != 0) {
           EXPECT_EQ(l.why[k].rfind("rank 0's choice", 0), 0u) << l.why[k];
         }
       }
   std::string root = mine;
   uint64_t n = root.size();
-  two->broadcast(&n, sizeof n, 0);
+  world().broadcast(&n, sizeof n, 0);
   root.resize(size_t(n));
-  two->broadcast(root.data(), root.size(), 0);
+  world().broadcast(root.data(), root.size(), 0);
   EXPECT_EQ(mine, root);
 }
 
 TEST(DataParallel, AnUnevenSplitIsRefusedOnEveryRank) {
   NEED_TWO_RANKS();
-  const TrainConfig cfg = tiny_config(15, 1, 0, {"default"});
-  std::unique_ptr<Comm> two = world().first(2);
-  DistOptions d;
-  d.comm = two.get();
   try {
-    run_training(cfg, {}, &d);
+    train_on_two(tiny_config(15, 1, 0, {"default"}));
     FAIL() << "batch 15 over 2 ranks was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not split evenly"), std::string::npos) << e.what();
