@@ -2,7 +2,7 @@
 // transform (kernels/cpu/fft) vs FFTW (FFTW_MEASURE, guru split, 16 transforms per execute, the same
 // layouts) on the transform sizes cpu.fft / cpu.fft_tiled pick for AlexNet's stride-1 layers, and FFTW in
 // its own favourite layout (.../fftw_contig: plan_many over 16 contiguous images, interleaved complex).
-// 1024 transforms per iteration, one thread; counter GFLOP/s = 2.5 N log2 N per real transform
+// 1024 transforms per iteration, one thread; counter GFLOP (a rate: printed GFLOP=x/s) = 2.5 N log2 N per real transform
 // (N = Lh*Lw); label: the ISA of the hand transform.
 // Whole convolutions (cpu.fft, cpu.fft_tiled, cpu.fft_fftw beside oneDNN) are bench_conv's:
 //   bench_conv --family=fft --benchmark_filter='alexnet.conv2/'
@@ -55,7 +55,7 @@ void BM_transform_fftw_contig(benchmark::State& state, int lh, int lw, bool inve
   }
   fftwf_destroy_plan(fp);
   const double nn = double(lh) * lw;
-  state.counters["GFLOP/s"] = benchmark::Counter(2.5 * nn * std::log2(nn) * kBlocks * V * 1e-9 *
+  state.counters["GFLOP"] = benchmark::Counter(2.5 * nn * std::log2(nn) * kBlocks * V * 1e-9 *
                                                      double(state.iterations()),
                                                  benchmark::Counter::kIsRate);
 }
@@ -96,7 +96,7 @@ void BM_transform(benchmark::State& state, int lh, int lw, bool inverse, bool us
   }
   if (fp) fftwf_destroy_plan(fp);
   const double n = double(lh) * lw;
-  state.counters["GFLOP/s"] = benchmark::Counter(2.5 * n * std::log2(n) * kBlocks * V * 1e-9 *
+  state.counters["GFLOP"] = benchmark::Counter(2.5 * n * std::log2(n) * kBlocks * V * 1e-9 *
                                                      double(state.iterations()),
                                                  benchmark::Counter::kIsRate);
   state.SetLabel(fft::isa_used());

@@ -29,6 +29,8 @@ grep -vE '/cpu\.(winograd_|onednn_)' "$work/family" | grep -q '^conv/' && fail "
   --benchmark_filter='alexnet.conv(1|5)/fwd/' > "$work/run" 2> "$work/run.err" || fail "short run exit $?"
 grep -E '^conv/alexnet.conv5/fwd/cpu.winograd_f4x3/real_time .*GFLOP/s=' "$work/run" | grep -q 'workspace=' \
   || fail "no GFLOP/s and workspace counters for cpu.winograd_f4x3"
+# A counter's value carries its unit once: "GFLOP/s=48.07", never "GFLOP/s=48.07/s" or "%peak=16.1/s".
+grep -E '(GFLOP/s|%peak)=[0-9.]+[kMGT]?/s' "$work/run" && fail "a counter prints its unit twice: $(grep -oE '(GFLOP/s|%peak)=[0-9.]+[kMGT]?/s' "$work/run" | head -1)"
 grep -E '^conv/alexnet.conv1/fwd/cpu.winograd_f4x3/real_time .*ERROR OCCURRED' "$work/run" | grep -q '3x3\|3×3' \
   || fail "cpu.winograd_f4x3 on conv1 (11x11 filter) is not reported unsupported with its reason"
 grep -q '^layer/dir .*cpu.winograd_f4x3.*cpu family/peer' "$work/run" || fail "no closing table with family/peer"
