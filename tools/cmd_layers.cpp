@@ -67,7 +67,7 @@ int cmd_layers(int argc, char** argv) {
             "convolution lines give problem and direction (used unless --dir is given).");
   args.positionals("NET|PROBLEM|@FILE...", "networks, layer ids, benchdnn problem strings or @FILE lists", 1, 1000);
   args.option("device", "DEV", "cpu or cuda", "cpu");
-  args.option("dir", "DIRS", "comma-separated directions, or all (default: all; a verbose line's own direction)", "all");
+  args.option("dir", "DIRS", "comma-separated directions, or all; without --dir a oneDNN verbose line keeps its own direction", "all");
   args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   args.option("threads", "LIST", "comma-separated CPU thread counts, e.g. 1,2 (0 = all)", "0");
   args.option("json", "F", "write the results as JSON (atomically)");

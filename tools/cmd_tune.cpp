@@ -212,7 +212,8 @@ int cmd_tune(int argc, char** argv) {
                    1, 64);
   args.option("mode", "MODE", "both, find or get", "both");
   args.option("dir", "DIRS",
-              "all, or a comma list of fwd, bwd-data, bwd-filter (default: all; a oneDNN verbose line's own direction)",
+              "all, or a comma list of fwd, bwd-data, bwd-filter; without --dir a oneDNN verbose line keeps its own "
+              "direction",
               "all");
   args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   args.option("cache", "FILE",

@@ -30,6 +30,27 @@ TEST_F(Cli, HelpEverywhere) {
   EXPECT_EQ(run("").code, 2);
 }
 
+// Every option states its default once: the help's own "(default: X)" is the only one.
+TEST_F(Cli, HelpStatesEachDefaultOnce) {
+  for (const char* c : {"algos", "problem", "conv", "peak", "demo", "tune", "cache", "layers", "train", "report", "html"}) {
+    const Result r = run(std::string(c) + " --help");
+    ASSERT_EQ(r.code, 0) << c;
+    std::string all = r.out;
+    for (char& ch : all)
+      if (ch == '\n') ch = ' ';
+    // One option's text runs to the next "  --"; none holds "(default:" twice.
+    size_t at = 0;
+    while ((at = all.find("  --", at)) != std::string::npos) {
+      const size_t next = all.find("  --", at + 4);
+      const std::string opt = all.substr(at, next == std::string::npos ? std::string::npos : next - at);
+      const size_t first = opt.find("(default:");
+      EXPECT_TRUE(first == std::string::npos || opt.find("(default:", first + 1) == std::string::npos)
+          << c << ": " << opt;
+      at += 4;
+    }
+  }
+}
+
 TEST_F(Cli, AlgosListsReference) {
   Result r = run("algos");
   EXPECT_EQ(r.code, 0);
