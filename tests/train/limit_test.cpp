@@ -58,11 +58,50 @@ TEST(StepLimit, BytesRule) {
 }
 
 TEST(StepLimit, Arithmetic) {
-  const StepLimit l = step_limit(StepWork{300e9, 100e9, 40e9}, 400, 20, 2);
-  EXPECT_DOUBLE_EQ(l.seconds, 400e9 / 400e9 + 40e9 / 20e9);  // 1 s of arithmetic + 2 s of memory
+  // One pass bound by its FLOPs (1 s at 400 GFLOP/s, 0.5 s of bytes), one by its bytes (0.1 s of FLOPs, 3 s at
+  // 20 GB/s), and 2 s of other bytes.
+  StepWork w{300e9, 100e9, 40e9, {{400e9, 10e9}, {40e9, 60e9}}};
+  const StepLimit l = step_limit(w, 400, 20, 2);
+  EXPECT_DOUBLE_EQ(l.seconds, 1.0 + 3.0 + 2.0);
+  EXPECT_DOUBLE_EQ(l.compute_bound_seconds, 1.0);
+  EXPECT_DOUBLE_EQ(l.memory_bound_seconds, 3.0);
+  EXPECT_EQ(l.memory_bound_passes, 1);
+  EXPECT_EQ(l.passes, 2);
   EXPECT_EQ(l.threads, 2);
   EXPECT_THROW(step_limit(StepWork{}, 0, 20, 1), Error);
   EXPECT_THROW(step_limit(StepWork{}, 400, -1, 1), Error);
+}
+
+// At batch 8 a fully connected layer reads its weights in every direction: fc6's 151 MB, three passes, bound by
+// the bandwidth rather than its FLOPs; at the same rates a conv layer stays bound by its arithmetic.
+TEST(StepLimit, SmallBatchFcIsBoundByItsWeights) {
+  NetOptions o;
+  o.batch = 8;
+  o.ctx.threads = 1;
+  const Net net = build_network("alexnet", o);
+  const double peak = 200, bw = 20;  // GFLOP/s, GB/s: a two-core machine's order
+  const StepLimit l = step_limit(step_work(net), peak, bw, 2);
+  for (size_t i = 0; i < net.layers().size(); ++i) {
+    const Layer& layer = *net.layers()[i];
+    if (layer.name() == "fc6") {
+      const std::vector<Pass> ps = layer_passes(layer, true);
+      ASSERT_EQ(ps.size(), 3u);
+      const double weights = 4.0 * 9216 * 4096;
+      for (const Pass& p : ps) {
+        EXPECT_GT(p.bytes, weights);
+        EXPECT_LT(p.bytes, weights * 1.01);
+        EXPECT_DOUBLE_EQ(p.flops, 2.0 * 8 * 9216 * 4096);
+        EXPECT_DOUBLE_EQ(l.pass_seconds(p), p.bytes / (bw * 1e9));  // bytes, not FLOPs
+      }
+      // The bound is 2.5x what FLOPs at the peak alone would say.
+      EXPECT_GT(l.layer_seconds(layer, true), 2.4 * layer_flops(layer, true) / (peak * 1e9));
+    }
+    if (layer.name() == "conv3") {
+      for (const Pass& p : layer_passes(layer, true)) EXPECT_DOUBLE_EQ(l.pass_seconds(p), p.flops / (peak * 1e9));
+    }
+  }
+  EXPECT_GE(l.memory_bound_passes, 9);  // fc6, fc7, fc8: every direction
+  EXPECT_DOUBLE_EQ(l.seconds, l.compute_bound_seconds + l.memory_bound_seconds + l.other_bytes / (bw * 1e9));
 }
 
 }  // namespace
