@@ -61,6 +61,10 @@ void add_train_options(Args& args, const char* batch, const char* iters) {
   args.option("context-factor", "X",
               "find-context: time inside training steps the candidates within X times find's isolated best", "1.5");
   args.option("context-steps", "N", "find-context: timed training steps per candidate (after one untimed)", "3");
+  args.repeatable("expect", "NUM/DEN>=X",
+                  "an expectation of your own, checked against the run: the ratio of two policies' median iteration "
+                  "times against a bound, >= or <= (e.g. 'default/find>=1.5': find at least 1.5x faster than "
+                  "default); met only when its whole 95 % interval satisfies it, else missed or unresolved (exit 1)");
 }
 
 // The network first: a typo in it must not wait behind anything else.
@@ -99,6 +103,7 @@ train::TrainConfig config_from(const Args& args, const std::string& cmd, const s
   cfg.first_layer_grad = args.has("first-layer-grad");
   cfg.context.factor = get_float(args, "context-factor", 1, 100);
   cfg.context.steps = int(args.get_int("context-steps", 1, 1000));
+  for (const auto& e : args.get_all("expect")) cfg.expect.push_back(train::parse_expectation(e));
   // Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
   for (const auto& value : args.get_all("policy"))
     for (auto& p : split_policy_list(value)) cfg.policies.push_back(std::move(p));
@@ -163,6 +168,7 @@ int cmd_train(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   train::TrainConfig cfg = config_from(args, "convlab train", args.pos()[0]);
   cfg.device = parse_device(args.get("device"));
+  train::check_expectations(cfg);
   // Data-parallel: every check below runs on every rank before MPI starts (bad input: one line, exit 2).
   const int world = train::launcher_world_size();
   const bool dist = args.has("ranks") || world > 1;
@@ -233,6 +239,10 @@ int cmd_train(int argc, char** argv) {
     std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
     return 1;
   }
+  if (!rep.expectations_met()) {
+    std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
+    return 1;
+  }
   return 0;
 }
 
@@ -281,7 +291,8 @@ int cmd_report(int argc, char** argv) {
   args.flag("no-compare", "skip the per-layer algorithm comparison");
   args.option("gpu", "WHEN", "auto (run the GPU half when a CUDA device exists), on (fail without one), off", "auto");
   if (!args.parse(argc, argv)) return 0;
-  const train::TrainConfig cfg = config_from(args, "convlab report", args.get("net"));
+  train::TrainConfig cfg = config_from(args, "convlab report", args.get("net"));
+  train::check_expectations(cfg);
   const std::string gpu = args.get("gpu");
   if (gpu != "auto" && gpu != "on" && gpu != "off")
     fail("convlab report: --gpu must be auto, on or off, got '" + printable(gpu) + "'");
@@ -308,7 +319,7 @@ int cmd_report(int argc, char** argv) {
   std::vector<std::string> written;
   train::HtmlInputs html;  // report.html: drawn from the same JSON texts the files get
   html.command = command_line("convlab", argc, argv);
-  bool all_ran = true;
+  bool all_ran = true, expectations_met = true;
   // One half: the per-layer comparison and the training run on `device`; files get `suffix`.
   auto half = [&](DeviceKind device, const std::string& suffix) {
     const std::string where(to_string(device));
@@ -345,7 +356,22 @@ int cmd_report(int argc, char** argv) {
                  cfg.net.c_str(), where.c_str(), cfg.batch, cfg.warmup, cfg.iters);
     train::TrainConfig c = cfg;
     c.device = device;
+    if (device != DeviceKind::cpu) {  // --expect names the CPU half's policies; this half keeps those it also runs
+      const std::vector<train::Expectation> all = c.expect;
+      c.expect.clear();
+      for (const auto& e : all) {
+        train::TrainConfig one = c;
+        one.expect = {e};
+        try {
+          train::check_expectations(one);
+          c.expect.push_back(one.expect[0]);
+        } catch (const Error&) {
+          progress("--expect '" + printable(e.text) + "' is not checked on " + where + ": its policies do not run there");
+        }
+      }
+    }
     const train::TrainReport rep = train::run_training(c, progress);
+    if (!rep.expectations_met()) expectations_met = false;
     md += train::report_markdown(rep);
     page.train_json = train::report_json(rep);
     write_file_atomic(dir + "/train" + suffix + ".json", page.train_json);
@@ -380,6 +406,10 @@ int cmd_report(int argc, char** argv) {
   std::printf("\nresults written to %s/ (%s)\n", dir.c_str(), files.c_str());
   if (!all_ran) {
     std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
+    return 1;
+  }
+  if (!expectations_met) {
+    std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
     return 1;
   }
   return 0;

@@ -7,8 +7,9 @@
 //        demo     an algorithm exceeded its declared error bound
 //        tune     some (layer, direction) has no algorithm within the constraints
 //        cache    check found warnings
-//        train    no policy could run (each was skipped, with its reason, while choosing)
-//        report   no policy could run in a half, or the GPU half failed (the CPU half is still written)
+//        train    no policy could run (each was skipped, with its reason, while choosing), or an --expect not met
+//        report   no policy could run in a half, the GPU half failed (the CPU half is still written), or an
+//                 --expect not met
 //   2  bad input, refused before any long work: arguments, problem strings, .npy files, cache files,
 //      output paths, a policy or algorithm that cannot run here, no CUDA device for --device cuda;
 //      one line on stderr ("error: ...") with every user-supplied text escaped (printable()).

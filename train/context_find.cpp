@@ -28,6 +28,19 @@ void summarise(ContextCandidate& c) {
 
 }  // namespace
 
+void settle_pair(ContextPair& pair) {
+  for (ContextCandidate& c : pair.isolated) summarise(c);
+  pair.in_context = pair.isolated;
+  std::stable_sort(pair.in_context.begin(), pair.in_context.end(),
+                   [](const ContextCandidate& a, const ContextCandidate& b) { return a.context_s < b.context_s; });
+  const ContextCandidate &iso = pair.isolated.front(), &ctx = pair.in_context.front();
+  const bool same = iso.algo == ctx.algo;
+  pair.cost_ratio = iso.context_s / ctx.context_s;
+  pair.cost_ratio_ci = same ? stats::Interval{1, 1} : stats::median_ratio_ci(iso.samples, ctx.samples);
+  pair.agree = same || !(pair.cost_ratio_ci.lo > 1);  // different only when the interval separates from 1
+  pair.tie = !same && pair.agree;
+}
+
 ContextFindResult find_in_context(Net& net, const Policy& policy, const std::vector<Batch>& batches,
                                   const SgdOptions& sgd, const ContextFindOptions& opt,
                                   const std::function<void(const std::string&)>& log) {
@@ -72,6 +85,13 @@ ContextFindResult find_in_context(Net& net, const Policy& policy, const std::vec
     }
   }
 
+  // One workspace for every candidate: no swap reallocates it.
+  size_t reserve = net.workspace_bytes();
+  for (const Pending& p : pending)
+    for (const ContextCandidate& c : p.pair.isolated)
+      reserve = std::max(reserve, get_algorithm(c.algo).workspace_bytes(p.conv->problem(), p.pair.dir));
+  net.reserve_workspace(reserve);
+
   // The isolated winners of single-candidate pairs: timed in common steps, every isolated choice in place.
   if (std::any_of(pending.begin(), pending.end(), [](const Pending& p) { return p.pair.isolated.size() == 1; })) {
     say("find-context: " + std::to_string(opt.steps) + " steps with every isolated choice");
@@ -103,18 +123,14 @@ ContextFindResult find_in_context(Net& net, const Policy& policy, const std::vec
       p.conv->inject(d, get_algorithm(cands.front().algo), "find-context: isolated winner restored");
       net.allocate_workspace();
     }
-    for (ContextCandidate& c : cands) summarise(c);
-    p.pair.in_context = cands;
-    std::stable_sort(p.pair.in_context.begin(), p.pair.in_context.end(),
-                     [](const ContextCandidate& a, const ContextCandidate& b) { return a.context_s < b.context_s; });
+    settle_pair(p.pair);
     const ContextCandidate &iso = cands.front(), &ctx = p.pair.in_context.front();
-    p.pair.agree = iso.algo == ctx.algo;
-    p.pair.cost_ratio = iso.context_s / ctx.context_s;
-    p.pair.cost_ratio_ci = p.pair.agree ? stats::Interval{1, 1} : stats::median_ratio_ci(iso.samples, ctx.samples);
     if (n > 1) {
-      char line[240];
-      std::snprintf(line, sizeof line, "find-context: %s %s: alone %s, in context %s (%.2fx)", p.pair.layer.c_str(),
-                    std::string(to_string(d)).c_str(), iso.algo.c_str(), ctx.algo.c_str(), p.pair.cost_ratio);
+      char line[300];
+      std::snprintf(line, sizeof line, "find-context: %s %s: alone %s, in context %s (%.2fx [%.2f, %.2f]%s)",
+                    p.pair.layer.c_str(), std::string(to_string(d)).c_str(), iso.algo.c_str(), ctx.algo.c_str(),
+                    p.pair.cost_ratio, p.pair.cost_ratio_ci.lo, p.pair.cost_ratio_ci.hi,
+                    p.pair.tie ? ": a tie, the isolated winner stays" : "");
       say(line);
     }
   }
@@ -126,7 +142,7 @@ ContextFindResult find_in_context(Net& net, const Policy& policy, const std::vec
                    "in context: fastest of " + std::to_string(p.pair.isolated.size()) + " inside training steps (alone: " +
                        p.pair.isolated.front().algo + ")");
   }
-  net.allocate_workspace();
+  net.reserve_workspace(0);
   for (Pending& p : pending) res.pairs.push_back(std::move(p.pair));
   res.seconds = now_seconds() - t0;
   return res;

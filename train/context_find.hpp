@@ -4,9 +4,12 @@
 // The isolated find (autotune/find.hpp) times every candidate on its own, with
 // warm caches and nothing else running. Inside a training step a convolution
 // runs after other layers evicted its data, and an algorithm that keeps its own
-// layout pays reorders the isolated timing never saw (issue 19: conv3 forward
-// with oneDNN 56 ms alone, 73 ms in training). So, on a net whose every choice
-// is the isolated find's:
+// layout pays reorders the isolated timing never saw. So, on a net whose every
+// choice is the isolated find's:
+//
+//   the shared workspace is reserved once at the largest any candidate needs,
+//   its pages touched, so that no swap reallocates it (a fresh buffer's
+//   first-touch page faults would land in the timed layer of the next step);
 //
 //   for every conv layer and direction (in net order; conv1's skipped input
 //   gradient excluded):
@@ -19,12 +22,16 @@
 //       candidates rotated by one position every round; only this pair's choice
 //       is swapped, every other layer and direction keeps the isolated choice;
 //       the time recorded is this layer-direction's own time inside the step
-//     the in-context winner is the candidate with the smallest median
+//     the in-context winner is the candidate with the smallest median; it
+//     differs from the isolated winner only when the paired interval of their
+//     ratio (resampled over the rounds) lies above 1 -- an order swapped
+//     inside the noise is a tie and keeps the isolated winner
 //   the isolated winners' in-context times of every pair, single-candidate
 //   pairs included, also come from `steps` common steps with every isolated
 //   choice in place (one untimed step first).
 //
-// At the end every pair runs its in-context winner. The steps train the net
+// At the end every pair whose rankings differ runs its in-context winner and the
+// workspace reserve is given up. The steps train the net
 // (SGD updates), so the caller re-initialises its weights before the timed
 // rounds. The cost (steps, seconds) is reported.
 #pragma once
@@ -57,9 +64,10 @@ struct ContextPair {
   std::vector<ContextCandidate> isolated;    // find's order (fastest alone first)
   std::vector<ContextCandidate> in_context;  // the same, fastest in context first (the isolated winner only,
                                              // when it was the one candidate within the factor)
-  bool agree = true;        // the in-context winner is the isolated winner
-  double cost_ratio = 1;    // isolated winner's in-context median / in-context winner's
-  stats::Interval cost_ratio_ci{1, 1};  // paired over the interleaved rounds (1 when they agree)
+  bool agree = true;        // no candidate is faster in context than the isolated winner beyond the noise
+  bool tie = false;         // agree, although another candidate's in-context median is the smallest
+  double cost_ratio = 1;    // isolated winner's in-context median / the fastest in-context median
+  stats::Interval cost_ratio_ci{1, 1};  // paired over the interleaved rounds ({1, 1}: the same candidate)
 };
 
 struct ContextFindResult {
@@ -68,6 +76,11 @@ struct ContextFindResult {
   int steps = 0;          // training steps run, untimed ones included
   double seconds = 0;     // wall time of those steps and the swaps
 };
+
+// Ranks one pair from its candidates' samples (pair.isolated, the isolated winner
+// first, samples paired by round): medians and intervals, the in-context order,
+// and whether the rankings differ beyond the noise (see above).
+void settle_pair(ContextPair& pair);
 
 // `net` has chosen with `policy` (find-context: find's choices); `batches` are
 // cycled through. Swaps in each pair's in-context winner and returns what was

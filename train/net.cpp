@@ -86,13 +86,20 @@ void Net::inject_all(const Algorithm& algo) {
 }
 
 void Net::allocate_workspace() {
-  size_t ws = 0;
+  size_t ws = ws_reserve_;
   for (ConvLayer* c : conv_layers()) ws = std::max(ws, c->workspace_bytes());
   if (ws != ws_.bytes()) {
     ws_.reset();
     ws_ = DeviceBuffer(opt_.ctx.device, ws);
+    ++ws_allocations_;
+    if (opt_.ctx.device == DeviceKind::cpu && ws) std::memset(ws_.get(), 0, ws);  // first touch, here
   }
   for (ConvLayer* c : conv_layers()) c->set_workspace(ws_.get(), ws_.bytes());
+}
+
+void Net::reserve_workspace(size_t bytes) {
+  ws_reserve_ = bytes;
+  allocate_workspace();
 }
 
 NetMemory Net::memory() const {

@@ -99,8 +99,15 @@ class Net {
   double choose(const Policy& policy, size_t workspace_limit = size_t(-1));
   // Test / expert path: `algo` for every direction of every conv layer.
   void inject_all(const Algorithm& algo);
-  // Sizes the shared workspace for the current choices (choose/inject_all call it).
+  // Sizes the shared workspace for the current choices (choose/inject_all call it),
+  // at least the reserve below; a new host buffer has its pages touched here, so
+  // that no timed step pays their first-touch faults.
   void allocate_workspace();
+  // Keeps at least `bytes` of workspace while choices are swapped back and forth
+  // (find in context), so that no swap reallocates it; 0 gives the reserve up.
+  void reserve_workspace(size_t bytes);
+  // How many times the workspace buffer has been (re)allocated.
+  int workspace_allocations() const { return ws_allocations_; }
   size_t workspace_bytes() const { return ws_.bytes(); }
   // What this net holds now (workspace: the current one); see NetMemory.
   NetMemory memory() const;
@@ -142,6 +149,8 @@ class Net {
   std::vector<DeviceBuffer> acts_, grads_;
   DeviceBuffer dinput_, d_images_, d_labels_, d_loss_;
   DeviceBuffer ws_;
+  size_t ws_reserve_ = 0;
+  int ws_allocations_ = 0;
   // CUDA: the input batch goes host -> pinned staging buffer -> d_images_ by
   // an asynchronous copy on the stream (core/cuda_stream.hpp), not a pageable
   // synchronous cudaMemcpy of the whole batch every step.

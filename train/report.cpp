@@ -57,7 +57,7 @@ void md_setup(Out& o, const TrainReport& r) {
   o << "\n";
 }
 
-// Iteration time, speedup and final loss per policy; the targets; the loss per iteration.
+// Iteration time, speedup and final loss per policy; the measurement checks; the loss per iteration.
 void md_iterations(Out& o, const TrainReport& r, const PolicyResult& base) {
   const TrainConfig& c = r.config;
   o << "## Iteration time per policy\n\n";
@@ -82,7 +82,7 @@ void md_iterations(Out& o, const TrainReport& r, const PolicyResult& base) {
       << " | " << fmt("%.3f", p.choose_seconds) << " | " << fmt("%.1f", double(p.workspace_bytes) / 1048576) << " | "
       << fmt("%.0f", double(p.memory_bytes) / 1048576) << " |\n";
   }
-  md_targets(o, r);
+  md_checks(o, r);
   o << "\n### Loss per iteration\n\n| policy |";
   const int total = c.warmup + c.iters;
   for (int i = 0; i < total; ++i) o << " it " << i << (i < c.warmup ? " (warm-up)" : "") << " |";
@@ -283,6 +283,7 @@ std::string report_json(const TrainReport& r) {
     << ", \"weight_decay\": " << number(c.sgd.weight_decay) << "},\n  \"device\": " << quote(r.device)
     << ",\n  \"data\": " << quote(r.data) << ",\n  \"params\": " << r.params << ",\n  \"peak_rss_kb\": " << r.peak_rss_kb
     << ",\n  \"wall_seconds\": " << number(r.wall_seconds) << ",\n  \"loss_rtol\": " << number(c.loss_rtol)
+    << ",\n  \"margin\": " << number(r.margin) << ",\n  \"margin_pair\": " << quote(r.margin_pair)
     << ",\n  \"baseline\": " << (bi >= 0 ? quote(r.policies[size_t(bi)].policy) : "null") << ",\n  \"ranks\": " << r.ranks;
   if (r.ranks > 1)
     o << ",\n  \"dist\": {\"transport\": " << quote(r.transport) << ", \"buckets\": " << quote(r.buckets)
@@ -304,6 +305,7 @@ std::string report_json(const TrainReport& r) {
       << ", \"iter_ms_median\": " << number(p.iter_median * 1e3) << ", \"iter_ms_ci\": " << json_ms_interval(p.iter_ci)
       << ", \"speedup\": " << number(p.speedup) << ", \"speedup_ci\": [" << number(p.speedup_ci.lo) << ", "
       << number(p.speedup_ci.hi) << "], \"significant\": " << (p.significant ? "true" : "false")
+      << ", \"verdict\": " << quote(p.verdict)
       << ", \"memory_bytes\": " << p.memory_bytes << ", \"x_limit\": " << number(x_limit(r, p))
       << ", \"loss_rel_diff_vs_baseline\": " << number(base ? loss_rel_diff(p, *base) : NAN)
       << ", \"first_layer_dx_s\": " << number(p.first_layer_dx_seconds) << ", \"loss_s\": " << number(p.loss_median_loss)

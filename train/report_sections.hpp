@@ -1,6 +1,6 @@
 // Internal to train/report*.cpp: the number formats every section shares and
 // the sections that live in their own files (train/report_measurement.cpp: how
-// the run was measured, the intervals, the issue's targets, the in-context find).
+// the run was measured, the intervals, the checks, the in-context find).
 #pragma once
 #include <cstdio>
 #include <sstream>
@@ -30,7 +30,7 @@ inline std::string ms(double s) { return fmt("%.2f", s * 1e3); }
 const PolicyResult* find_policy(const TrainReport& r, const std::string& name);
 // "[12.1, 12.9]": an interval of seconds, in ms.
 std::string ms_interval(const stats::Interval& ci);
-// "1.23x [1.10, 1.35]", "0.99x [0.96, 1.03] not significant", "1.00x (baseline)".
+// "1.23x [1.10, 1.35] faster", "1.01x [1.00, 1.01] same", "0.99x [0.96, 1.03] not significant", "1.00x (baseline)".
 std::string speedup_cell(const PolicyResult& p, bool is_baseline);
 // [lo, hi] in ms as JSON.
 std::string json_ms_interval(const stats::Interval& ci);
@@ -39,9 +39,25 @@ std::string json_ms_interval(const stats::Interval& ci);
 // code every policy shares; attribution's "other").
 std::vector<double> other_seconds(const PolicyResult& p);
 
+// What the in-context find claims, checked against the policies' own iterations:
+// the time its separated pairs save per iteration (the isolated winners' in-context
+// medians minus the in-context winners'), and find's iterations minus the
+// find-context policy's with their paired interval. The claim is consistent when
+// it lies inside that interval; not checked when find did not run.
+struct ContextClaim {
+  const PolicyResult* policy = nullptr;  // the find-context policy (nullptr: none ran)
+  const PolicyResult* find = nullptr;    // the find policy with the same constraints (nullptr: did not run)
+  int pairs = 0, differ = 0, ties = 0;
+  double claimed_s = 0;                  // saved per iteration, by the per-layer in-context times
+  double measured_s = 0;                 // find's median iteration - find-context's
+  stats::Interval measured_ci{0, 0};
+  bool consistent = false;               // find ran and claimed_s is inside measured_ci
+};
+ContextClaim context_claim(const TrainReport& r);
+
 // Markdown sections.
 void md_measurement(Out& o, const TrainReport& r);   // rounds, order, intervals, memory
-void md_targets(Out& o, const TrainReport& r);        // issue 19's targets, each with its interval
+void md_checks(Out& o, const TrainReport& r);         // equivalence margin, shared-code spread, --expect
 void md_in_context(Out& o, const TrainReport& r);     // isolated vs in-context rankings
 // JSON: top-level fields (each line starts with ",\n  "): rounds, order, memory, in_context_find.
 void json_measurement(Out& o, const TrainReport& r);

@@ -35,6 +35,12 @@ std::vector<std::string> default_policies(DeviceKind device) {
   return out;
 }
 
+bool TrainReport::expectations_met() const {
+  for (const ExpectationResult& e : expectations)
+    if (e.verdict != "met") return false;
+  return true;
+}
+
 int TrainReport::baseline() const {
   for (size_t i = 0; i < policies.size(); ++i)
     if (policies[i].ran && policies[i].policy == "default") return int(i);
@@ -225,11 +231,53 @@ void add_speedups(TrainReport& rep) {
     if (!p.ran || int(i) == bi) continue;
     p.speedup = base.iter_median / p.iter_median;
     p.speedup_ci = stats::median_ratio_ci(base.iter_seconds, p.iter_seconds);
-    p.significant = !p.speedup_ci.contains(1.0);
+  }
+  // The equivalence margin, from the first policy that ran exactly the baseline's algorithms.
+  auto same_code = [&](const PolicyResult& p) {
+    if (p.layers.size() != base.layers.size()) return false;
+    for (size_t li = 0; li < p.layers.size(); ++li)
+      for (int d = 0; d < 3; ++d)
+        if (p.layers[li].algo[d] != base.layers[li].algo[d]) return false;
+    return true;
+  };
+  for (size_t i = 0; i < rep.policies.size() && rep.margin_pair.empty(); ++i) {
+    const PolicyResult& p = rep.policies[i];
+    if (!p.ran || int(i) == bi || !same_code(p)) continue;
+    rep.margin = std::max({std::fabs(p.speedup - 1), p.speedup_ci.hi - 1, 1 - p.speedup_ci.lo});
+    rep.margin_pair = p.policy;
+  }
+  for (size_t i = 0; i < rep.policies.size(); ++i) {
+    PolicyResult& p = rep.policies[i];
+    if (!p.ran) continue;
+    p.verdict = int(i) == bi ? "baseline" : speedup_verdict(p.speedup_ci, rep.margin);
+    p.significant = p.verdict == "faster" || p.verdict == "slower";
   }
 }
 
 }  // namespace
+
+void check_expectations(TrainConfig& cfg) {
+  const std::vector<std::string> names = cfg.policies.empty() ? default_policies(cfg.device) : cfg.policies;
+  std::vector<std::string> canonical;
+  for (const auto& n : names) canonical.push_back(Policy::parse(n).name());
+  for (Expectation& e : cfg.expect)
+    for (std::string* side : {&e.num, &e.den}) {
+      *side = Policy::parse(*side).name();
+      if (std::find(canonical.begin(), canonical.end(), *side) == canonical.end()) {
+        std::string list;
+        for (const auto& c : canonical) list += (list.empty() ? "" : ", ") + c;
+        fail("--expect '" + printable(e.text) + "': '" + printable(*side) + "' is not one of this run's policies (" +
+             list + ")");
+      }
+    }
+}
+
+std::string speedup_verdict(const stats::Interval& ci, double m) {
+  if (ci.lo > 1 + m) return "faster";
+  if (ci.hi < 1 / (1 + m)) return "slower";
+  if (m > 0 && ci.lo >= 1 / (1 + m) && ci.hi <= 1 + m) return "same";
+  return "not significant";
+}
 
 std::string why_no_policy_can_run(const TrainConfig& cfg) {
   const std::vector<std::string> names = cfg.policies.empty() ? default_policies(cfg.device) : cfg.policies;
@@ -270,6 +318,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   if (rep.config.policies.empty()) rep.config.policies = default_policies(cfg.device);
   const std::vector<Policy> policies = parse_policies(rep.config.policies);
   if (std::string why = why_no_policy_can_run(rep.config); !why.empty()) fail(why);  // before any work
+  check_expectations(rep.config);
 
   NetOptions no = net_options(cfg);
   no.batch = cfg.batch / R;
@@ -469,6 +518,14 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     say(line);
   }
   add_speedups(rep);
+  for (const Expectation& e : rep.config.expect) {
+    auto seconds = [&](const std::string& name) {
+      for (const PolicyResult& p : rep.policies)
+        if (p.ran && p.policy == name) return p.iter_seconds;
+      return std::vector<double>{};
+    };
+    rep.expectations.push_back(check_expectation(e, seconds(e.num), seconds(e.den)));
+  }
   rep.peak_rss_kb = peak_rss_kb();
   rep.wall_seconds = now_seconds() - t_start;
   if (comm) comm->barrier();

@@ -19,6 +19,7 @@
 #include "core/stats.hpp"
 #include "train/context_find.hpp"
 #include "train/data.hpp"
+#include "train/expect.hpp"
 #include "train/grad_sync.hpp"
 #include "train/limit.hpp"
 #include "train/net.hpp"
@@ -46,6 +47,7 @@ struct TrainConfig {
   // policy that ran (see trainer.cpp for why 1e-3).
   double loss_rtol = 1e-3;
   ContextFindOptions context;  // the find-context policy's budget (train/context_find.hpp)
+  std::vector<Expectation> expect;  // the user's own (--expect), checked at the end (train/expect.hpp)
 };
 
 // default, get, find, find-context, and fixed:<first algorithm of each family on `device`>
@@ -83,7 +85,10 @@ struct PolicyResult {
   // its interval over paired rounds, and whether that interval excludes 1.
   double speedup = 1;
   stats::Interval speedup_ci{1, 1};
-  bool significant = false;
+  bool significant = false;            // verdict is faster or slower
+  // "baseline"; "faster" / "slower": the interval lies beyond the equivalence margin
+  // (TrainReport::margin); "same": inside it; "not significant": neither.
+  std::string verdict = "not significant";
   double loss_median_update = 0, loss_median_loss = 0;  // SGD update and loss layer, medians
   std::vector<double> update_seconds, loss_seconds;     // per timed round
   size_t memory_bytes = 0;             // this net's estimate (train/plan.hpp)
@@ -126,7 +131,23 @@ struct TrainReport {
   double exchange_bytes_per_s = 0;
   // The reference policy for speedups and attribution: `default` when it ran, else the first that ran.
   int baseline() const;
+  // The equivalence margin of a speedup: how far from 1.0 two policies that run
+  // the same code (every layer and direction the same algorithm as the
+  // baseline's) land in this run -- max(|ratio - 1|, its interval's distance
+  // from 1). 0 with margin_pair empty when no such pair ran.
+  double margin = 0;
+  std::string margin_pair;  // the policy that ran the baseline's code
+  std::vector<ExpectationResult> expectations;  // config.expect, checked against the iterations
+  // Whether every expectation was met (true when there are none).
+  bool expectations_met() const;
 };
+
+// Puts every expectation's policy names in canonical form and throws Error when one
+// names a policy that is not in cfg's list (default_policies() when empty).
+void check_expectations(TrainConfig& cfg);
+
+// The speedup verdict of `ci` (baseline / policy, its interval) against an equivalence margin `m`.
+std::string speedup_verdict(const stats::Interval& ci, double m);
 
 // Checks cfg's policies (default_policies() when empty) before any work: bad
 // policy text throws Error; returns "" when at least one policy can run on

@@ -326,10 +326,11 @@ Figure chart_in_context(const TrainView& t, const std::string& suffix) {
     const double px = (panel_w + gap) * double(ci % cols), py = panel_h * double(ci / cols);
     const Scale x{0, nice_ceil(hi * 1.05), px + 150, px + panel_w - 20};
     s.text(px, py + 16, short_layer(c.layer) + " · " + c.dir, "start", 13, "font-weight=\"bold\" fill=\"#222\"");
-    const std::string verdict = c.agree == 1 ? "rankings agree" : c.agree == 0 ? "rankings disagree" : "";
+    const std::string verdict =
+        c.tie == 1 ? "a tie inside the noise" : c.agree == 1 ? "rankings agree" : c.agree == 0 ? "rankings differ" : "";
     s.text(px + panel_w, py + 16,
            verdict + (std::isfinite(c.cost_ratio) ? "; isolated pick costs " + fmt("%.2f×", c.cost_ratio) : ""), "end", 11,
-           c.agree == 0 ? "fill=\"#b03a2e\" font-weight=\"bold\"" : "fill=\"#555\"");
+           c.agree == 0 ? "fill=\"#222\" font-weight=\"bold\"" : "fill=\"#555\"");
     const double y0 = py + head, y1 = y0 + row * double(std::max<size_t>(algos.size(), 1));
     s.x_axis(x, linear_ticks(0, x.d1, 4), y1 + 2, "ms", y0);
     for (size_t i = 0; i < algos.size(); ++i) {
@@ -344,7 +345,8 @@ Figure chart_in_context(const TrainView& t, const std::string& suffix) {
   f.svg = s.str();
   f.caption = "find in context: each candidate of a (layer, direction) timed alone (open blue) and inside real training "
               "steps with only that choice swapped (filled red), in the order of the in-context ranking. Where the "
-              "rankings disagree, the isolated winner costs the stated multiple of the in-context winner.";
+              "rankings differ (the paired interval of the ratio lies above 1), the isolated winner costs the stated "
+              "multiple of the in-context winner; an order swapped inside the noise is a tie.";
   return f;
 }
 

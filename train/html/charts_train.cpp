@@ -121,12 +121,13 @@ Figure chart_policy_time(const TrainView& t, const std::string& suffix) {
     s.text(x(p.iter_ms) + 4, cy - 9, num(p.iter_ms, 4), "start", 10, "fill=\"#333\"");
     // Right column: the speedup and its verdict, then the multiple of the limit.
     std::string colour = "#222", verdict;
-    if (!is_base && p.significant == 0) colour = "#777", verdict = "not significant";
+    if (!is_base && p.verdict == "same") colour = "#777", verdict = "same";
+    else if (!is_base && p.significant == 0) colour = "#777", verdict = "not significant";
     else if (!is_base && p.significant == 1) colour = p.speedup >= 1 ? "#1e7b34" : "#b03a2e", verdict = p.speedup >= 1 ? "faster" : "slower";
     s.text(x1 + 12, cy + 4, is_base ? "baseline" : speedup_text(p), "start", 12, "fill=\"" + colour + "\"");
     if (!verdict.empty())
       s.text(x1 + 190, cy + 4, verdict, "start", 11,
-             "fill=\"" + colour + "\"" + (p.significant == 0 ? " font-style=\"italic\"" : " font-weight=\"bold\""));
+             "fill=\"" + colour + "\"" + (p.significant != 1 ? " font-style=\"italic\"" : " font-weight=\"bold\""));
     if (std::isfinite(p.x_limit)) s.text(kChartWidth - 4, cy + 4, fmt("%.2f×", p.x_limit), "end", 11, "fill=\"#555\"");
   }
   if (t.limit.present && std::isfinite(t.limit.seconds)) {
@@ -137,8 +138,10 @@ Figure chart_policy_time(const TrainView& t, const std::string& suffix) {
   f.svg = s.str();
   f.caption = "Bars: the median iteration of each policy; " +
               std::string(any_dots ? "open dots: every timed iteration; " : "") +
-              (any_ci ? "whiskers: the 95 % confidence interval of the median; a speedup whose interval contains 1.0 is "
-                        "marked <em>not significant</em> (pale bar)."
+              (any_ci ? "whiskers: the 95 % confidence interval of the median; a speedup is <em>faster</em> or "
+                        "<em>slower</em> only when its interval lies beyond the equivalence margin (how far two policies "
+                        "running identical code land apart in this run), <em>same</em> when it lies inside it, else "
+                        "<em>not significant</em> (pale bar)."
                       : "<strong>no confidence intervals in this train.json</strong> (the run predates them): bars "
                         "without whiskers, speedups without a verdict — read them against the spread of the dots.") +
               (t.limit.present ? " Dashed red: the step's napkin limit on this machine (see “The limit”)." : "");

@@ -97,6 +97,7 @@ void policy_table(Out& o, const TrainView& t, const PolicyView& base) {
     if (ci) {
       o << "<td class=\"n\">" << interval(p.speedup_ci, "%.2f") << "</td><td>";
       if (&p == &base) o << "baseline";
+      else if (p.verdict == "same") o << "<span class=\"note\">same</span>";
       else if (p.significant == 0) o << "<span class=\"note\">not significant</span>";
       else if (p.significant == 1) o << (p.speedup >= 1 ? "<span class=\"good\">faster</span>" : "<span class=\"bad\">slower</span>");
       o << "</td>";
@@ -124,15 +125,24 @@ void limit_section(Out& o, const TrainView& t) {
       << ms(seconds * 1e3) << "</td></tr>\n";
   };
   o << "<table><tr><th>part of the step</th><th>amount</th><th>at</th><th>ms</th></tr>\n";
-  row("convolutions (direct FLOPs)", num(l.conv_flops / 1e9) + " GFLOP", num(l.peak_gflops) + " GFLOP/s",
-      l.conv_flops / (l.peak_gflops * 1e9));
-  row("fully connected layers", num(l.fc_flops / 1e9) + " GFLOP", num(l.peak_gflops) + " GFLOP/s",
-      l.fc_flops / (l.peak_gflops * 1e9));
+  if (std::isfinite(l.passes)) {
+    const double compute_passes = l.passes - l.memory_bound_passes;
+    row("conv and fc passes bound by their FLOPs", num(compute_passes) + " passes", num(l.peak_gflops) + " GFLOP/s",
+        l.compute_bound_seconds);
+    row("conv and fc passes bound by their bytes", num(l.memory_bound_passes) + " passes", num(l.bandwidth_gbs) + " GB/s",
+        l.memory_bound_seconds);
+  } else {
+    row("convolutions (direct FLOPs)", num(l.conv_flops / 1e9) + " GFLOP", num(l.peak_gflops) + " GFLOP/s",
+        l.conv_flops / (l.peak_gflops * 1e9));
+    row("fully connected layers", num(l.fc_flops / 1e9) + " GFLOP", num(l.peak_gflops) + " GFLOP/s",
+        l.fc_flops / (l.peak_gflops * 1e9));
+  }
   row("every other layer's bytes", num(l.other_bytes / 1e9) + " GB", num(l.bandwidth_gbs) + " GB/s",
       l.other_bytes / (l.bandwidth_gbs * 1e9));
   o << "<tr><th>the step's napkin limit</th><th></th><th></th><th class=\"n\">" << ms(l.seconds * 1e3)
-    << "</th></tr>\n</table>\n<p class=\"note\">At this machine's measured FMA peak and stream bandwidth, before any "
-       "Winograd or FFT saving (those do fewer FLOPs than the limit assumes).</p>\n";
+    << "</th></tr>\n</table>\n<p class=\"note\">At this machine's measured FMA peak and stream bandwidth: each conv "
+       "or fc direction is bound by its direct FLOPs or by the bytes of its three tensors, whichever is slower; "
+       "before any Winograd or FFT saving (those do fewer FLOPs than the limit assumes).</p>\n";
 }
 
 void choices_table(Out& o, const TrainView& t, const PolicyView& base) {
@@ -192,6 +202,31 @@ void layer_table(Out& o, const TrainView& t, const PolicyView& base) {
   o << "</tr>\n</table>\n";
 }
 
+// What the in-context find claims per iteration, and whether find-context's own iterations bear it out.
+void context_claim_note(Out& o, const TrainView& t) {
+  const ContextClaimView& c = t.context_claim;
+  if (!c.present) return;
+  o << "<p>";
+  if (c.differ == 0) {
+    o << "No pair ranks differently inside the step beyond the noise";
+    if (c.ties) o << " (" << c.ties << " of " << c.pairs << " swap their order inside their intervals)";
+    o << ": the in-context find keeps every isolated choice.</p>\n";
+    return;
+  }
+  o << c.differ << " of " << c.pairs << " pairs rank differently inside the step; by the per-layer times the isolated "
+       "winners would cost " << ms(c.claimed_ms) << " ms per iteration more. ";
+  if (c.checked != 1)
+    o << "<span class=\"note\">Not checked against whole iterations (find did not run).</span>";
+  else if (c.consistent == 1)
+    o << "Checked: find-context's iterations run " << ms(c.measured_ms) << " ms [" << ms(c.measured_ci.lo) << ", "
+      << ms(c.measured_ci.hi) << "] faster than " << esc(c.find_policy) << "'s, consistent with it.";
+  else
+    o << "<strong>Inconclusive:</strong> find-context's own iterations run " << ms(c.measured_ms) << " ms ["
+      << ms(c.measured_ci.lo) << ", " << ms(c.measured_ci.hi) << "] faster than " << esc(c.find_policy)
+      << "'s, which does not hold that estimate: the whole iterations do not bear the in-context ranking out.";
+  o << "</p>\n";
+}
+
 void in_context_table(Out& o, const TrainView& t) {
   auto best = [](const std::vector<AlgoMs>& v) {
     const AlgoMs* b = nullptr;
@@ -204,7 +239,8 @@ void in_context_table(Out& o, const TrainView& t) {
   for (const auto& c : t.in_context)
     o << "<tr><td>" << esc(c.layer) << "</td><td>" << esc(c.dir) << "</td><td><code>" << esc(best(c.isolated))
       << "</code></td><td><code>" << esc(best(c.in_context)) << "</code></td><td>"
-      << (c.agree == 1 ? "agree" : c.agree == 0 ? "<span class=\"bad\">disagree</span>" : "–") << "</td><td class=\"n\">"
+      << (c.tie == 1 ? "tie (inside the noise)" : c.agree == 1 ? "agree" : c.agree == 0 ? "<strong>differ</strong>" : "–")
+      << "</td><td class=\"n\">"
       << (std::isfinite(c.cost_ratio) ? fmt("%.2f×", c.cost_ratio) : "–") << "</td></tr>\n";
   o << "</table>\n";
 }
@@ -238,6 +274,7 @@ void train_sections(Out& o, const TrainView& t, const std::string& sx) {
   } else {
     figure(o, ic);
     in_context_table(o, t);
+    context_claim_note(o, t);
   }
 }
 

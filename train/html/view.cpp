@@ -98,6 +98,7 @@ PolicyView read_policy(const Value& p) {
   o.speedup = number(p, "speedup", o.speedup);
   o.speedup_ci = interval(p, "speedup_ci");
   o.significant = boolean(p, "significant");
+  o.verdict = text(p, "verdict");
   o.x_limit = number(p, "x_limit");
   return o;
 }
@@ -137,6 +138,10 @@ TrainView read_train(const std::string& json_text, const std::string& what) {
     o.limit.other_bytes = number(*l, "other_bytes");
     o.limit.peak_gflops = number(*l, "peak_gflops");
     o.limit.bandwidth_gbs = number(*l, "bandwidth_gbs");
+    o.limit.compute_bound_seconds = number(*l, "compute_bound_seconds");
+    o.limit.memory_bound_seconds = number(*l, "memory_bound_seconds");
+    o.limit.memory_bound_passes = number(*l, "memory_bound_passes");
+    o.limit.passes = number(*l, "passes");
   }
   for (const Value& c : array(v, "in_context_find")) {
     InContextView ic;
@@ -145,9 +150,25 @@ TrainView read_train(const std::string& json_text, const std::string& what) {
     ic.isolated = algo_ms(c, "isolated");
     ic.in_context = algo_ms(c, "in_context");
     ic.agree = boolean(c, "agree");
+    ic.tie = boolean(c, "tie");
     ic.cost_ratio = number(c, "cost_ratio");
     o.in_context.push_back(std::move(ic));
   }
+  if (const Value* c = v.get("in_context_claim"); c && c->is_object()) {
+    ContextClaimView& k = o.context_claim;
+    k.present = true;
+    k.pairs = int(number(*c, "pairs", 0));
+    k.differ = int(number(*c, "differ", 0));
+    k.ties = int(number(*c, "ties", 0));
+    k.claimed_ms = number(*c, "claimed_ms");
+    k.checked = boolean(*c, "checked");
+    k.consistent = boolean(*c, "consistent");
+    k.measured_ms = number(*c, "measured_ms");
+    k.measured_ci = interval(*c, "measured_ms_ci");
+    k.find_policy = text(*c, "find_policy");
+  }
+  o.margin = number(v, "margin");
+  o.margin_pair = text(v, "margin_pair");
   return o;
 }
 

@@ -44,12 +44,15 @@ struct PolicyView {
   // Optional (issue 19 items 2 and 5).
   Interval iter_ci, speedup_ci;
   int significant = -1;              // -1 unknown, 0 not significant, 1 significant
+  std::string verdict;               // baseline | faster | slower | same | not significant ("": not in train.json)
   double x_limit = NAN;              // the median as a multiple of the napkin limit
 };
 
 struct LimitView {
   bool present = false;
   double seconds = NAN, conv_flops = NAN, fc_flops = NAN, other_bytes = NAN, peak_gflops = NAN, bandwidth_gbs = NAN;
+  // The conv and fc passes' part of the limit, split by what binds each (NAN: not in this train.json).
+  double compute_bound_seconds = NAN, memory_bound_seconds = NAN, memory_bound_passes = NAN, passes = NAN;
 };
 
 struct AlgoMs {
@@ -60,8 +63,19 @@ struct AlgoMs {
 struct InContextView {
   std::string layer, dir;
   std::vector<AlgoMs> isolated, in_context;
-  int agree = -1;
+  int agree = -1;                    // 0: the rankings differ beyond the noise
+  int tie = -1;                      // 1: the order swapped inside the noise
   double cost_ratio = NAN;
+};
+
+// The in-context find's claim checked against the iterations (train.json "in_context_claim").
+struct ContextClaimView {
+  bool present = false;
+  int pairs = 0, differ = 0, ties = 0;
+  int checked = -1, consistent = -1;
+  double claimed_ms = NAN, measured_ms = NAN;
+  Interval measured_ci;
+  std::string find_policy;
 };
 
 struct TrainView {
@@ -72,6 +86,9 @@ struct TrainView {
   std::vector<PolicyView> policies;
   LimitView limit;
   std::vector<InContextView> in_context;
+  ContextClaimView context_claim;
+  double margin = NAN;               // the equivalence margin of a speedup (NaN: not in train.json)
+  std::string margin_pair;
   const PolicyView* base() const;  // the baseline policy (by name), else the first that ran; null if none ran
 };
 
