@@ -67,6 +67,12 @@ const Row kResNet50[] = {
     {"res5.1x1b", "ic512ih7oc2048kh1", 3},
 };
 
+// The test-sized network `convlab train tiny` builds: 16x16 RGB, conv1, LRN, pool to 7x7, conv2 in groups.
+const Row kTiny[] = {
+    {"conv1", "ic3ih16oc8oh16kh3ph1", 1},
+    {"conv2", "g2ic8ih7oc16oh7kh3ph1", 1},
+};
+
 struct Net {
   const char* name;
   const Row* rows;
@@ -78,6 +84,7 @@ const Net kNets[] = {
     {"alexnet-owt", kAlexNetOwt, std::size(kAlexNetOwt)},
     {"vgg16", kVgg16, std::size(kVgg16)},
     {"resnet50", kResNet50, std::size(kResNet50)},
+    {"tiny", kTiny, std::size(kTiny)},
 };
 
 }  // namespace

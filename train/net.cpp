@@ -287,16 +287,14 @@ Net build_network(const std::string& net, const NetOptions& opt) {
   }
   if (net == "tiny") {
     // A test-sized network with every layer kind (conv with groups, LRN, pooling, FC, dropout).
-    const int b = opt.batch;
-    ConvProblem c1 = parse_problem("ic3ih16oc8oh16kh3ph1n\"tiny:conv1\"");
-    ConvProblem c2 = parse_problem("g2ic8ih7oc16oh7kh3ph1n\"tiny:conv2\"");
-    c1.n = c2.n = b;
-    Net n(net, {b, 3, 16, 16}, opt);
-    n.add(std::make_unique<ConvLayer>("conv1", c1));
+    const std::vector<NetLayer> cl = network_layers(net, opt.batch);
+    if (cl.size() != 2) fail(net + ": expected 2 convolution layers in core/layers.hpp");
+    Net n(net, {opt.batch, 3, 16, 16}, opt);
+    n.add(conv(cl[0]));
     n.add(std::make_unique<ReluLayer>("relu1"));
     n.add(std::make_unique<LrnLayer>("norm1"));
     n.add(std::make_unique<MaxPoolLayer>("pool1"));  // 16 -> 7
-    n.add(std::make_unique<ConvLayer>("conv2", c2));
+    n.add(conv(cl[1]));
     n.add(std::make_unique<ReluLayer>("relu2"));
     n.add(std::make_unique<MaxPoolLayer>("pool2"));  // 7 -> 3
     n.add(std::make_unique<FcLayer>("fc3", 32));
