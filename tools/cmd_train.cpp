@@ -326,7 +326,7 @@ int cmd_report(int argc, char** argv) {
     train::HtmlHalf& page = html.halves.emplace_back();
     page.title = device == DeviceKind::cpu ? "CPU" : "GPU";
     page.id_suffix = suffix.empty() ? "" : "-cuda";
-    if (!args.has("no-compare") && cfg.net != "tiny") {
+    if (!args.has("no-compare")) {
       std::fprintf(stderr, "convlab report: per-layer comparison on %s, %s at batch %d\n", where.c_str(),
                    cfg.net.c_str(), cfg.batch);
       CompareOptions opt;

@@ -39,9 +39,10 @@ std::string json_ms_interval(const stats::Interval& ci) {
   return "[" + json::number(ci.lo * 1e3) + ", " + json::number(ci.hi * 1e3) + "]";
 }
 
-std::string speedup_cell(const PolicyResult& p, bool is_baseline) {
+std::string speedup_cell(const PolicyResult& p, bool is_baseline, double margin) {
   if (is_baseline) return "1.00x (baseline)";
-  return ratio_text(p.speedup, p.speedup_ci) + " " + p.verdict;
+  return ratio_text(p.speedup, p.speedup_ci) + " " + p.verdict +
+         (p.verdict == "same" ? " (within " + fmt("%.1f %%", 100 * margin) + ")" : "");
 }
 
 std::vector<double> other_seconds(const PolicyResult& p) {
@@ -95,6 +96,20 @@ void md_checks(Out& o, const TrainReport& r) {
   } else {
     o << "- equivalence margin: none measured (no policy ran exactly the baseline's algorithms); a speedup is called "
          "faster or slower when its interval excludes 1.0\n";
+  }
+  {
+    const DriftBound& d = r.drift;
+    o << "- expected fp32 drift of the loss: " << fmt("%.1e", d.bound0) << " relative at iteration 0 (the longest "
+      << "convolution reduction, K = " << d.reduction << ", times FLT_EPSILON: two correct summation orders differ by "
+      << "less), growing " << fmt("%.1f", d.growth) << "x per step";
+    if (d.measured) {
+      o << " (measured: the baseline again from weights moved by 2^-22 relative drifted";
+      for (size_t t = 0; t < d.control.size(); ++t) o << (t ? ", " : " ") << fmt("%.1e", d.control[t]);
+      o << " from its loss; the growth is the fastest average from iteration 0)";
+    } else {
+      o << " (assumed: this run could not measure it)";
+    }
+    o << "; a policy's loss outside it at any iteration means an algorithm computes something else\n";
   }
   // Layers whose code is the same in every policy: their medians should be the same too.
   double lo = INFINITY, hi = 0;

@@ -30,8 +30,9 @@ inline std::string ms(double s) { return fmt("%.2f", s * 1e3); }
 const PolicyResult* find_policy(const TrainReport& r, const std::string& name);
 // "[12.1, 12.9]": an interval of seconds, in ms.
 std::string ms_interval(const stats::Interval& ci);
-// "1.23x [1.10, 1.35] faster", "1.01x [1.00, 1.01] same", "0.99x [0.96, 1.03] not significant", "1.00x (baseline)".
-std::string speedup_cell(const PolicyResult& p, bool is_baseline);
+// "1.23x [1.10, 1.35] faster", "1.01x [1.00, 1.01] same (within 1.2 %)", "0.99x [0.96, 1.03] not significant",
+// "1.00x (baseline)"; margin = TrainReport::margin.
+std::string speedup_cell(const PolicyResult& p, bool is_baseline, double margin);
 // [lo, hi] in ms as JSON.
 std::string json_ms_interval(const stats::Interval& ci);
 

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -34,6 +35,8 @@ std::vector<std::string> default_policies(DeviceKind device) {
   }
   return out;
 }
+
+double DriftBound::at(int iteration) const { return bound0 * std::pow(growth, iteration); }
 
 bool TrainReport::expectations_met() const {
   for (const ExpectationResult& e : expectations)
@@ -221,6 +224,76 @@ void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const Step
   }
 }
 
+// The control of the drift bound: the baseline's net again from its initial weights, each moved by 2^-22
+// relative (sign from a hash of its index), trained on the same batches; its relative loss difference per
+// iteration against the baseline's recorded losses.
+std::vector<double> drift_control(Net& net, const std::vector<Batch>& batches, const TrainConfig& cfg,
+                                  const std::vector<double>& base_losses) {
+  net.init(cfg.seed);
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (Param* p : net.params()) {
+    float* v = p->value.data();
+    for (int64_t i = 0; i < p->value.size(); ++i) {
+      h ^= h >> 31, h *= 0xbf58476d1ce4e5b9ull, h ^= h >> 29;
+      v[i] *= (h & 1) ? 1.0f + 0x1p-22f : 1.0f - 0x1p-22f;
+    }
+    p->upload();
+  }
+  std::vector<double> out;
+  for (size_t it = 0; it < base_losses.size() && it < batches.size(); ++it) {
+    const Batch& b = batches[it];
+    const double loss = net.train_step(b.images.data(), b.labels.data(), cfg.sgd, int64_t(it), nullptr);
+    out.push_back(std::fabs(loss - base_losses[it]) / std::max(std::fabs(base_losses[it]), 1e-30));
+  }
+  return out;
+}
+
+// The drift bound (DriftBound) and every policy's loss against it.
+void add_drift(TrainReport& rep, Net* base_net, const std::vector<Batch>& batches, const TrainConfig& cfg,
+               const Net& any) {
+  DriftBound& d = rep.drift;
+  for (const ConvLayer* c : any.conv_layers())
+    d.reduction = std::max(d.reduction, int(c->problem().c_per_group() * c->problem().r * c->problem().s));
+  d.bound0 = d.reduction * double(FLT_EPSILON);
+  const int bi = rep.baseline();
+  if (bi < 0) return;
+  const PolicyResult& base = rep.policies[size_t(bi)];
+  d.growth = cfg.assumed_drift_growth;
+  if (base_net) {
+    d.control = drift_control(*base_net, batches, cfg, base.losses);
+    double g = 1;  // the fastest average growth from iteration 0
+    for (size_t t = 1; t < d.control.size(); ++t)
+      if (d.control[0] > 0 && d.control[t] > 0) g = std::max(g, std::pow(d.control[t] / d.control[0], 1.0 / double(t)));
+    if (d.control.size() > 1 && d.control[0] > 0) {
+      d.growth = g;
+      d.measured = true;
+    }
+  }
+  judge_losses(rep);
+}
+
+}  // namespace
+
+void judge_losses(TrainReport& rep) {
+  const int bi = rep.baseline();
+  if (bi < 0) return;
+  const PolicyResult& base = rep.policies[size_t(bi)];
+  const DriftBound& d = rep.drift;
+  for (PolicyResult& p : rep.policies) {
+    if (!p.ran) continue;
+    p.loss_rel_diffs.clear();
+    p.loss_exceeds_at = -1;
+    for (size_t t = 0; t < p.losses.size() && t < base.losses.size(); ++t) {
+      const double rd = std::fabs(p.losses[t] - base.losses[t]) / std::max(std::fabs(base.losses[t]), 1e-30);
+      p.loss_rel_diffs.push_back(rd);
+      if (p.loss_exceeds_at < 0 && rd > d.at(int(t))) p.loss_exceeds_at = int(t);
+    }
+    p.loss_agrees = p.loss_exceeds_at < 0;
+  }
+}
+
+namespace {
+
 // Every policy's speedup over the baseline, with its interval over paired rounds.
 void add_speedups(TrainReport& rep) {
   const int bi = rep.baseline();
@@ -243,7 +316,8 @@ void add_speedups(TrainReport& rep) {
   for (size_t i = 0; i < rep.policies.size() && rep.margin_pair.empty(); ++i) {
     const PolicyResult& p = rep.policies[i];
     if (!p.ran || int(i) == bi || !same_code(p)) continue;
-    rep.margin = std::max({std::fabs(p.speedup - 1), p.speedup_ci.hi - 1, 1 - p.speedup_ci.lo});
+    // Symmetric in the ratio: a pair 1.05x apart either way is the same margin.
+    rep.margin = std::max({p.speedup - 1, 1 / p.speedup - 1, p.speedup_ci.hi - 1, 1 / p.speedup_ci.lo - 1, 0.0});
     rep.margin_pair = p.policy;
   }
   for (size_t i = 0; i < rep.policies.size(); ++i) {
@@ -518,6 +592,16 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     say(line);
   }
   add_speedups(rep);
+  {
+    // The drift control reuses the baseline's net (single process only: ranks would need it all-reduced).
+    Net* base_net = nullptr;
+    for (Runner& run : runners)
+      if (int(run.policy) == rep.baseline() && !comm) base_net = &run.net;
+    if (!runners.empty()) {
+      say("the loss's expected fp32 drift: the baseline again from weights moved by a few ulps ...");
+      add_drift(rep, base_net, batches, cfg, runners.front().net);
+    }
+  }
   for (const Expectation& e : rep.config.expect) {
     auto seconds = [&](const std::string& name) {
       for (const PolicyResult& p : rep.policies)

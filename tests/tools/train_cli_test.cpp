@@ -1,6 +1,9 @@
 // `convlab train` / `convlab report` as a user runs them (tiny network, fast).
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
+
 #include "core/device.hpp"
 #include "tests/support/cli_fixture.hpp"
 #include <sys/wait.h>
@@ -73,6 +76,18 @@ TEST_F(TrainCli, ReportRunsTheCpuHalfAndSaysWhyTheGpuHalfWasSkipped) {
   EXPECT_EQ(page.find("<link"), std::string::npos);
   EXPECT_NE(md.find("## The step's limit on this machine"), std::string::npos) << md;
   EXPECT_NE(md.find("## How this was measured"), std::string::npos) << md;
+  // --help promises the per-layer comparison's files for every network, the tiny one included.
+  EXPECT_TRUE(std::filesystem::exists(path("r/layers.json")));
+  EXPECT_TRUE(std::filesystem::exists(path("r/layers.csv")));
+  // Every in-page link has its target (a skipped GPU half links to its note, not to sections it lacks).
+  {
+    std::set<std::string> ids;
+    static const std::regex id_re("id=\"([^\"]+)\""), href_re("href=\"#([^\"]+)\"");
+    for (auto it = std::sregex_iterator(page.begin(), page.end(), id_re); it != std::sregex_iterator(); ++it)
+      ids.insert((*it)[1]);
+    for (auto it = std::sregex_iterator(page.begin(), page.end(), href_re); it != std::sregex_iterator(); ++it)
+      EXPECT_TRUE(ids.count((*it)[1])) << "report.html links to #" << (*it)[1] << ", which it does not have";
+  }
   if (convlab::cuda_info().available) {
     EXPECT_TRUE(std::filesystem::exists(path("r/train_cuda.json")));
     EXPECT_EQ(md.find("GPU half\n\nSkipped"), std::string::npos) << md;

@@ -32,7 +32,8 @@ code { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size:
 figure { margin: 8px 0 20px; break-inside: avoid; }
 figcaption { color: #444; font-size: 13px; max-width: 1150px; margin-top: 4px; }
 svg { display: block; max-width: 100%; height: auto; }
-table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 16px; }
+table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 16px; display: block; max-width: 100%;
+        overflow-x: auto; }
 th, td { border: 1px solid #d8dde2; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f4f6f8; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -46,6 +47,7 @@ nav { margin: 12px 0 0; font-size: 13px; }
 nav a { margin-right: 14px; }
 @media print {
   main { max-width: none; padding: 0; }
+  table { display: table; }
   h2, h3 { break-after: avoid; }
   nav { display: none; }
   a { color: inherit; text-decoration: none; }
@@ -90,7 +92,7 @@ void policy_table(Out& o, const TrainView& t, const PolicyView& base) {
         << "\">skipped: " << esc(p.skipped) << "</td></tr>\n";
       continue;
     }
-    const bool agrees = !(p.loss_rel_diff > t.loss_rtol);
+    const bool agrees = p.loss_agrees >= 0 ? p.loss_agrees == 1 : !(p.loss_rel_diff > t.loss_rtol);
     o << "<tr><td>" << esc(p.name) << "</td><td class=\"n\">" << ms(p.iter_ms) << "</td>";
     if (ci) o << "<td class=\"n\">" << interval(p.iter_ci, "%.1f") << "</td>";
     o << "<td class=\"n\">" << fmt("%.2f×", p.speedup) << "</td>";
@@ -108,8 +110,8 @@ void policy_table(Out& o, const TrainView& t, const PolicyView& base) {
       << "</td><td class=\"n\">" << fmt("%.1f", p.workspace_bytes / 1048576) << "</td></tr>\n";
   }
   o << "</table>\n<p class=\"note\">loss rel. diff: the final loss against " << esc(base.name)
-    << "'s, which must stay within " << fmt("%.0e", t.loss_rtol)
-    << " — the proof that a faster policy trains the same network.</p>\n";
+    << "'s; a policy disagrees when its loss leaves the expected fp32 drift at any iteration (" << fmt("%.0e", t.loss_rtol)
+    << " by the last) — the proof that a faster policy trains the same network.</p>\n";
 }
 
 void limit_section(Out& o, const TrainView& t) {
@@ -310,12 +312,19 @@ void header(Out& o, const HtmlInputs& in, const std::vector<TrainView>& trains, 
     o << "<b>training run</b><span>" << fmt("%.1f", t0->wall_seconds) << " s wall, peak RSS "
       << fmt("%.0f", t0->peak_rss_kb / 1024) << " MiB</span>";
   o << "</div>\n<nav>";
+  // Links only to the sections this page has: a half without results (the GPU half skipped) links to its note.
   for (size_t i = 0; i < in.halves.size(); ++i) {
-    const std::string& sx = in.halves[i].id_suffix;
-    const std::string p = in.halves.size() > 1 ? in.halves[i].title + ": " : "";
-    o << "<a href=\"#policies" << sx << "\">" << esc(p) << "time per policy</a><a href=\"#layers" << sx
-      << "\">where the time goes</a><a href=\"#attribution" << sx << "\">attribution</a><a href=\"#algorithms" << sx
-      << "\">algorithms</a>";
+    const HtmlHalf& h = in.halves[i];
+    const std::string& sx = h.id_suffix;
+    const std::string p = in.halves.size() > 1 ? h.title + ": " : "";
+    if (!h.train_json.empty())
+      o << "<a href=\"#policies" << sx << "\">" << esc(p) << "time per policy</a><a href=\"#layers" << sx
+        << "\">where the time goes</a><a href=\"#attribution" << sx << "\">attribution</a>";
+    if (!h.train_json.empty() || !h.layers_json.empty())
+      o << "<a href=\"#algorithms" << sx << "\">" << (h.train_json.empty() ? esc(p) : "") << "algorithms</a>";
+    if (h.train_json.empty() && h.layers_json.empty() && in.halves.size() > 1)
+      o << "<a href=\"#half" << sx << "\">" << esc(h.title) << ": " << (h.note.empty() ? "no results" : "skipped")
+        << "</a>";
   }
   o << "</nav>\n";
 }
@@ -338,7 +347,7 @@ std::string report_html(const HtmlInputs& in) {
   header(o, in, trains, layers);
   for (size_t i = 0; i < in.halves.size(); ++i) {
     const HtmlHalf& h = in.halves[i];
-    if (in.halves.size() > 1) o << "<h2 class=\"half\">" << esc(h.title) << "</h2>\n";
+    if (in.halves.size() > 1) o << "<h2 class=\"half\" id=\"half" << h.id_suffix << "\">" << esc(h.title) << "</h2>\n";
     if (!h.note.empty()) o << "<p class=\"warn\">" << esc(h.note) << "</p>\n";
     if (!h.train_json.empty()) train_sections(o, trains[i], h.id_suffix);
     if (!h.layers_json.empty()) layer_sections(o, layers[i], h.id_suffix);

@@ -99,6 +99,7 @@ PolicyView read_policy(const Value& p) {
   o.speedup_ci = interval(p, "speedup_ci");
   o.significant = boolean(p, "significant");
   o.verdict = text(p, "verdict");
+  o.loss_agrees = boolean(p, "loss_agrees");
   o.x_limit = number(p, "x_limit");
   return o;
 }

@@ -45,6 +45,7 @@ struct PolicyView {
   Interval iter_ci, speedup_ci;
   int significant = -1;              // -1 unknown, 0 not significant, 1 significant
   std::string verdict;               // baseline | faster | slower | same | not significant ("": not in train.json)
+  int loss_agrees = -1;              // within the expected fp32 drift at every iteration (-1: not in train.json)
   double x_limit = NAN;              // the median as a multiple of the napkin limit
 };
 

@@ -111,7 +111,15 @@ def main():
         if bad in text:
             return "FAIL: report.html refers outside itself (%s)" % bad
 
-    dom = run(chromium(browser, work, "--dump-dom", "file://" + page))
+    # Every in-page link has its target.
+    import re
+    ids = set(re.findall(r'id="([^"]+)"', text))
+    for target in re.findall(r'href="#([^"]+)"', text):
+        if target not in ids:
+            return "FAIL: report.html links to #%s, which the page does not have" % target
+
+    # Laid out at 1400 px, nothing (a wide table) makes the page wider than the window.
+    dom = run(chromium(browser, work, "--window-size=1400,1000", "--dump-dom", "file://" + page))
     start = dom.find('data-layout="')
     if start < 0:
         return "FAIL: the page's layout note did not run (no body[data-layout] in the rendered DOM)"
@@ -122,6 +130,8 @@ def main():
         if not box or box[2] < 100 or box[3] < 50:
             failures.append("chart %s is missing or has an empty box (%s)" % (c, box))
     width, height = layout["page"]
+    if width > 1400:
+        failures.append("the page is %d px wide in a 1400 px window: something overflows" % width)
     shot = os.path.join(work, "report.png")
     run(chromium(browser, work, "--window-size=%d,%d" % (max(width, 800), min(height + 40, 16000)),
                  "--screenshot=" + shot, "file://" + page))
