@@ -196,7 +196,7 @@ FftGeometry whole_image_geometry(const ConvProblem& p, Direction dir) {
   auto axis = [&](int in, int pad, int out, int r, int len) {
     FftAxis a;
     // No aliasing in any direction when L >= max(in + pad, out, r) (the
-    // circular wrap lands in the zero padding); see the README's FFT notes.
+    // circular wrap lands in the zero padding); see cpu.fft in docs/algorithms.md.
     a.t = fft::next_smooth(std::max({in + pad, out, r}));
     a.step = len;
     a.tiles = 1;

@@ -1,4 +1,4 @@
-// README.md's CLI block and the code cannot drift (issue 16 item 8): every
+// README.md's CLI block and the code cannot drift: every
 // subcommand in `convlab --help` has a summary in the block, every option its
 // `--help` lists appears in that summary and every option the summary names
 // exists; the exit codes the block states are the ones tools/main.cpp documents.

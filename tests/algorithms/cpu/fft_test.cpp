@@ -97,7 +97,7 @@ TEST(CpuFft, GeometryChoices) {
 // Accuracy measurement (the numbers behind tolerance()): max |y - ref| over
 // max_i sum|terms|_i, per algorithm and direction. Default: AlexNet's stride-1
 // layers at batch 1 and 40 random stride-1 problems; CONVLAB_FFT_MEASURE=1 adds
-// batch 2 and 60 random problems (the README numbers). Prints a table and
+// batch 2 and 60 random problems (the measured worst in docs/algorithms.md). Prints a table and
 // checks the declared global bound.
 TEST(CpuFft, MeasureAccuracy) {
   const bool full = std::getenv("CONVLAB_FFT_MEASURE") != nullptr;

@@ -1,6 +1,7 @@
-// Data-parallel training under MPI (issue 21). Run by CTest as
-//   mpirun -np 2 --oversubscribe --bind-to none test_train_dist
-// (tests/train/dist/CMakeLists.txt); every test is collective: both ranks run it.
+// Data-parallel training under MPI. Run by CTest as
+//   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe --bind-to none test_train_dist
+// (tests/train/dist/CMakeLists.txt; the two variables only matter as root); every test is collective: both
+// ranks run it.
 //
 // The target: 2 ranks with global batch 32 train like one rank with batch 32.
 //  - against gradient accumulation in one process (two nets of batch 16, their

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# `convlab train --ranks` end to end under mpirun (issue 21): 2 ranks on this
-# machine, the tiny network, rank counts 1 and 2 in one world; then the refusals.
+# `convlab train --ranks` end to end under mpirun: 2 ranks on this machine, the
+# tiny network, rank counts 1 and 2 in one world; then the refusals.
 # Usage: train_cli_check.sh path/to/convlab   (CONVLAB_MPIEXEC names mpirun)
 set -euo pipefail
+# Open MPI refuses to start as root without these two (CI runs as root); for
+# anyone else they change nothing. Set here so the script runs as it is.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 convlab=$1
 mpirun=${CONVLAB_MPIEXEC:-mpirun}
 tmp=$(mktemp -d)
