@@ -102,6 +102,7 @@ std::string in_quotes(const std::string& p) { return "'" + printable(p) + "'"; }
 ResultsFolder::ResultsFolder(std::string dir, std::vector<std::string> family, std::string what)
     : dir_(std::move(dir)), what_(std::move(what)), family_(std::move(family)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  if (g_cleanup.load()) fail(what_ + ": another results folder is being written by this process");
   struct stat st {};
   if (::stat(dir_.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) fail(what_ + " " + in_quotes(dir_) + " is not a folder");
