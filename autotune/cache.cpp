@@ -32,76 +32,91 @@ TuneCache::TuneCache(std::string path, bool echo_warnings) : path_(std::move(pat
   if (path_.empty()) fail("autotune cache: empty file name");
 }
 
+namespace {
+
+// The default cache file and the one folder convlab may create for it (see default_path()); "" and
+// the reason when there is none.
+struct DefaultCache {
+  std::string path, creatable, why;
+};
+
+DefaultCache default_cache() {
+  const auto folder = [](const char* p) {
+    struct stat st {};
+    return ::stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  const char* how = "; name a cache file (--cache F, get:F, cache:F) or set CONVLAB_CACHE or XDG_CACHE_HOME";
+  if (const char* e = std::getenv("CONVLAB_CACHE"); e && *e) return {e, "", ""};
+  // XDG: a relative path is invalid and ignored.
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') {
+    if (!folder(x))
+      return {"", "", "no default autotune cache: XDG_CACHE_HOME '" + printable(x) + "' is not an existing folder" + how};
+    return {std::string(x) + "/convlab/autotune.jsonl", std::string(x) + "/convlab", ""};
+  }
+  const char* h = std::getenv("HOME");
+  if (!h || !*h) return {"", "", std::string("no default autotune cache: HOME is not set") + how};
+  if (*h != '/') return {"", "", "no default autotune cache: HOME '" + printable(h) + "' is not an absolute path" + how};
+  if (!folder(h)) return {"", "", "no default autotune cache: HOME '" + printable(h) + "' is not an existing folder" + how};
+  const std::string home(h);
+  return {home + "/.cache/convlab/autotune.jsonl", home + "/.cache/convlab", ""};
+}
+
+}  // namespace
+
 std::string TuneCache::default_path() {
-  if (const char* e = std::getenv("CONVLAB_CACHE"); e && *e) return e;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/convlab/autotune.jsonl";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/convlab/autotune.jsonl";
-  return "convlab-autotune.jsonl";
+  DefaultCache d = default_cache();
+  if (d.path.empty()) fail(d.why);
+  return d.path;
 }
 
 void TuneCache::warn(const std::string& w) {
-  warnings_.push_back(w);
-  if (echo_) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  warnings_.push_back(printable(w));  // a warning quotes file content: one printable line, whatever the file holds
+  if (echo_) std::fprintf(stderr, "warning: %s\n", warnings_.back().c_str());
 }
 
 namespace {
 
 std::string qpath(const std::string& path) { return "'" + printable(path) + "'"; }
 
-// Reads a cache file line by line, bounded: `on_line(line_no, text, too_long)`
-// for every line (text cut at kCacheMaxLineBytes when too_long; a trailing
-// '\r' dropped). Returns false when the file does not exist (nor its folder).
-// Throws Error, one line, for a folder, anything that is not a regular file
-// (/dev/zero, a FIFO: never opened, so never read or waited on), a file over
-// kCacheMaxFileBytes (also one that grows past it while read), a read error.
-template <class OnLine>
-bool read_cache_lines(const std::string& path, const OnLine& on_line) {
-  const std::string what = "autotune cache " + qpath(path);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return false;
-    fail(what + ": cannot read (" + std::strerror(errno) + ")");
-  }
-  auto check = [&](const struct stat& s) {
-    if (S_ISDIR(s.st_mode)) fail(what + " is a folder, not a cache file");
-    if (!S_ISREG(s.st_mode)) fail(what + " is not a regular file");
-    if (uint64_t(s.st_size) > kCacheMaxFileBytes)
-      fail(what + " is " + std::to_string(uint64_t(s.st_size) >> 20) + " MiB, over the " +
-           std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file");
-  };
-  check(st);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) fail(what + ": cannot read (" + std::strerror(errno) + ")");
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  if (::fstat(fd, &st) != 0) fail(what + ": cannot read (" + std::strerror(errno) + ")");
-  check(st);  // the path may have been replaced between stat and open
+// Reads a cache file line by line, bounded: `on_line(line_no, text, too_long, offset, length)`
+// for every line (text cut at kCacheMaxLineBytes when too_long; a trailing '\r' dropped; offset and
+// length: where the whole line, without its '\n', lies in the file). Returns false when the file does
+// not exist (nor its folder). Throws Error, one line, for a folder, anything that is not a regular
+// file (/dev/zero, a FIFO, a socket: never opened, so never read or waited on; InputFile), a file
+// over kCacheMaxFileBytes (also one that grows past it while read), a read error.
+// `at_end(file)` runs once the whole file is read, before it is closed (the lines' bytes can be read
+// again from the same open file, whatever has replaced the path since).
+template <class OnLine, class AtEnd>
+bool read_cache_lines(const std::string& path, const OnLine& on_line, const AtEnd& at_end) {
+  const InputFile in(path, "autotune cache", true);
+  if (!in.exists()) return false;
+  if (in.size() > kCacheMaxFileBytes)
+    fail(in.name() + " is " + std::to_string(in.size() >> 20) + " MiB, over the " +
+         std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file");
   std::string buf(size_t(1) << 16, '\0'), line;
   size_t total = 0;
+  uint64_t line_start = 0, line_bytes = 0;
   int line_no = 0;
   bool too_long = false;
   auto emit = [&] {
     ++line_no;
     if (!too_long && !line.empty() && line.back() == '\r') line.pop_back();
-    on_line(line_no, std::string_view(line), too_long);
+    on_line(line_no, std::string_view(line), too_long, line_start, line_bytes);
     line.clear();
     too_long = false;
+    line_start += line_bytes + 1;
+    line_bytes = 0;
   };
   for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(what + ": read error (" + std::strerror(errno) + ")");
-    }
+    const size_t n = in.read(buf.data(), buf.size());
     if (n == 0) break;
-    total += size_t(n);
+    total += n;
     if (total > kCacheMaxFileBytes)
-      fail(what + " grew past the " + std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file while read");
-    for (size_t at = 0; at < size_t(n);) {
-      const char* nl = static_cast<const char*>(std::memchr(buf.data() + at, '\n', size_t(n) - at));
-      const size_t end = nl ? size_t(nl - buf.data()) : size_t(n);
+      fail(in.name() + " grew past the " + std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file while read");
+    for (size_t at = 0; at < n;) {
+      const char* nl = static_cast<const char*>(std::memchr(buf.data() + at, '\n', n - at));
+      const size_t end = nl ? size_t(nl - buf.data()) : n;
+      line_bytes += end - at;
       if (!too_long) {
         line.append(buf.data() + at, end - at);
         if (line.size() > kCacheMaxLineBytes) {
@@ -115,7 +130,13 @@ bool read_cache_lines(const std::string& path, const OnLine& on_line) {
     }
   }
   if (!line.empty() || too_long) emit();
+  at_end(in);
   return true;
+}
+
+template <class OnLine>
+bool read_cache_lines(const std::string& path, const OnLine& on_line) {
+  return read_cache_lines(path, on_line, [](const InputFile&) {});
 }
 
 bool blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
@@ -127,7 +148,8 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
   std::string first_bad;
   int line_no = 0, stale = 0;
   std::string first_stale_text;
-  read_cache_lines(path_, [&](int n, std::string_view line, bool too_long) {
+  std::vector<std::pair<uint64_t, uint64_t>> bad_ranges;  // (offset, length) of each unreadable line
+  read_cache_lines(path_, [&](int n, std::string_view line, bool too_long, uint64_t offset, uint64_t length) {
     line_no = n;
     if (blank(line)) return;
     CacheLine cl;
@@ -146,6 +168,7 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
     std::optional<CacheEntry>& e = cl.entry;
     if (!e) {
       if (fc.bad_lines++ == 0) first_bad = "line " + std::to_string(n) + ": " + cl.error;
+      bad_ranges.emplace_back(offset, length);
       return;
     }
     if (!is_current_build(e->key) && stale++ == 0)
@@ -155,12 +178,27 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
     auto it = fc.entries.find(k);
     if (it == fc.entries.end()) fc.entries.emplace(k, std::move(*e));
     else if (e->tuned_at >= it->second.tuned_at) it->second = std::move(*e);
+  }, [&](const InputFile& in) {
+    // The unreadable lines' exact bytes (over-long ones whole), to be set aside when the file is rewritten.
+    for (const auto& [offset, length] : bad_ranges) {
+      const size_t at = fc.set_aside.size();
+      fc.set_aside.resize(at + size_t(length));
+      for (size_t done = 0; done < length;) {
+        const ssize_t got = ::pread(in.fd(), fc.set_aside.data() + at + done, size_t(length) - done, off_t(offset + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) fail(in.name() + ": read error while keeping its unreadable lines: " + std::strerror(got < 0 ? errno : EIO));
+        done += size_t(got);
+      }
+      fc.set_aside += '\n';
+    }
   });
   if (!do_warn) return fc;
   if (fc.bad_lines)
     warn("autotune cache " + qpath(path_) + ": " + std::to_string(fc.bad_lines) + " of " + std::to_string(line_no) +
-         " lines unreadable and ignored (first: " + first_bad + "); a copy is kept as " + qpath(path_ + ".bad") +
-         " on the next write");
+         " lines unreadable and ignored (first: " + first_bad + "); " +
+         (bad_lines_fate_.empty() ? "they stay in the file until its next write, which appends them to " +
+                                        qpath(path_ + ".bad")
+                                  : bad_lines_fate_));
   if (!fc.foreign_lines.empty())
     warn("autotune cache " + qpath(path_) + ": " + std::to_string(fc.foreign_lines.size()) +
          " lines of another cache format ignored (kept in the file)");
@@ -173,6 +211,8 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
 
 void TuneCache::load() {
   FileContents fc = read_file(true);
+  set_aside_ = std::move(fc.set_aside);
+  bad_lines_ = fc.bad_lines;
   entries_ = std::move(fc.entries);
   probes_ = std::move(fc.probes);
   foreign_lines_ = std::move(fc.foreign_lines);
@@ -246,22 +286,37 @@ class FileLock {
   int fd_ = -1;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// Appends `lines` (the exact bytes of `count` unreadable lines of `source`) to `bad_path` after a
+// header line naming the time, convlab's version, `by` and the source; nothing when there are none.
+// The backup is rewritten atomically (its old text first), so a failure leaves it as it was.
+void append_set_aside_lines(const std::string& bad_path, const std::string& source, int count, const std::string& lines,
+                            const std::string& by) {
+  if (lines.empty()) return;
+  std::string before;
+  {
+    const InputFile old(bad_path, "autotune cache backup", true);
+    if (old.exists()) before = old.read_all(uint64_t(4) * kCacheMaxFileBytes);
+  }
+  if (!before.empty() && before.back() != '\n') before += '\n';
+  char when[32] = "?";
+  const std::time_t now = std::time(nullptr);
+  struct tm utc {};
+  if (::gmtime_r(&now, &utc)) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  const std::string header = "# " + std::string(when) + " convlab " + CONVLAB_VERSION + ", " + by + ": " +
+                             std::to_string(count) + " unreadable line" + (count == 1 ? "" : "s") + " of " +
+                             qpath(source) + "\n";
+  write_file_atomic(bad_path, before + header + lines);
 }
 
 // Only the default cache's own folder is created (~/.cache/convlab on a fresh
-// machine); a folder named by the user must exist.
+// machine, $XDG_CACHE_HOME/convlab): never HOME or XDG_CACHE_HOME themselves, never
+// the folder of a file named by the user or by CONVLAB_CACHE.
 void make_default_dir(const std::string& path) {
-  if (path != TuneCache::default_path()) return;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (parent.empty()) return;
+  const DefaultCache d = default_cache();
+  if (d.creatable.empty() || path != d.path) return;
   std::error_code ec;
-  std::filesystem::create_directories(parent, ec);
-  if (ec) fail("autotune cache: cannot create " + qpath(parent.string()) + ": " + ec.message());
+  std::filesystem::create_directories(d.creatable, ec);
+  if (ec) fail("autotune cache: cannot create " + qpath(d.creatable) + ": " + ec.message());
 }
 
 // Called under the lock of `path`: removes "<path>.tmp.<pid>.*" and
@@ -301,12 +356,24 @@ std::string render(const std::map<std::string, CacheEntry>& entries, const std::
 }  // namespace
 
 void TuneCache::save() {
+  // Whatever stops the write comes after the work whose results it holds: a WriteError (exit 1).
+  try {
+    save_locked();
+  } catch (const WriteError&) {
+    throw;
+  } catch (const Error& e) {
+    throw WriteError(e.what());
+  }
+}
+
+void TuneCache::save_locked() {
   make_default_dir(path_);
   require_output_path(path_, "autotune cache");
   FileLock lock(path_);
   remove_dead_writers_temps(path_);
   FileContents disk = read_file(false);
-  if (disk.bad_lines) write_file_atomic(path_ + ".bad", slurp(path_));
+  // The unreadable lines are dropped from the file: set aside first, so a failure loses nothing.
+  append_set_aside_lines(path_ + ".bad", path_, disk.bad_lines, disk.set_aside, "set aside by a write of the cache");
   for (auto& [k, e] : pending_) {
     auto it = disk.entries.find(k);
     if (it == disk.entries.end() || e.tuned_at >= it->second.tuned_at) disk.entries[k] = e;
@@ -368,13 +435,21 @@ Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const
 int merge_cache_files(const std::vector<std::string>& inputs, const std::string& output, bool echo_warnings) {
   if (inputs.empty()) fail("cache merge: no input files");
   require_output_path(output, "cache merge: output");
+  for (const auto& in : inputs)
+    if (!std::filesystem::is_regular_file(in)) fail("cache merge: " + qpath(in) + " is not a file");
+  // Under the output's lock from the first read: an input that is the output (merge a b -o a) is read
+  // and replaced with no other writer in between.
+  FileLock lock(output);
+  remove_dead_writers_temps(output);
   std::map<std::string, CacheEntry> all;
   std::map<std::string, ProbeEntry> probes;
   std::vector<std::string> foreign;
   for (const auto& in : inputs) {
-    if (!std::filesystem::is_regular_file(in)) fail("cache merge: " + qpath(in) + " is not a file");
     TuneCache c(in, echo_warnings);
+    c.set_bad_lines_fate("appended to " + qpath(output + ".bad") + " by this merge");
     c.load();
+    // The output will not hold them: kept in OUT.bad before OUT is written.
+    append_set_aside_lines(output + ".bad", in, c.bad_lines(), c.set_aside(), "set aside by cache merge");
     for (CacheEntry& e : c.entries()) {
       const std::string k = e.key.str();
       auto it = all.find(k);
@@ -388,8 +463,6 @@ int merge_cache_files(const std::vector<std::string>& inputs, const std::string&
     for (const auto& l : c.foreign_lines())
       if (std::find(foreign.begin(), foreign.end(), l) == foreign.end()) foreign.push_back(l);
   }
-  FileLock lock(output);
-  remove_dead_writers_temps(output);
   write_file_atomic(output, render(all, probes, foreign));
   return int(all.size());
 }
@@ -419,14 +492,14 @@ bool is_this_machine(const std::string& device) {
 CacheCheck check_cache_file(const std::string& path) {
   CacheCheck out;
   std::map<std::string, int> seen;  // key -> line of its newest entry so far
-  const bool exists = read_cache_lines(path, [&](int n, std::string_view line, bool too_long) {
+  const bool exists = read_cache_lines(path, [&](int n, std::string_view line, bool too_long, uint64_t, uint64_t) {
     if (blank(line)) return;
     ++out.lines;
     std::vector<std::string> why;
     auto report = [&] {
       std::string w = "line " + std::to_string(n) + ": ";
       for (size_t i = 0; i < why.size(); ++i) w += (i ? "; " : "") + why[i];
-      out.warnings.push_back(std::move(w));
+      out.warnings.push_back(printable(w));  // it quotes the line's content: one printable line
     };
     if (too_long) {
       why.push_back("longer than " + std::to_string(kCacheMaxLineBytes >> 20) + " MiB");

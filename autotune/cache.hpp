@@ -16,8 +16,9 @@
 // exclusive flock on "<file>.lock", re-reads the file, merges its own new
 // entries in (per key the newer tuned_at wins), and replaces the file
 // atomically (temp file "<file>.tmp.<pid>.<n>" + fsync + rename). If the file
-// had unreadable lines, a copy of it is kept as "<file>.bad" before they are
-// dropped. A read-only file (no write bit, even for root) or a missing folder
+// had unreadable lines, they are appended to "<file>.bad" (byte for byte, after
+// a "# <UTC time> convlab <version>, ...: N unreadable lines of '<file>'"
+// header) before they are dropped: every line ever set aside stays there. A read-only file (no write bit, even for root) or a missing folder
 // is refused with one line, never replaced or created (only the default cache's
 // own folder, ~/.cache/convlab, is created). Under the lock, temp files left
 // by writers that were killed (their pid no longer exists) are removed.
@@ -45,7 +46,12 @@ class TuneCache {
  public:
   // Nothing is read until load(). `echo_warnings` prints each warning to stderr as it arises.
   explicit TuneCache(std::string path, bool echo_warnings = true);
-  // $CONVLAB_CACHE, else $XDG_CACHE_HOME/convlab/autotune.jsonl, else ~/.cache/convlab/autotune.jsonl.
+  // $CONVLAB_CACHE, else $XDG_CACHE_HOME/convlab/autotune.jsonl (XDG_CACHE_HOME absolute and an
+  // existing folder; a relative one is ignored, as the XDG spec says), else
+  // $HOME/.cache/convlab/autotune.jsonl (HOME absolute and an existing folder). Throws Error (one
+  // line, saying to pass --cache F or set CONVLAB_CACHE or XDG_CACHE_HOME) when there is none: with
+  // HOME unset or missing there is no default cache, never one in the current folder. Only the
+  // convlab folder under XDG_CACHE_HOME or HOME (~/.cache/convlab, .cache included) is ever created.
   static std::string default_path();
 
   // Reads the file (a missing file is an empty cache). Never throws for bad
@@ -55,12 +61,20 @@ class TuneCache {
   const CacheEntry* lookup(const CacheKey& k) const;
   // Adds or replaces in memory; save() writes it.
   void put(CacheEntry e);
-  // Lock, re-read, merge, atomic write. Throws Error (one line) when the file
-  // cannot be written: read-only, a folder, a missing folder, a write error.
+  // Lock, re-read, merge, atomic write. Throws WriteError (one line, naming the
+  // file and the reason) when the file cannot be written: read-only, a folder, a
+  // missing folder, a full disk.
   void save();
 
   const std::string& path() const { return path_; }
+  // Every warning, printable() (one line each, whatever bytes the file holds).
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // The end of load()'s warning about unreadable lines: what happens to them. By default "they stay
+  // in the file until its next write, which appends them to '<file>.bad'" (save() does).
+  void set_bad_lines_fate(std::string text) { bad_lines_fate_ = std::move(text); }
+  // The unreadable lines load() found: their count and exact bytes, each ending in '\n'.
+  int bad_lines() const { return bad_lines_; }
+  const std::string& set_aside() const { return set_aside_; }
   const std::vector<std::string>& foreign_lines() const { return foreign_lines_; }
   std::vector<CacheEntry> entries() const;  // sorted by key
   // This build's probe for a device fingerprint (of the current probe version); nullptr if none.
@@ -78,8 +92,10 @@ class TuneCache {
     std::map<std::string, ProbeEntry> probes;
     std::vector<std::string> foreign_lines;  // other format numbers, kept verbatim
     int bad_lines = 0;
+    std::string set_aside;  // the unreadable lines' bytes, each ending in '\n'
   };
   FileContents read_file(bool warn);
+  void save_locked();
   void warn(const std::string& w);
 
   std::string path_;
@@ -89,6 +105,8 @@ class TuneCache {
   std::map<std::string, ProbeEntry> probes_, pending_probes_;
   std::vector<std::string> foreign_lines_;
   std::vector<std::string> warnings_;
+  std::string bad_lines_fate_, set_aside_;
+  int bad_lines_ = 0;
 };
 
 // What cache_or_find() answered with.
@@ -107,7 +125,9 @@ Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const
                     const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune = false);
 
 // `convlab cache merge A B ... -o C`: the union of the inputs, per key the
-// newer tuned_at; unreadable lines warned about and dropped. Returns entries written.
+// newer tuned_at, written under C's lock; unreadable lines of every input are
+// warned about, appended to "C.bad" (as save() does) and not written to C.
+// Returns entries written.
 int merge_cache_files(const std::vector<std::string>& inputs, const std::string& output, bool echo_warnings = true);
 
 // `convlab cache check FILE`: every line this build on this machine would not

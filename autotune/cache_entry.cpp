@@ -164,7 +164,7 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
     r.deterministic = det->b;
     r.reps = int(std::clamp(reps, 0.0, 1e9));
     if (!parse_perf_status(status, r.status)) {
-      if (err) *err = "unknown status '" + status + "'";
+      if (err) *err = "unknown status '" + printable(status) + "'";
       return std::nullopt;
     }
     if (r.status == PerfStatus::ok && !(r.time > 0)) {
@@ -181,7 +181,7 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
   try {
     (void)parse_direction(e.key.dir);
   } catch (const Error&) {
-    if (err) *err = "bad direction '" + e.key.dir + "'";
+    if (err) *err = "bad direction '" + printable(e.key.dir) + "'";
     return std::nullopt;
   }
   // Stored lists are re-ranked so a hand-edited or older file cannot smuggle in an order.

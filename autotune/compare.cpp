@@ -97,7 +97,9 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
 }
 
 std::string comparison_json(const Comparison& c) {
-  std::string o = "{\n  \"tool\": \"convlab layers\",\n  \"version\": " + json::quote(CONVLAB_VERSION) +
+  std::string o = "{\n  \"tool\": \"convlab layers\",\n  \"run_id\": " +
+                  (c.run_id.empty() ? std::string("null") : json::quote(c.run_id)) +
+                  ",\n  \"version\": " + json::quote(CONVLAB_VERSION) +
                   ",\n  \"device\": " + json::quote(to_string(c.device)) + ",\n  \"fingerprint\": " +
                   json::quote(c.fingerprint) + ",\n  \"network\": " +
                   (c.network.empty() ? std::string("null") : json::quote(c.network)) +

@@ -68,6 +68,7 @@ struct VendorRow {
 struct Comparison {
   DeviceKind device = DeviceKind::cpu;
   std::string fingerprint, network;
+  std::string run_id;  // the command run that writes it (make_run_id(); "" = none): "run_id" in the JSON
   int batch = 0;
   std::vector<PeakResult> peaks;  // one per thread count (CPU)
   double bandwidth_gbs = 0;

@@ -24,12 +24,29 @@ class DeviceFault : public Error {
   using Error::Error;
 };
 
+// The work ran but its results could not be written (a full disk, a file-size
+// limit, an I/O error): one line naming the file and the system's reason. The
+// CLI exits 1 for it, not 2: nothing was refused, the run's results are lost.
+class WriteError : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] inline void fail(const std::string& message) { throw Error(message); }
 
 // `text` safe to print on one line: C0/C1 control characters, DEL and bytes
-// that are not valid UTF-8 are written as \xHH; printable ASCII and valid UTF-8
-// print unchanged. Use it for every piece of user-supplied text (names, paths,
-// option values) echoed in a message.
+// that are not valid UTF-8 are written as \xHH; the characters that reorder or
+// break a line without being seen -- the bidirectional controls U+061C, U+200E,
+// U+200F, U+202A..U+202E, U+2066..U+2069 and the separators U+2028, U+2029 -- as
+// \uHHHH; printable ASCII and all other valid UTF-8 print unchanged. Use it for
+// every piece of user-supplied text (names, paths, option values) and of file
+// content (cache lines, problem files, headers) echoed in a message.
 std::string printable(std::string_view text);
+
+// True when `text` has at least one visible character: not only spaces and
+// invisible characters (zero-width spaces and joiners, the word joiner, the
+// byte-order mark, other Unicode spaces, fillers, variation selectors). A name
+// that is false here prints as nothing.
+bool has_visible_character(std::string_view text);
 
 }  // namespace convlab

@@ -1,5 +1,6 @@
 #include "core/problem.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <map>
@@ -35,10 +36,17 @@ std::vector<std::string_view> split_list(std::string_view text, char sep) {
   }
 }
 
-std::vector<Direction> parse_directions(std::string_view text) {
+std::vector<Direction> parse_directions(std::string_view text, std::string* note) {
+  if (note) note->clear();
   if (text == "all") return {std::begin(kAllDirections), std::end(kAllDirections)};
   std::vector<Direction> out;
-  for (std::string_view item : split_list(text)) out.push_back(parse_direction(item));
+  std::string repeated;
+  for (std::string_view item : split_list(text)) {
+    const Direction d = parse_direction(item);
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+    else if (repeated.find(to_string(d)) == std::string::npos) repeated += (repeated.empty() ? "" : ", ") + std::string(to_string(d));
+  }
+  if (note && !repeated.empty()) *note = "--dir '" + printable(text) + "' names " + repeated + " more than once: each direction runs once";
   return out;
 }
 
@@ -155,7 +163,10 @@ ConvProblem parse_problem(std::string_view text) {
       }
       if (name.empty()) fail("problem " + quoted + ": empty name after 'n' (write n\"NAME\" or leave it out)");
       if (printable(name) != name)
-        fail("problem " + quoted + ": the name may not contain control characters or invalid UTF-8");
+        fail("problem " + quoted +
+             ": the name may not contain control characters, bidirectional controls or invalid UTF-8");
+      if (!has_visible_character(name))
+        fail("problem " + quoted + ": the name has no visible character (only spaces or invisible characters)");
       break;
     }
     if (!std::isalpha(static_cast<unsigned char>(ch)))

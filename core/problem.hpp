@@ -29,7 +29,9 @@ std::vector<std::string_view> split_list(std::string_view text, char sep = ',');
 // The --dir option of every command: "all" (the three, in kAllDirections'
 // order) or a comma list of parse_direction()'s names ("fwd,bwd-data"), kept in
 // the order given. An empty item ("fwd,") is an unknown direction; throws Error.
-std::vector<Direction> parse_directions(std::string_view text);
+// A direction named twice ("fwd,fwd", "fwd,bwd_data,bwd-data") is kept once;
+// `note`, when given, then says so ("" otherwise), for the command to print.
+std::vector<Direction> parse_directions(std::string_view text, std::string* note = nullptr);
 
 struct ConvProblem {
   int n = 2, c = 0, h = 0, w = 0;   // src: N, C, H, W

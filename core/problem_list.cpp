@@ -1,7 +1,5 @@
 #include "core/problem_list.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/layers.hpp"
+#include "core/paths.hpp"
 
 namespace convlab {
 
@@ -90,16 +89,17 @@ class FileParser {
     if (verbose_lines_ > 0 || !list_error_.empty()) return;  // a log's other lines; or the list is already bad
     const std::string_view body = trim(t.substr(0, std::min(t.size(), comment_start(t))));
     if (body.empty()) return;
+    std::vector<ProblemItem> items;
     try {
       if (body.front() == '@') fail("a problem file may not name another file ('" + printable(body) + "')");
       if (body.substr(0, 2) == "--")
         fail("benchdnn options ('" + printable(body) + "') are not read here: one problem per line");
-      std::vector<ProblemItem> items;
       expand_one(body, batch_, default_batch_, where, items);
-      for (auto& it : items) add(list_, list_index_, std::move(it), where);
     } catch (const Error& e) {
       list_error_ = where + ": " + e.what();
+      return;
     }
+    for (auto& it : items) add(list_, list_index_, std::move(it), where);
   }
 
   std::vector<ProblemItem> finish(std::string* note) {
@@ -124,6 +124,8 @@ class FileParser {
   }
 
  private:
+  // Outside any catch of line(): its message carries the location once, and a log's too-large
+  // file is an error, not an unusable line.
   void add(std::vector<ProblemItem>& list, std::map<std::string, size_t>& index, ProblemItem it,
            const std::string& where) {
     std::string key = it.problem.canonical();
@@ -140,19 +142,21 @@ class FileParser {
 
   void verbose_line(std::string_view t, const std::string& where) {
     std::optional<VerboseConv> vc;
+    ConvProblem p;
     try {
       vc = parse_onednn_verbose_line(t);
       if (!vc) return;
-      ConvProblem p = with_batch_checked(parse_problem(vc->descriptor), batch_, vc->descriptor);
-      ++conv_execs_;
-      std::string label = p.key();
-      add(log_, log_index_, {std::move(label), std::move(p), vc->dir, 1, where}, where);
+      p = with_batch_checked(parse_problem(vc->descriptor), batch_, vc->descriptor);
     } catch (const Error& e) {
       // A convolution convlab cannot represent (3-D, asymmetric padding, ...):
       // skipped and counted; the note names the first.
       ++unusable_;
       if (first_unusable_.empty()) first_unusable_ = where + ": " + e.what();
+      return;
     }
+    ++conv_execs_;
+    std::string label = p.key();
+    add(log_, log_index_, {std::move(label), std::move(p), vc->dir, 1, where}, where);
   }
 
   std::string source_;
@@ -166,6 +170,13 @@ class FileParser {
 }  // namespace
 
 ConvProblem problem_from_text(std::string_view text, int batch, int layer_default_batch) {
+  if (is_network(text)) {
+    const auto layers = network_layers(text, batch > 0 ? batch : layer_default_batch);
+    const std::string first = layers.empty() ? std::string(text) + ".conv1" : layers.front().id;
+    fail("'" + std::string(text) + "' is a network (" + std::to_string(layers.size()) +
+         " convolution layers), not one layer or problem: name one of its layers (" + first +
+         ", ...) or give a benchdnn problem string");
+  }
   const size_t dot = text.find('.');
   if (dot != std::string_view::npos && is_network(text.substr(0, dot)))
     return network_layer(text, batch > 0 ? batch : layer_default_batch).problem;
@@ -244,28 +255,24 @@ std::vector<ProblemItem> read_problem_file(const std::string& path, int batch, i
   const bool is_stdin = path == "-";
   const std::string source = is_stdin ? std::string("<stdin>") : printable(path);
   if (path.empty()) fail("'@' needs a file name (@FILE, or @- for stdin)");
-  const int fd = is_stdin ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("problem file '" + source + "': cannot open: " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    bool own;
-    ~Closer() {
-      if (own) ::close(fd);
+  // A named file is opened only once it is known to be a regular file (a FIFO would block the open, a
+  // device never end); stdin is whatever the user connected.
+  std::optional<InputFile> file;
+  if (!is_stdin) file.emplace(path, "problem file");
+  const auto read_some = [&](char* buf, size_t n) -> size_t {
+    if (file) return file->read(buf, n);
+    for (;;) {
+      const ssize_t got = ::read(0, buf, n);
+      if (got >= 0) return size_t(got);
+      if (errno != EINTR) fail("problem file '" + source + "': read error: " + std::strerror(errno));
     }
-  } closer{fd, !is_stdin};
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) fail("problem file '" + source + "' is a folder");
-
+  };
   FileParser fp(source, batch, default_batch);
   std::string pending;  // the current line so far
   size_t total = 0, n = 0;
   char buf[1 << 16];
   for (;;) {
-    const ssize_t got = ::read(fd, buf, sizeof buf);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      fail("problem file '" + source + "': read error: " + std::strerror(errno));
-    }
+    const size_t got = read_some(buf, sizeof buf);
     if (got == 0) break;
     total += size_t(got);
     if (total > kMaxProblemFileBytes)
@@ -317,17 +324,39 @@ ProblemSet expand_problems(const std::vector<std::string>& args, int batch, int 
   ProblemSet out;
   out.network_batch = batch > 0 ? batch : default_batch;
   if (std::count(args.begin(), args.end(), "@-") > 1) fail("@- (stdin) given twice");
+  std::vector<ProblemItem> all;
   for (const std::string& a : args) {
     if (!a.empty() && a.front() == '@') {
       const std::string path = a.substr(1);
       std::string note;
-      for (auto& it : read_problem_file(path, batch, default_batch, &note)) out.items.push_back(std::move(it));
+      for (auto& it : read_problem_file(path, batch, default_batch, &note)) all.push_back(std::move(it));
       if (!note.empty()) out.notes.push_back(std::move(note));
       continue;
     }
-    if (is_network(a)) out.networks.push_back(a);
-    expand_one(a, batch, default_batch, "", out.items);
+    if (is_network(a) && std::find(out.networks.begin(), out.networks.end(), a) == out.networks.end())
+      out.networks.push_back(a);
+    expand_one(a, batch, default_batch, "", all);
   }
+  // The same entry named twice -- a network or problem given twice, a layer id beside its network,
+  // one problem in two files -- is run once: same label, problem and direction. (Different layers of
+  // one shape stay apart: they are the network's own rows.) Counts add up; one note says so.
+  std::map<std::string, size_t> index;
+  size_t merged = 0;
+  std::string first_merged;
+  for (ProblemItem& it : all) {
+    std::string key = it.label + "\x1f" + it.problem.canonical();
+    if (it.dir) key += "\x1f" + std::string(to_string(*it.dir));
+    if (auto f = index.find(key); f != index.end()) {
+      out.items[f->second].count += it.count;
+      if (merged++ == 0) first_merged = it.label;
+      continue;
+    }
+    index.emplace(std::move(key), out.items.size());
+    out.items.push_back(std::move(it));
+  }
+  if (merged)
+    out.notes.push_back(std::to_string(merged) + " repeated " + (merged == 1 ? "entry" : "entries") +
+                        " merged, each run once (first: " + first_merged + ")");
   return out;
 }
 

@@ -18,7 +18,13 @@
 //               read as a log.
 //             Repeated (problem, direction) entries of one file collapse into one
 //             with a count. Errors name FILE:LINE. What is read is bounded
-//             (line length, file size, distinct entries).
+//             (line length, file size, distinct entries); a path that is not a
+//             regular file (a FIFO, a socket, a device, a folder) is refused
+//             before it is opened (core/paths.hpp's InputFile).
+//
+// The same entry given twice on the command line -- a network or problem twice,
+// a layer id beside its network, one problem in two files (same label, problem
+// and direction) -- is run once: its counts add up and a note says so.
 //
 // Minibatch: batch > 0 overrides every problem's mb (networks, layer ids,
 // problem strings and file entries alike); batch == 0 leaves problem strings
@@ -45,7 +51,7 @@ struct ProblemItem {
 struct ProblemSet {
   std::vector<ProblemItem> items;
   std::vector<std::string> networks;  // networks named on the command line (not in files)
-  std::vector<std::string> notes;     // one line per verbose log read: what was used and skipped
+  std::vector<std::string> notes;     // one line per verbose log read (what was used and skipped), one for merged repeats
   int network_batch = 0;              // the minibatch networks and layer ids were given
 };
 

@@ -120,7 +120,7 @@ std::vector<long> Args::get_int_list(const std::string& name, long min, long max
 ProblemSet expand_problem_args(const Args& args) {
   const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
   ProblemSet set = expand_problems(args.pos(), batch);
-  for (const auto& note : set.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  for (const auto& note : set.notes) std::fprintf(stderr, "note: %s\n", printable(note).c_str());
   return set;
 }
 

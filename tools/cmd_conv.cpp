@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -22,6 +23,16 @@ void load_input(const Args& args, const char* opt, Tensor& into, const char* rol
   if (t.shape != into.shape)
     fail(std::string("--") + opt + " '" + printable(args.get(opt)) + "' has shape " + t.shape_string() +
          " but the problem's " + role + " is " + into.shape_string());
+  // A NaN or Inf in the input makes every algorithm's output (and the reference) non-finite: the file
+  // is at fault, not the algorithm --check would otherwise blame.
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < t.size(); ++i)
+    if (!std::isfinite(t.data()[i]) && bad++ == 0) first = i;
+  if (bad)
+    fail(std::string("--") + opt + " '" + printable(args.get(opt)) + "' holds " + std::to_string(bad) +
+         " non-finite value" + (bad == 1 ? "" : "s") + " (the first, element " + std::to_string(first) + ", is " +
+         (std::isnan(t.data()[first]) ? "nan" : t.data()[first] > 0 ? "inf" : "-inf") +
+         "): a convolution's inputs must be finite numbers");
   into = std::move(t);
 }
 
@@ -51,7 +62,12 @@ int cmd_conv(int argc, char** argv) {
   if (!args.has("algo")) fail("convlab conv: --algo NAME is required (see convlab algos)");
 
   const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
-  const ConvProblem p = problem_from_text(args.pos()[0], batch);
+  ConvProblem p;
+  try {
+    p = problem_from_text(args.pos()[0], batch);
+  } catch (const Error& e) {
+    fail(std::string("convlab conv: ") + e.what());
+  }
   const Direction dir = parse_direction(args.get("dir"));
   const Algorithm& algo = get_algorithm(args.get("algo"));
   if (args.has("out")) require_output_path(args.get("out"), "convlab conv: --out");

@@ -4,14 +4,14 @@
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "tools/cli.hpp"
 #include "train/html/report_html.hpp"
+#include "train/html/view.hpp"
 
 namespace convlab::cli {
 
@@ -31,30 +31,27 @@ std::string command_line(const std::string& program, int argc, char** argv) {
 namespace {
 
 // DIR/name's text, or "" when the file is not there; a file that is there but unreadable, not a regular
-// file, or over 1 GiB is an error.
+// file (a FIFO, a socket, a device: never opened), or over 1 GiB is an error.
 std::string read_if_present(const std::string& dir, const std::string& name) {
-  const std::string path = dir + "/" + name;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";
-  if (!S_ISREG(st.st_mode)) fail("convlab html: '" + printable(path) + "' is not a regular file");
-  if (st.st_size > (1L << 30)) fail("convlab html: '" + printable(path) + "' is over 1 GiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("convlab html: cannot read '" + printable(path) + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const InputFile in(dir + "/" + name, "convlab html:", true);
+  return in.exists() ? in.read_all(uint64_t(1) << 30) : std::string();
 }
 
 }  // namespace
 
 int cmd_html(int argc, char** argv) {
-  Args args("html", "DIR [--out F]",
+  Args args("html", "DIR [--out F] [--mixed-runs]",
             "Redraws DIR/report.html from the results files in DIR: train.json, and layers.json,\n"
             "train_cuda.json, layers_cuda.json when they are there (what `convlab report` writes;\n"
-            "`convlab train --json` and `convlab layers --json` write the same schemas). Nothing is\n"
+            "`convlab train --json` and `convlab layers --json` write the same schemas). Each file carries\n"
+            "the id of the run that wrote it: files of one run are drawn together, a file of another run\n"
+            "is left out with a note (--mixed-runs draws it, and the page says so). Nothing is\n"
             "measured. The page is self-contained: inline CSS and SVG, nothing fetched.");
   args.positionals("DIR", "a results folder", 1, 1);
   args.option("out", "F", "where the page goes (default DIR/report.html)");
+  args.flag("mixed-runs",
+            "also draw files of another run: without it, a file whose run id differs from train.json's (the first\n"
+            "file's without one) is left out with a note; with it, the page says which runs it mixes");
   if (!args.parse(argc, argv)) return 0;
   std::string dir = args.pos()[0];
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -62,22 +59,54 @@ int cmd_html(int argc, char** argv) {
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) fail("convlab html: '" + printable(dir) + "' is not a folder");
   const std::string out = args.has("out") ? args.get("out") : dir + "/report.html";
   require_output_path(out, "convlab html: --out");
+  for (const char* name : {"train.json", "layers.json", "train_cuda.json", "layers_cuda.json"})
+    if (same_file(out, dir + "/" + name))
+      fail("convlab html: --out '" + printable(out) + "' is " + name + " of the folder it draws (the page would replace its data)");
+  // Each results file is read, and its run id: the folder's run is train.json's (else the first file's),
+  // and a file of another run -- a layers.json left by an earlier command -- is not drawn beside it.
+  const bool mixed = args.has("mixed-runs");
+  struct File {
+    std::string name, text, run;
+  };
+  std::vector<File> files;
+  for (const char* suffix : {"", "_cuda"})
+    for (const char* base : {"train", "layers"}) {
+      const std::string name = std::string(base) + suffix + ".json";
+      File f{name, read_if_present(dir, name), ""};
+      if (f.text.empty()) continue;
+      f.run = train::html::read_run_id(f.text, name);
+      files.push_back(std::move(f));
+    }
+  if (files.empty())
+    fail("convlab html: '" + printable(dir) + "' has none of train.json, layers.json, train_cuda.json, layers_cuda.json");
+  const std::string folder_run = files.front().run;  // train.json's when it is there: it comes first
+  const auto run_text = [](const std::string& r) { return r.empty() ? std::string("none") : "'" + printable(r) + "'"; };
   train::HtmlInputs in;
   std::string used;
   for (const char* suffix : {"", "_cuda"}) {
     train::HtmlHalf h;
     h.title = *suffix ? "GPU" : "CPU";
     h.id_suffix = *suffix ? "-cuda" : "";
-    h.train_json = read_if_present(dir, std::string("train") + suffix + ".json");
-    h.layers_json = read_if_present(dir, std::string("layers") + suffix + ".json");
-    for (const auto& [name, text] : {std::pair{"train", &h.train_json}, std::pair{"layers", &h.layers_json}})
-      if (!text->empty()) used += (used.empty() ? "" : ", ") + dir + "/" + name + suffix + ".json";
-    if (!h.train_json.empty() || !h.layers_json.empty()) in.halves.push_back(std::move(h));
+    for (File& f : files) {
+      if (f.name != std::string("train") + suffix + ".json" && f.name != std::string("layers") + suffix + ".json") continue;
+      if (f.run != folder_run) {
+        const std::string what = f.name + " is from another run (run id " + run_text(f.run) + ", " +
+                                 files.front().name + "'s is " + run_text(folder_run) + ")";
+        if (!mixed) {
+          std::fprintf(stderr, "note: convlab html: %s: not drawn (--mixed-runs draws it anyway)\n", what.c_str());
+          h.note += (h.note.empty() ? "" : " ") + what + ": not drawn.";
+          continue;
+        }
+        h.note += (h.note.empty() ? "" : " ") + what + ": drawn beside it (--mixed-runs).";
+      }
+      (f.name.rfind("train", 0) == 0 ? h.train_json : h.layers_json) = std::move(f.text);
+      used += (used.empty() ? "" : ", ") + dir + "/" + f.name;
+    }
+    if (!h.train_json.empty() || !h.layers_json.empty() || !h.note.empty()) in.halves.push_back(std::move(h));
   }
-  if (in.halves.empty()) fail("convlab html: '" + printable(dir) + "' has none of train.json, layers.json, train_cuda.json, layers_cuda.json");
-  in.source = used + " (redrawn by convlab html)";
+  in.source = used + " (redrawn by convlab html" + (folder_run.empty() ? "" : ", run id " + folder_run) + ")";
   write_file_atomic(out, train::report_html(in));
-  std::printf("wrote %s\n", out.c_str());
+  std::printf("wrote %s\n", printable(out).c_str());
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "core/problem_list.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
+#include "core/results_folder.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {
@@ -79,7 +80,9 @@ int cmd_layers(int argc, char** argv) {
 
   CompareOptions opt;
   opt.device = parse_device(args.get("device"));
-  opt.dirs = parse_directions(args.get("dir"));
+  std::string dir_note;
+  opt.dirs = parse_directions(args.get("dir"), &dir_note);
+  if (!dir_note.empty()) std::fprintf(stderr, "note: %s\n", dir_note.c_str());
   opt.threads.clear();
   for (long t : args.get_int_list("threads", 0, 4096)) opt.threads.push_back(int(t));
   try {
@@ -90,8 +93,14 @@ int cmd_layers(int argc, char** argv) {
     fail("convlab layers: --max-seconds expects a number, got '" + printable(args.get("max-seconds")) + "'");
   }
   if (!(opt.max_seconds > 0)) fail("convlab layers: --max-seconds must be positive");
+  std::vector<std::pair<std::string, std::string>> outputs;
   for (const char* out : {"json", "csv"})
-    if (args.has(out)) require_output_path(args.get(out), std::string("convlab layers: --") + out);
+    if (args.has(out)) {
+      require_output_path(args.get(out), std::string("convlab layers: --") + out);
+      outputs.emplace_back(std::string("--") + out, args.get(out));
+    }
+  if (args.has("cache")) outputs.emplace_back("--cache", args.get("cache"));  // read, and its probe line written
+  require_distinct_outputs(outputs, "convlab layers");
 
   const ProblemSet set = expand_problem_args(args);
   std::vector<LayerCase> cases;
@@ -155,6 +164,7 @@ int cmd_layers(int argc, char** argv) {
   if (!probes.empty()) cmp.probes = probes;
   cmp.network = network;
   cmp.batch = network.empty() ? 0 : net_batch;
+  cmp.run_id = make_run_id();
   for (const PeakResult& pr : cmp.peaks)
     std::printf("\nmeasured FMA peak: %.1f GFLOP/s with %d thread(s) (%s)", pr.gflops, pr.threads, pr.isa.c_str());
   if (cmp.bandwidth_gbs > 0) std::printf("\nmeasured stream bandwidth: %.1f GB/s\n", cmp.bandwidth_gbs);

@@ -9,11 +9,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "autotune/cache.hpp"
 #include "autotune/compare.hpp"
+#include "autotune/policy.hpp"
 #include "core/error.hpp"
 #include "core/layers.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
+#include "core/results_folder.hpp"
 #include "tools/cli.hpp"
 #include "train/html/report_html.hpp"
 #include "train/scaling.hpp"
@@ -105,10 +108,33 @@ train::TrainConfig config_from(const Args& args, const std::string& cmd, const s
   cfg.context.steps = int(args.get_int("context-steps", 1, 1000));
   for (const auto& e : args.get_all("expect")) cfg.expect.push_back(train::parse_expectation(e));
   // Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
+  // A policy given twice ('find;find', or once per --policy) trains once: a second net under the same
+  // policy would only be reported as faster or slower than itself.
+  std::vector<std::string> names;
+  std::string repeated;
   for (const auto& value : args.get_all("policy"))
-    for (auto& p : split_policy_list(value)) cfg.policies.push_back(std::move(p));
+    for (auto& p : split_policy_list(value)) {
+      const std::string name = Policy::parse(p).name();
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        if (repeated.find("'" + name + "'") == std::string::npos) repeated += (repeated.empty() ? "'" : ", '") + name + "'";
+        continue;
+      }
+      names.push_back(name);
+      cfg.policies.push_back(std::move(p));
+    }
+  if (!repeated.empty() && train::launcher_world_rank() == 0)
+    std::fprintf(stderr, "note: %s: policy %s given more than once: trained once\n", cmd.c_str(),
+                 printable(repeated).c_str());
   for (const auto& p : cfg.policies) {
     const Policy pol = Policy::parse(p);
+    // The default cache (get and cache without a file) must exist as a place: with HOME unset there is none.
+    if ((pol.kind == Policy::Kind::cache || pol.kind == Policy::Kind::get) && pol.cache_path.empty()) {
+      try {
+        (void)TuneCache::default_path();
+      } catch (const Error& e) {
+        fail(cmd + ": policy '" + printable(p) + "': " + e.what());
+      }
+    }
     // So do cache files that cannot be used: one cache:F writes must be writable (its folder is never
     // created), one get:F only reads must exist. (The default cache's own folder is created on save.)
     if (pol.kind == Policy::Kind::cache && !pol.cache_path.empty())
@@ -208,15 +234,28 @@ int cmd_train(int argc, char** argv) {
   if (cfg.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab train --device cuda: no CUDA device (" + cuda_info().reason + ")");
   const bool root = train::launcher_world_rank() == 0;
+  std::vector<std::pair<std::string, std::string>> outputs;
   for (const char* out : {"json", "md", "csv"})
-    if (args.has(out) && root) require_output_path(args.get(out), std::string("convlab train: --") + out);
+    if (args.has(out) && root) {
+      require_output_path(args.get(out), std::string("convlab train: --") + out);
+      outputs.emplace_back(std::string("--") + out, args.get(out));
+    }
+  if (root) {
+    require_distinct_outputs(outputs, "convlab train");
+    // A results file over a cache a policy reads or writes (policies may share one cache: it is locked).
+    for (const auto& p : cfg.policies)
+      if (const Policy pol = Policy::parse(p); !pol.cache_path.empty())
+        for (const auto& out : outputs)
+          require_distinct_outputs({out, {"--policy " + pol.name(), pol.cache_path}}, "convlab train");
+  }
   if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab train: " + why);
   if (!dist)
     if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab train: " + why);
   if (dist) {
     train::Comm& w = train::mpi_world();
-    const train::ScalingReport rep = train::run_scaling(cfg, w, sopt, progress);
+    train::ScalingReport rep = train::run_scaling(cfg, w, sopt, progress);
     if (w.rank() != 0) return 0;
+    if (!rep.runs.empty()) rep.runs.back().run_id = make_run_id();
     const std::string md = train::scaling_markdown(rep);
     std::fputs(md.c_str(), stdout);
     std::fflush(stdout);
@@ -229,7 +268,8 @@ int cmd_train(int argc, char** argv) {
     }
     return 0;
   }
-  const train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
+  train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
+  rep.run_id = make_run_id();
   const std::string md = train::report_markdown(rep);
   std::fputs(md.c_str(), stdout);
   if (args.has("json")) write_file_atomic(args.get("json"), train::report_json(rep));
@@ -246,34 +286,6 @@ int cmd_train(int argc, char** argv) {
   return 0;
 }
 
-namespace {
-
-// report's --out DIR: an existing writable folder (every file the run will write there is checked
-// now), or a new folder whose parent exists: created here, one level only; parent folders are
-// never created (a missing parent is an error, like every output path). Returns DIR.
-std::string output_folder(std::string dir, bool gpu_half) {
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) fail("convlab report: --out '" + printable(dir) + "' is not a folder");
-    for (const char* suffix : {"", "_cuda"}) {
-      if (*suffix && !gpu_half) continue;
-      for (const char* f : {"train", "layers"})
-        for (const char* ext : {".json", ".csv"})
-          require_output_path(dir + "/" + f + suffix + ext, "convlab report: --out");
-    }
-    for (const char* f : {"/report.md", "/report.html"}) require_output_path(dir + f, "convlab report: --out");
-    return dir;
-  }
-  // Not there: the folder itself is checked as an output path (its parent must exist and be writable).
-  if (std::string why = check_output_path(dir); !why.empty()) fail("convlab report: --out: " + why);
-  if (::mkdir(dir.c_str(), 0777) != 0)
-    fail("convlab report: --out: cannot create '" + printable(dir) + "': " + std::strerror(errno));
-  return dir;
-}
-
-}  // namespace
-
 int cmd_report(int argc, char** argv) {
   Args args("report", "[--net NET] [--batch N] [--iters N] [--out DIR] [options]",
             "The main job: on the CPU, (1) times every available algorithm on every convolution layer of\n"
@@ -284,6 +296,9 @@ int cmd_report(int argc, char** argv) {
             "half, the same two steps on the CUDA device (DIR/layers_cuda.*, DIR/train_cuda.*), when one\n"
             "exists; without one report.md says the GPU half was skipped and why. --out DIR is created\n"
             "when missing (one level: its parent must exist); every output is checked before the work.\n"
+            "DIR is written as a whole: every file lands at the end (an interrupted run leaves DIR as it\n"
+            "was), an earlier run's train*/layers* files this run does not write are removed, and every\n"
+            "JSON file carries the run's id (`convlab html` draws only files of one run together).\n"
             "Exit 1 when no policy could run in a half or the GPU half failed (the CPU half is written).");
   args.option("net", "NET", "alexnet, alexnet-owt or tiny", "alexnet");
   add_train_options(args, "8", "3");
@@ -313,7 +328,16 @@ int cmd_report(int argc, char** argv) {
     if (gpu_skip.empty()) gpu_skip = train::why_nets_do_not_fit(c);
     if (!gpu_skip.empty() && gpu == "on") fail("convlab report --gpu on: " + gpu_skip);
   }
-  const std::string dir = output_folder(args.get("out"), gpu_skip.empty());
+  // The folder is written as a whole (core/results_folder.hpp): every file of this run lands at once at
+  // the end, files of this family that the run does not write (an older layers.json) are removed, and
+  // an interrupted run leaves the folder as it was.
+  std::vector<std::string> family = {"report.md", "report.html"};
+  for (const char* suffix : {"", "_cuda"})
+    for (const char* f : {"train", "layers"})
+      for (const char* ext : {".json", ".csv"}) family.push_back(std::string(f) + suffix + ext);
+  ResultsFolder folder(args.get("out"), family, "convlab report: --out");
+  const std::string& dir = folder.dir();
+  const std::string run_id = make_run_id();
 
   std::string md;
   std::vector<std::string> written;
@@ -343,12 +367,13 @@ int cmd_report(int argc, char** argv) {
       for (const auto& pr : cmp.probes) std::fprintf(stderr, "convlab report: %s\n", pr.second.text().c_str());
       cmp.network = cfg.net;
       cmp.batch = cfg.batch;
+      cmp.run_id = run_id;
       md += "# Per-layer algorithm comparison on " + where + ": " + cfg.net + " at batch " + std::to_string(cfg.batch) +
             " (ms, median; fastest measured in bold; F = find's pick, G = get's pick, V = the vendor's pick (oneDNN auto on the CPU, cuDNN Find on a GPU), Vh = cuDNN Get_v7's; - = unsupported)\n\n" +
             comparison_markdown(cmp) + "\n";
-      write_file_atomic(dir + "/layers" + suffix + ".csv", comparison_csv(cmp));
+      folder.write("layers" + suffix + ".csv", comparison_csv(cmp));
       page.layers_json = comparison_json(cmp);
-      write_file_atomic(dir + "/layers" + suffix + ".json", page.layers_json);
+      folder.write("layers" + suffix + ".json", page.layers_json);
       written.push_back("layers" + suffix + ".json");
       written.push_back("layers" + suffix + ".csv");
     }
@@ -370,12 +395,13 @@ int cmd_report(int argc, char** argv) {
         }
       }
     }
-    const train::TrainReport rep = train::run_training(c, progress);
+    train::TrainReport rep = train::run_training(c, progress);
+    rep.run_id = run_id;
     if (!rep.expectations_met()) expectations_met = false;
     md += train::report_markdown(rep);
     page.train_json = train::report_json(rep);
-    write_file_atomic(dir + "/train" + suffix + ".json", page.train_json);
-    write_file_atomic(dir + "/train" + suffix + ".csv", train::report_csv(rep));
+    folder.write("train" + suffix + ".json", page.train_json);
+    folder.write("train" + suffix + ".csv", train::report_csv(rep));
     written.push_back("train" + suffix + ".json");
     written.push_back("train" + suffix + ".csv");
     if (rep.baseline() < 0) all_ran = false;
@@ -397,13 +423,19 @@ int cmd_report(int argc, char** argv) {
       all_ran = false;
     }
   }
-  write_file_atomic(dir + "/report.md", md);
+  folder.write("report.md", md);
   html.source = "the files beside this page (" + dir + "/)";
-  write_file_atomic(dir + "/report.html", train::report_html(html));
+  folder.write("report.html", train::report_html(html));
+  const std::vector<std::string> removed = folder.commit();
   std::fputs(md.c_str(), stdout);
   std::string files = "report.md, report.html";
   for (const auto& f : written) files += ", " + f;
-  std::printf("\nresults written to %s/ (%s)\n", dir.c_str(), files.c_str());
+  std::printf("\nresults written to %s/ (%s; run id %s)\n", printable(dir).c_str(), files.c_str(), run_id.c_str());
+  if (!removed.empty()) {
+    std::string names;
+    for (const auto& f : removed) names += (names.empty() ? "" : ", ") + f;
+    std::printf("removed from %s/, of an earlier run: %s\n", printable(dir).c_str(), names.c_str());
+  }
   if (!all_ran) {
     std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
     return 1;

@@ -89,9 +89,10 @@ void print_list(const std::vector<AlgoPerf>& l, bool measured) {
     char spread[16] = "-", err[16] = "-";
     if (measured && r.status == PerfStatus::ok) std::snprintf(spread, sizeof spread, "%.1f%%", r.spread * 100);
     if (std::isfinite(r.max_rel_error)) std::snprintf(err, sizeof err, "%.2e", r.max_rel_error);
-    std::printf("    %-4d %-26s %-14s %10s %7s %12zu %10s %4s  %s\n", ++i, r.algo.c_str(),
+    // A cache hit's list comes from the cache file: its names and notes are file content.
+    std::printf("    %-4d %-26s %-14s %10s %7s %12zu %10s %4s  %s\n", ++i, printable(r.algo).c_str(),
                 std::string(to_string(r.status)).c_str(), ms(r.time).c_str(), spread, r.workspace, err,
-                r.deterministic ? "yes" : "no", r.note.c_str());
+                r.deterministic ? "yes" : "no", printable(r.note).c_str());
   }
 }
 
@@ -148,7 +149,7 @@ void print_text(const TuneResult& res, bool find, bool list) {
   if (res.candidates == 0) std::printf(" (only the reference is registered for this device: nothing to tune)");
   std::printf("\n");
   if (!res.cache_path.empty())
-    std::printf("cache: %s (%d hits, %d tuned, calibration from %d measurements)\n", res.cache_path.c_str(),
+    std::printf("cache: %s (%d hits, %d tuned, calibration from %d measurements)\n", printable(res.cache_path).c_str(),
                 res.cache_hits, res.tuned, res.calibration_samples);
   if (res.probe.source != ProbeOutcome::Source::none) std::printf("%s\n", res.probe.text().c_str());
   std::printf("\n");
@@ -239,7 +240,9 @@ int cmd_tune(int argc, char** argv) {
   TuneOptions opt;
   opt.find = mode != "get";
   const ProblemSet problem_set = expand_problem_args(args);
-  opt.dirs = parse_directions(args.get("dir"));
+  std::string dir_note;
+  opt.dirs = parse_directions(args.get("dir"), &dir_note);
+  if (!dir_note.empty()) std::fprintf(stderr, "note: %s\n", dir_note.c_str());
   opt.dirs_given = args.has("dir");
   opt.ctx.device = parse_device(args.get("device"));
   opt.ctx.threads = int(args.get_int("threads", 0, 4096));
@@ -311,7 +314,7 @@ int cmd_cache(int argc, char** argv) {
   if (action == "merge") {
     if (!args.has("out")) fail("convlab cache merge: -o OUT is required");
     const int n = merge_cache_files(files, args.get("out"));
-    std::printf("wrote %s: %d entries from %zu files\n", args.get("out").c_str(), n, files.size());
+    std::printf("wrote %s: %d entries from %zu files\n", printable(args.get("out")).c_str(), n, files.size());
     return 0;
   }
   if (files.size() != 1) fail("convlab cache " + action + ": expects exactly one FILE");
@@ -319,7 +322,7 @@ int cmd_cache(int argc, char** argv) {
   if (action == "check") {
     // Every line this build on this machine would not use, one warning each (exit 1 if any).
     const CacheCheck r = check_cache_file(files[0]);
-    for (const std::string& w : r.warnings) std::printf("%s: %s\n", printable(files[0]).c_str(), w.c_str());
+    for (const std::string& w : r.warnings) std::printf("%s: %s\n", printable(files[0]).c_str(), printable(w).c_str());
     const std::string probes = r.probes ? std::to_string(r.probes) + " machine probe" + (r.probes == 1 ? "" : "s") +
                                               " (" + std::to_string(r.usable_probes) + " usable here), "
                                         : std::string();
@@ -333,13 +336,15 @@ int cmd_cache(int argc, char** argv) {
   for (const ProbeEntry& e : c.probes()) {
     char b[64];
     std::snprintf(b, sizeof b, "%zu rates, %.2f s", e.probe.rates.size(), e.probe.seconds);
-    std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", "(machine probe)", "-", e.key.version.c_str(), b, "-",
-                e.key.device.c_str());
+    std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", "(machine probe)", "-", printable(e.key.version).c_str(), b, "-",
+                printable(e.key.device).c_str());
   }
+  // Every field is the file's content: printed through printable(), one line per entry whatever it holds.
   for (const CacheEntry& e : c.entries()) {
     const AlgoPerf* best = select(e.results, Constraints{});
-    std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", e.key.problem.c_str(), e.key.dir.c_str(), e.key.version.c_str(),
-                best ? best->algo.c_str() : "-", best ? ms(best->time).c_str() : "-", e.key.device.c_str());
+    std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", printable(e.key.problem).c_str(), printable(e.key.dir).c_str(),
+                printable(e.key.version).c_str(), best ? printable(best->algo).c_str() : "-",
+                best ? ms(best->time).c_str() : "-", printable(e.key.device).c_str());
   }
   return 0;
 }

@@ -10,11 +10,15 @@
 //        train    no policy could run (each was skipped, with its reason, while choosing), or an --expect not met
 //        report   no policy could run in a half, the GPU half failed (the CPU half is still written), or an
 //                 --expect not met
+//      and every command whose results could not be written after the work (a full disk, a file-size
+//      limit, standard output closed or full): one line naming the file and the system's reason.
 //   2  bad input, refused before any long work: arguments, problem strings, .npy files, cache files,
 //      output paths, a policy or algorithm that cannot run here, no CUDA device for --device cuda;
 //      one line on stderr ("error: ...") with every user-supplied text escaped (printable()).
 //   3  the CUDA device faulted (a sticky error: illegal address, launch failure, ...); find, tune, layers,
 //      train and conv stop at the first fault with one line on stderr instead of failing every later candidate.
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -87,13 +91,23 @@ int main(int argc, char** argv) {
                 convlab::build_identity(convlab::DeviceKind::cpu).c_str());
     return 0;
   }
+  // Over a file-size limit (ulimit -f) a write must fail with EFBIG and be reported, not kill the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   for (const auto& c : convlab::cli::commands()) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     try {
       (void)convlab::cpu_info();  // a bad CONVLAB_ISA is one line and exit 2 before any work
-      return c.run(argc - 1, argv + 1);
+      const int rc = c.run(argc - 1, argv + 1);
+      // What was printed must have arrived: a full disk under `> out.txt` is a lost result, not success.
+      errno = 0;
+      if (std::fflush(stdout) != 0)
+        return error_exit(1, std::string("cannot write the standard output: ") + std::strerror(errno));
+      if (std::ferror(stdout)) return error_exit(1, "cannot write the standard output: a write to it failed");
+      return rc;
     } catch (const convlab::DeviceFault& e) {
       return error_exit(3, e.what());
+    } catch (const convlab::WriteError& e) {
+      return error_exit(1, e.what());
     } catch (const convlab::Error& e) {
       // printable() again (in error_exit): whatever text a message carries, it stays one line on a terminal.
       return error_exit(2, e.what());

@@ -281,7 +281,8 @@ std::string report_json(const TrainReport& r) {
   std::ostringstream o;
   const TrainConfig& c = r.config;
   const int bi = r.baseline();
-  o << "{\n  \"command\": \"train\",\n  \"net\": " << quote(c.net) << ",\n  \"batch\": " << c.batch
+  o << "{\n  \"command\": \"train\",\n  \"run_id\": " << (r.run_id.empty() ? std::string("null") : quote(r.run_id))
+    << ",\n  \"net\": " << quote(c.net) << ",\n  \"batch\": " << c.batch
     << ",\n  \"iters\": " << c.iters << ",\n  \"warmup\": " << c.warmup << ",\n  \"threads\": " << c.threads
     << ",\n  \"classes\": " << c.classes << ",\n  \"first_layer_grad\": " << (c.first_layer_grad ? "true" : "false")
     << ",\n  \"sgd\": {\"lr\": " << number(c.sgd.lr) << ", \"momentum\": " << number(c.sgd.momentum)

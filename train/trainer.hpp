@@ -132,6 +132,7 @@ struct DriftBound {
 
 struct TrainReport {
   TrainConfig config;
+  std::string run_id;  // the command run that writes it (make_run_id(); "" = none): "run_id" in the JSON
   std::string device, data;
   int64_t params = 0;
   std::vector<PolicyResult> policies;

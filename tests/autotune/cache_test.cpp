@@ -6,8 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "autotune/build_identity.hpp"
@@ -190,11 +193,18 @@ TEST_F(Cache, CorruptTruncatedAndGarbageLinesAreWarnedAndIgnored) {
   EXPECT_NE(c.warnings()[0].find("line 2"), std::string::npos) << c.warnings()[0];
   EXPECT_EQ(c.entries().size(), 2u);
   EXPECT_NE(c.lookup(sample().key), nullptr);
-  // The next write keeps a copy of the damaged file and drops the bad lines.
-  const std::string before = slurp(f);
+  // The warning says what will happen to them; the next write does it: the bad lines, byte for byte,
+  // appended to F.bad after a header naming the time and the file, and dropped from F.
+  EXPECT_NE(c.warnings()[0].find("they stay in the file until its next write, which appends them to '" + f + ".bad'"),
+            std::string::npos)
+      << c.warnings()[0];
   c.put(sample("mb1ic1ih4oc1oh4kh1", "fwd"));
   c.save();
-  EXPECT_EQ(slurp(f + ".bad"), before);
+  const std::string bad = slurp(f + ".bad");
+  ASSERT_EQ(bad.substr(0, 2), "# ");
+  const std::string header = bad.substr(0, bad.find('\n') + 1);
+  EXPECT_NE(header.find("7 unreadable lines of '" + f + "'"), std::string::npos) << header;
+  EXPECT_EQ(bad.substr(header.size()), garbage);
   TuneCache clean(f, false);
   clean.load();
   EXPECT_TRUE(clean.warnings().empty());
@@ -300,6 +310,114 @@ TEST_F(Cache, MergeTakesTheUnionAndTheNewerEntry) {
   EXPECT_EQ(c.lookup(sample().key)->tuned_at, 20);
   EXPECT_EQ(c.lookup(sample().key)->results.size(), 3u);
   EXPECT_THROW(merge_cache_files({path("missing.jsonl")}, out, false), Error);
+}
+
+// Every unreadable line ever set aside is kept: a second corruption is appended to F.bad, not
+// written over the first; `cache merge a b -o a` keeps a's unreadable lines in a.bad (the merged file
+// cannot hold them) and its warning says exactly that.
+TEST_F(Cache, SetAsideLinesAccumulateAndMergeKeepsThem) {
+  const std::string a = path("a.jsonl"), b = path("b.jsonl");
+  spit(a, serialize(sample()) + "\nfirst broken line\n");
+  spit(b, serialize(sample("mb2ic4ih8oc4oh8kh3ph1", "bwd-data")) + "\n");
+  TuneCache ca(a, false);
+  ca.load();
+  EXPECT_EQ(ca.bad_lines(), 1);
+  EXPECT_EQ(ca.set_aside(), "first broken line\n");
+  ca.put(sample("mb1ic1ih4oc1oh4kh1", "fwd"));
+  ca.save();
+  spit(a, slurp(a) + std::string(2000000, '{') + "\n");  // a second corruption, over-long this time
+  ca.put(sample("mb1ic1ih4oc1oh4kh1", "bwd-data"));
+  ca.save();
+  std::string bad = slurp(a + ".bad");
+  EXPECT_NE(bad.find("\nfirst broken line\n"), std::string::npos);
+  EXPECT_NE(bad.find("\n" + std::string(2000000, '{') + "\n"), std::string::npos) << "the long line was cut";
+  EXPECT_EQ(std::count(bad.begin(), bad.end(), '\n'), 4);  // two headers, two lines
+  // merge a b -o a, with a third unreadable line in a.
+  spit(a, slurp(a) + "third {broken\n");
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(merge_cache_files({a, b}, a, true), 4);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("1 of 4 lines unreadable and ignored (first: line 4: "), std::string::npos) << err;
+  EXPECT_NE(err.find("appended to '" + a + ".bad' by this merge"), std::string::npos) << err;
+  bad = slurp(a + ".bad");
+  EXPECT_NE(bad.find("set aside by cache merge: 1 unreadable line of '" + a + "'\nthird {broken\n"), std::string::npos)
+      << bad;
+  EXPECT_NE(bad.find("first broken line"), std::string::npos);
+  TuneCache after(a, false);
+  after.load();
+  EXPECT_TRUE(after.warnings().empty());
+  EXPECT_EQ(after.entries().size(), 4u);
+}
+
+// A warning quotes the file's content: control bytes, newlines and escape sequences in a cache line
+// (found by the cache_line fuzz target: a result status holding them) print escaped, one line.
+TEST_F(Cache, WarningsQuotingTheFileAreOnePrintableLine) {
+  std::string line = serialize(sample());
+  line.replace(line.find("\"status\":\"ok\""), 13, "\"status\":\"ok\\n\\u001b[2J\\r\\u202e\"");
+  spit(path("c.jsonl"), line + "\n");
+  TuneCache c(path("c.jsonl"), false);
+  c.load();
+  ASSERT_EQ(c.warnings().size(), 1u);
+  const CacheCheck check = check_cache_file(path("c.jsonl"));
+  ASSERT_EQ(check.warnings.size(), 1u);
+  for (const std::string& w : {c.warnings()[0], check.warnings[0]}) {
+    EXPECT_EQ(printable(w), w);
+    EXPECT_NE(w.find("unknown status 'ok\\x0a\\x1b[2J\\x0d\\u202e'"), std::string::npos) << w;
+  }
+}
+
+// Where the default cache lives, and where there is none: never the current folder, and only the
+// convlab folder under HOME or XDG_CACHE_HOME is ever created.
+TEST_F(Cache, DefaultPathFollowsTheEnvironmentAndRefusesWithoutAHome) {
+  struct Env {
+    std::string name;
+    std::optional<std::string> old;
+    Env(const char* n, const char* value) : name(n) {
+      if (const char* v = std::getenv(n)) old = v;
+      value ? ::setenv(n, value, 1) : ::unsetenv(n);
+    }
+    ~Env() { old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str()); }
+  };
+  Env cc("CONVLAB_CACHE", nullptr), xdg("XDG_CACHE_HOME", nullptr), home("HOME", nullptr);
+  const auto refused = [](const char* fragment) {
+    try {
+      const std::string p = TuneCache::default_path();
+      ADD_FAILURE() << "a default cache at " << p;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("XDG_CACHE_HOME"), std::string::npos) << e.what();
+    }
+  };
+  refused("HOME is not set");
+  ::setenv("HOME", path("missing").c_str(), 1);
+  refused("is not an existing folder");
+  ::setenv("HOME", "relative", 1);
+  refused("is not an absolute path");
+  ::setenv("HOME", dir_.c_str(), 1);
+  EXPECT_EQ(TuneCache::default_path(), path(".cache/convlab/autotune.jsonl"));
+  ::setenv("XDG_CACHE_HOME", "relative", 1);  // invalid: ignored, as the XDG spec says
+  EXPECT_EQ(TuneCache::default_path(), path(".cache/convlab/autotune.jsonl"));
+  ::setenv("XDG_CACHE_HOME", path("xdg").c_str(), 1);
+  refused("XDG_CACHE_HOME");
+  fs::create_directories(path("xdg"));
+  EXPECT_EQ(TuneCache::default_path(), path("xdg/convlab/autotune.jsonl"));
+  // Saving the default cache creates xdg/convlab (not more); HOME=<missing> is never created.
+  TuneCache c(TuneCache::default_path(), false);
+  c.put(sample());
+  c.save();
+  EXPECT_TRUE(fs::exists(path("xdg/convlab/autotune.jsonl")));
+  ::unsetenv("XDG_CACHE_HOME");
+  ::setenv("HOME", path("missing").c_str(), 1);
+  TuneCache named(path("named.jsonl"), false);  // a named file does not need a home
+  named.put(sample());
+  EXPECT_NO_THROW(named.save());
+  EXPECT_FALSE(fs::exists(path("missing")));
+  ::setenv("CONVLAB_CACHE", path("nofolder/c.jsonl").c_str(), 1);
+  EXPECT_EQ(TuneCache::default_path(), path("nofolder/c.jsonl"));
+  TuneCache env_named(TuneCache::default_path(), false);  // its folder is the user's to make
+  env_named.put(sample());
+  EXPECT_THROW(env_named.save(), WriteError);
+  EXPECT_FALSE(fs::exists(path("nofolder")));
 }
 
 // issue 16 item 9: what is read is bounded; nothing that is not a regular file is opened.

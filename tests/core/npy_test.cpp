@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +116,66 @@ TEST_F(Npy, RejectsTruncatedAndLyingFiles) {
   write_raw("shape.npy", header_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }"));
   expect_error("shape.npy", "bad shape entry");
   expect_error("missing.npy", "cannot open");
+}
+
+// NumPy reads the header as a Python dict, where a repeated key keeps its last value: a reader taking
+// the first would see another array. Repeated and unknown keys are refused.
+TEST_F(Npy, HeaderKeysAreExactlyNumpys) {
+  const std::string data(16 * 4, '\0');
+  write_raw("dup.npy", header_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4), 'shape': (2, 8), }") + data);
+  expect_error("dup.npy", "header names 'shape' twice");
+  write_raw("dup2.npy", header_v1("{'descr': '<f4', \"descr\": '<f8', 'fortran_order': False, 'shape': (16,), }") + data);
+  expect_error("dup2.npy", "header names 'descr' twice");
+  write_raw("extra.npy", header_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (16,), 'align': True, }") + data);
+  expect_error("extra.npy", "unexpected key 'align'");
+  write_raw("nokey.npy", header_v1("{'descr': '<f4', 'shape': (16,), }") + data);
+  expect_error("nokey.npy", "no 'fortran_order' entry");
+  write_raw("after.npy", header_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (16,), } x") + data);
+  expect_error("after.npy", "after the closing '}'");
+  // Key order and quotes as NumPy may write them.
+  write_raw("ok.npy", header_v1("{\"shape\": (4, 4), \"fortran_order\": False, \"descr\": \"<f4\"}") + data);
+  EXPECT_EQ(read_npy(path("ok.npy")).shape, (std::vector<int64_t>{4, 4}));
+}
+
+TEST_F(Npy, SpecialFilesAreRefusedBeforeOpening) {
+  const std::string fifo = path("fifo.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  expect_error("fifo.npy", "is a FIFO (named pipe), not a regular file");  // open() would wait for a writer
+  std::filesystem::create_directories(path("dir.npy"));
+  expect_error("dir.npy", "is a folder");
+  try {
+    read_npy("/dev/zero");
+    ADD_FAILURE() << "/dev/zero accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a device, not a regular file"), std::string::npos) << e.what();
+  }
+}
+
+// A write that fails after the work -- here a file-size limit, as a full disk would -- is a WriteError
+// naming the file and the system's reason, and leaves no temp file.
+TEST_F(Npy, WriteFailureNamesTheFileAndTheReason) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim {1024, 1024};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    try {
+      write_file_atomic(path("big.txt"), std::string(4096, 'x'));
+      ::_exit(10);
+    } catch (const WriteError& e) {
+      const std::string m = e.what();
+      ::_exit(m.find("cannot write '" + path("big.txt") + "': File too large") == std::string::npos ? 11 : 0);
+    } catch (...) {
+      ::_exit(12);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the write killed the process (signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: no error, 11: wrong message, 12: not a WriteError";
+  for (const auto& e : std::filesystem::directory_iterator(dir_))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "temporary file left behind: " << e.path();
 }
 
 TEST_F(Npy, FailedWriteLeavesOldFileIntact) {

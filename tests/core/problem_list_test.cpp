@@ -1,12 +1,14 @@
 // Issue 16 item 15: problem files (benchdnn-style lists and oneDNN verbose
 // logs) and the one expansion of NET|PROBLEM|@FILE arguments.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/layers.hpp"
 #include "core/problem_list.hpp"
 
 namespace convlab {
@@ -177,17 +179,61 @@ class ProblemFileIo : public ::testing::Test {
 
 TEST_F(ProblemFileIo, ExpandsArgumentsInOrder) {
   const std::string f = write("s.txt", "mb1ic3ih5oc4kh3\n");
-  const ProblemSet set = expand_problems({"alexnet", "@" + f, "alexnet.conv2", "mb2ic3ih5oc4kh3n\"a.b\""}, 0);
+  const ProblemSet set = expand_problems({"alexnet", "@" + f, "mb1ic3ih5oc4kh3n\"x\"", "mb2ic3ih5oc4kh3n\"a.b\""}, 0);
   ASSERT_EQ(set.items.size(), 5u + 1 + 1 + 1);
   EXPECT_EQ(set.networks, std::vector<std::string>{"alexnet"});
   EXPECT_EQ(set.items[0].label, "alexnet.conv1");
   EXPECT_EQ(set.items[5].label, "mb1ic3ih5oc4oh3kh3");
   EXPECT_EQ(set.items[5].origin, f + ":1");
-  EXPECT_EQ(set.items[6].problem.n, 32);
+  EXPECT_EQ(set.items[6].label, "x");  // the same shape under another name stays its own entry
   // A dotted name is not a layer id: its own mb without --batch, the batch with it.
   EXPECT_EQ(set.items[7].label, "a.b");
   EXPECT_EQ(set.items[7].problem.n, 2);
   EXPECT_EQ(expand_problems({"mb2ic3ih5oc4kh3n\"a.b\""}, 7).items.at(0).problem.n, 7);
+  EXPECT_TRUE(set.notes.empty());
+}
+
+// The same entry twice -- a layer beside its network, a network or problem given twice, one problem
+// in two files -- runs once, counted, with one note; a network's own rows of one shape stay apart.
+TEST_F(ProblemFileIo, RepeatedEntriesAreMergedWithANote) {
+  const std::string a = write("a.txt", "mb1ic3ih5oc4kh3\n"), b = write("b.txt", "mb1_ic3_ih5_oc4_kh3\n");
+  const ProblemSet set = expand_problems({"alexnet", "alexnet.conv2", "alexnet", "@" + a, "@" + b}, 0);
+  ASSERT_EQ(set.items.size(), 6u);
+  EXPECT_EQ(set.networks, std::vector<std::string>{"alexnet"});
+  EXPECT_EQ(set.items[1].label, "alexnet.conv2");
+  EXPECT_EQ(set.items[1].count, 3);
+  EXPECT_EQ(set.items[0].count, 2);
+  EXPECT_EQ(set.items[5].count, 2);
+  ASSERT_EQ(set.notes.size(), 1u);
+  EXPECT_NE(set.notes[0].find("7 repeated entries merged, each run once (first: alexnet.conv2)"), std::string::npos)
+      << set.notes[0];
+  const ProblemSet vgg = expand_problems({"vgg16"}, 0);
+  EXPECT_TRUE(vgg.notes.empty());
+  EXPECT_EQ(vgg.items.size(), network_layers("vgg16", 32).size());
+}
+
+// A FIFO, a socket or a device as @FILE is refused before it is opened (a FIFO would block the open
+// forever); a file over the entry limit names its location once.
+TEST_F(ProblemFileIo, SpecialFilesAreRefusedWithoutBlocking) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  try {
+    expand_problems({"@" + fifo});
+    ADD_FAILURE() << "a FIFO was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a FIFO (named pipe), not a regular file"), std::string::npos) << e.what();
+  }
+  std::string many;
+  for (size_t i = 1; i <= kMaxProblemFileEntries + 1; ++i) many += "mb1ic1ih1oc" + std::to_string(i) + "kh1\n";
+  const std::string big = write("big.txt", many);
+  try {
+    expand_problems({"@" + big});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what(), where = big + ":" + std::to_string(kMaxProblemFileEntries + 1);
+    EXPECT_NE(m.find(where + ": more than"), std::string::npos) << m;
+    EXPECT_EQ(m.find(where, m.find(where) + 1), std::string::npos) << "the location twice: " << m;
+  }
 }
 
 TEST_F(ProblemFileIo, BadFilesAreOneLineErrors) {
@@ -204,7 +250,7 @@ TEST_F(ProblemFileIo, BadFilesAreOneLineErrors) {
   expect_error("@" + (dir_ / "missing.txt").string(), "cannot open: No such file");
   expect_error("@" + dir_.string(), "is a folder");
   expect_error("@", "needs a file name");
-  expect_error("@/dev/zero", "binary data");
+  expect_error("@/dev/zero", "is a device, not a regular file");
   expect_error("@" + write("long.txt", std::string(200000, 'x')), "line longer than");
   expect_error("@" + write("bin.dat", std::string("\x93NUMPY\x01\x00\xff\xfe", 10)), "bin.dat:1:");
 }

@@ -165,6 +165,14 @@ TEST(Problem, NamesMustBeNonEmptyAndPrintable) {
   expect_rejected("mb1ic3ih5oc4kh3na\tb", "control characters");
   expect_rejected("mb1ic3ih5oc4kh3na\"b", "quote");
   EXPECT_EQ(parse_problem("mb1ic3ih5oc4kh3n\"conv \xc3\xa9t\xc3\xa9\"").name, "conv \xc3\xa9t\xc3\xa9");  // UTF-8 is fine
+  // A right-to-left override would print the rest of every line it appears in backwards; a name
+  // of invisible characters prints as nothing.
+  expect_rejected("mb1ic3ih5oc4kh3n\"conv\xe2\x80\xae" "2vnoc\"", "bidirectional controls");
+  expect_rejected("mb1ic3ih5oc4kh3n\"a\xe2\x81\xa7" "b\"", "bidirectional controls");
+  expect_rejected("mb1ic3ih5oc4kh3n\"\xe2\x80\x8b\"", "no visible character");
+  expect_rejected("mb1ic3ih5oc4kh3n\"\xe2\x80\x8b\xe2\x80\x8c\xef\xbb\xbf\"", "no visible character");
+  expect_rejected("mb1ic3ih5oc4kh3n\"   \"", "no visible character");
+  EXPECT_EQ(parse_problem("mb1ic3ih5oc4kh3n\" a\xe2\x80\x8b \"").name, " a\xe2\x80\x8b ");  // one visible is enough
   // Control characters in bad input are never echoed raw.
   try {
     parse_problem("mb1ic3\x1b[2Jih5");
@@ -215,6 +223,30 @@ TEST(Problem, Directions) {
   EXPECT_EQ(parse_direction("bwd-filter"), Direction::bwd_filter);
   EXPECT_THROW(parse_direction("backward"), Error);
   for (Direction d : kAllDirections) EXPECT_EQ(parse_direction(to_string(d)), d);
+}
+
+// A direction named twice runs once (the same pair twice would be tuned and counted twice).
+TEST(Problem, RepeatedDirectionsAreKeptOnceWithANote) {
+  std::string note;
+  EXPECT_EQ(parse_directions("fwd,fwd", &note), std::vector<Direction>{Direction::fwd});
+  EXPECT_NE(note.find("names fwd more than once"), std::string::npos) << note;
+  EXPECT_EQ(parse_directions("bwd-data,fwd,bwd_data", &note), (std::vector<Direction>{Direction::bwd_data, Direction::fwd}));
+  EXPECT_NE(note.find("bwd-data"), std::string::npos) << note;
+  EXPECT_EQ(parse_directions("fwd,bwd-data", &note).size(), 2u);
+  EXPECT_EQ(note, "");
+  EXPECT_EQ(parse_directions("all", &note).size(), 3u);
+  EXPECT_EQ(note, "");
+}
+
+TEST(Problem, ANetworkWhereOneProblemIsExpectedSaysSo) {
+  try {
+    problem_from_text("alexnet");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'alexnet' is a network (5 convolution layers), not one layer or problem"), std::string::npos) << m;
+    EXPECT_EQ(m.find("is neither"), std::string::npos) << m;
+  }
 }
 
 TEST(Problem, ReductionLengths) {

@@ -10,7 +10,11 @@
 //                    are the file's last size*4 bytes;
 //   cache lines      deserialize(serialize(e)) serializes to the same line;
 //   errors           every rejection is one convlab::Error whose message is a
-//                    single printable line (no raw control characters).
+//                    single printable line (no raw control characters), and so
+//                    is every warning and note a reader gives: each input also
+//                    goes through the file readers (read_problem_file, the
+//                    cache's load() and check_cache_file()) from an in-memory
+//                    file, since they quote its content in their messages.
 #pragma once
 #include <sys/mman.h>
 #include <unistd.h>
@@ -70,6 +74,20 @@ inline void check_valid_problem(const ConvProblem& p, std::string_view input) {
   CONVLAB_FUZZ_CHECK(back_key == unnamed, input, p.key() + " re-parsed as " + back_key.canonical());
 }
 
+// `size` bytes as a file: an anonymous in-memory file, named by its /proc/self/fd path (a regular
+// file to every reader). Closed by the caller.
+inline int memory_file(const uint8_t* data, size_t size, std::string& path) {
+  const int fd = ::memfd_create("convlab_fuzz", MFD_CLOEXEC);
+  if (fd < 0) violated("memfd_create", "", std::strerror(errno));
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = ::write(fd, data + done, size - done);
+    if (n <= 0) violated("write to memfd", "", std::strerror(errno));
+    done += size_t(n);
+  }
+  path = "/proc/self/fd/" + std::to_string(fd);
+  return fd;
+}
+
 // Problem strings, NET|LAYER|PROBLEM texts, problem files and verbose logs.
 inline void check_problem_input(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -100,6 +118,21 @@ inline void check_problem_input(const uint8_t* data, size_t size) {
   } catch (const Error& e) {
     check_message(e, text);
   }
+  // The same bytes through the file reader (streamed in chunks, its own line splitting): the same
+  // verdict, and its messages one printable line.
+  {
+    std::string path;
+    const int fd = memory_file(data, size, path);
+    std::string note;
+    try {
+      const auto items = read_problem_file(path, 0, 32, &note);
+      CONVLAB_FUZZ_CHECK(!items.empty() && printable(note) == note, text, note);
+      for (const ProblemItem& it : items) check_valid_problem(it.problem, text);
+    } catch (const Error& e) {
+      check_message(e, text);
+    }
+    ::close(fd);
+  }
   // Every line as a oneDNN verbose line.
   for (size_t at = 0; at <= size;) {
     size_t nl = text.find('\n', at);
@@ -119,14 +152,8 @@ inline void check_problem_input(const uint8_t* data, size_t size) {
 // A .npy file's bytes, read through core/npy's reader from an in-memory file.
 inline void check_npy_input(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  const int fd = ::memfd_create("npy_fuzz", MFD_CLOEXEC);
-  if (fd < 0) violated("memfd_create", "", std::strerror(errno));
-  for (size_t done = 0; done < size;) {
-    const ssize_t n = ::write(fd, data + done, size - done);
-    if (n <= 0) violated("write to memfd", "", std::strerror(errno));
-    done += size_t(n);
-  }
-  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  std::string path;
+  const int fd = memory_file(data, size, path);
   try {
     const Tensor t = read_npy(path);
     __int128 prod = 1;
@@ -152,11 +179,28 @@ inline void check_npy_input(const uint8_t* data, size_t size) {
 // One autotune cache line, through the public deserialize() / serialize().
 inline void check_cache_line(const uint8_t* data, size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(data), size);
+  // The readers of a cache file quote a line's content in their warnings: each warning one printable line.
+  {
+    std::string path;
+    const int fd = memory_file(data, size, path);
+    try {
+      TuneCache cache(path, false);
+      cache.load();
+      for (const std::string& w : cache.warnings()) CONVLAB_FUZZ_CHECK(printable(w) == w, line, w);
+      const CacheCheck check = check_cache_file(path);
+      for (const std::string& w : check.warnings) CONVLAB_FUZZ_CHECK(printable(w) == w, line, w);
+    } catch (const Error& e) {
+      check_message(e, line);
+    }
+    ::close(fd);
+  }
+  const CacheLine cl = parse_cache_line(line);
+  CONVLAB_FUZZ_CHECK(printable(cl.error) == cl.error, line, cl.error);
   std::string why;
   const auto e = deserialize(line, &why);
   if (!e) {
     CONVLAB_FUZZ_CHECK(!why.empty(), line, "rejected without a reason");
-    CONVLAB_FUZZ_CHECK(why.find('\n') == std::string::npos, line, why);
+    CONVLAB_FUZZ_CHECK(printable(why) == why, line, why);
     return;
   }
   const std::string once = serialize(*e);

@@ -68,8 +68,8 @@ TEST_F(CliMessages, NpyInputThatIsNotAFile) {
   expect_one_line_error("conv mb1ic4ih8oc4kh3ph1 --algo cpu.im2col_gemm --x " + path("x.npy"), "is a folder");
   ASSERT_EQ(::mkfifo(path("fifo.npy").c_str(), 0600), 0);
   expect_one_line_error("conv mb1ic4ih8oc4kh3ph1 --algo cpu.im2col_gemm --x " + path("fifo.npy"),
-                        "is not a regular file");
-  expect_one_line_error("conv mb1ic4ih8oc4kh3ph1 --algo cpu.im2col_gemm --w /dev/zero", "is not a regular file");
+                        "is a FIFO (named pipe), not a regular file");
+  expect_one_line_error("conv mb1ic4ih8oc4kh3ph1 --algo cpu.im2col_gemm --w /dev/zero", "is a device, not a regular file");
   expect_one_line_error(std::string(kTiny) + "--data npy --images " + path("x.npy") + " --labels " + path("x.npy"),
                         "is a folder");
 }

@@ -74,8 +74,8 @@ TEST_F(ProblemCli, ProblemFilesAndStdin) {
 TEST_F(ProblemCli, BadProblemFilesAreOneLine) {
   expect_one_line_error("problem @" + path("missing.txt"), "cannot open");
   expect_one_line_error("problem @" + dir_.string(), "is a folder");
-  expect_one_line_error("problem @/dev/zero", "binary data");
-  expect_one_line_error("tune @/dev/zero --mode get", "binary data");
+  expect_one_line_error("problem @/dev/zero", "is a device, not a regular file");
+  expect_one_line_error("tune @/dev/zero --mode get", "is a device, not a regular file");
   expect_one_line_error("problem @" + write("huge.txt", std::string(1 << 20, 'm')), "line longer than");
   expect_one_line_error("problem @" + write("bin.dat", std::string("\x7f" "ELF\x02\x01\x01\x00\x00", 9)), "binary data");
   expect_one_line_error("layers @" + write("empty.txt", "# nothing\n"), "no problems");

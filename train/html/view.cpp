@@ -232,4 +232,8 @@ LayersView read_layers(const std::string& json_text, const std::string& what) {
   return o;
 }
 
+std::string read_run_id(const std::string& json_text, const std::string& what) {
+  return text(parse_object(json_text, what), "run_id");
+}
+
 }  // namespace convlab::train::html

@@ -119,5 +119,8 @@ struct LayersView {
 // Parse; a malformed document throws convlab::Error naming `what` (the file).
 TrainView read_train(const std::string& json_text, const std::string& what);
 LayersView read_layers(const std::string& json_text, const std::string& what);
+// The "run_id" of a results file (train.json, layers.json): "" when it has none (null, or written
+// before run ids). Throws Error naming `what` when the text is not a JSON object.
+std::string read_run_id(const std::string& json_text, const std::string& what);
 
 }  // namespace convlab::train::html
