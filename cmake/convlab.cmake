@@ -32,3 +32,22 @@ function(convlab_glob out dir)
   endforeach()
   set(${out} ${found} PARENT_SCOPE)
 endfunction()
+
+# convlab_dlopen_names(<var> <library file>): how a library the build found is
+# opened at run time (core/lazy_library.hpp), as a C++ initializer list: its
+# SONAME through the dynamic loader's search, then that name in the folder the
+# build found it in. Empty for an empty <library file>.
+function(convlab_dlopen_names out lib)
+  set(names "")
+  if(lib)
+    get_filename_component(dir "${lib}" DIRECTORY)
+    get_filename_component(soname "${lib}" NAME)
+    get_filename_component(real "${lib}" REALPATH)
+    execute_process(COMMAND ${CMAKE_OBJDUMP} -p "${real}" OUTPUT_VARIABLE dump RESULT_VARIABLE rc ERROR_QUIET)
+    if(rc EQUAL 0 AND dump MATCHES "SONAME +([^ \t\r\n]+)")
+      set(soname "${CMAKE_MATCH_1}")
+    endif()
+    set(names "\"${soname}\", \"${dir}/${soname}\"")
+  endif()
+  set(${out} "${names}" PARENT_SCOPE)
+endfunction()

@@ -6,7 +6,10 @@
 # Inputs:  CONVLAB_CUDA, CONVLAB_ONEDNN (ON/OFF).
 # Targets: OpenMP::OpenMP_CXX, convlab::openblas (cpu.im2col_openblas, the GEMM
 #          benchmark's peer: Debian's OpenMP build), convlab::fftw3f (cpu.fft_fftw), DNNL::dnnl (cpu.onednn_*),
-#          CUDA::cudart/cublas/cufft (CUDAToolkit), convlab::cudnn (cudnn.*).
+#          CUDA::cudart_static and CUDA::toolkit (CUDAToolkit), convlab::cudnn (cudnn.*).
+# cuDNN, cuBLAS, cuFFT and NCCL are not linked: convlab opens them on first use
+# (core/cuda_libraries.hpp) by the names of the files found here, so their
+# targets carry only headers (CUDA::toolkit: cuBLAS's and cuFFT's).
 # Each is found with REQUIRED: a missing one stops the configure with CMake's
 # line naming it (scripts/install-deps.sh installs them on Debian).
 find_package(OpenMP REQUIRED COMPONENTS CXX)
@@ -67,9 +70,8 @@ if(CONVLAB_CUDA)
                  HINTS ${CUDAToolkit_LIBRARY_DIR} ${_cudnn_hints} PATH_SUFFIXES lib lib64 REQUIRED)
     find_path(CONVLAB_CUDNN_INCLUDE_DIR cudnn.h
               HINTS ${CUDAToolkit_INCLUDE_DIRS} ${_cudnn_hints} PATH_SUFFIXES include REQUIRED)
-    add_library(convlab::cudnn UNKNOWN IMPORTED GLOBAL)
-    set_target_properties(convlab::cudnn PROPERTIES IMPORTED_LOCATION "${CONVLAB_CUDNN_LIBRARY}"
-                                                    INTERFACE_INCLUDE_DIRECTORIES "${CONVLAB_CUDNN_INCLUDE_DIR}")
+    add_library(convlab::cudnn INTERFACE IMPORTED GLOBAL)
+    set_target_properties(convlab::cudnn PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${CONVLAB_CUDNN_INCLUDE_DIR}")
   endif()
 endif()
 
@@ -81,8 +83,7 @@ if(CONVLAB_CUDA AND CONVLAB_MPI AND NOT TARGET convlab::nccl)
   find_library(CONVLAB_NCCL_LIBRARY NAMES nccl libnccl.so.2
                HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT} PATH_SUFFIXES lib lib64)
   if(CONVLAB_NCCL_INCLUDE_DIR AND CONVLAB_NCCL_LIBRARY)
-    add_library(convlab::nccl UNKNOWN IMPORTED GLOBAL)
-    set_target_properties(convlab::nccl PROPERTIES IMPORTED_LOCATION "${CONVLAB_NCCL_LIBRARY}"
-                                                   INTERFACE_INCLUDE_DIRECTORIES "${CONVLAB_NCCL_INCLUDE_DIR}")
+    add_library(convlab::nccl INTERFACE IMPORTED GLOBAL)
+    set_target_properties(convlab::nccl PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${CONVLAB_NCCL_INCLUDE_DIR}")
   endif()
 endif()

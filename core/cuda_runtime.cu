@@ -1,12 +1,16 @@
 // The CUDA runtime half of core/device.hpp, compiled by nvcc. On a machine
 // without a GPU every entry point reports the runtime's own reason ("no CUDA
 // device", "CUDA driver version is insufficient", ...) instead of crashing.
+// The runtime is linked statically and opens the driver on its first call;
+// cuDNN (for its version) is opened only where a device exists
+// (core/cuda_libraries.hpp).
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
 #include <string>
 
 #include "core/cuda_error.hpp"
+#include "core/cuda_libraries.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 
@@ -19,6 +23,18 @@ void check(cudaError_t e, const char* what) { check_cuda(e, what); }
 void require_device() {
   const CudaInfo& info = cuda_info();
   if (!info.available) fail("no CUDA device: " + info.reason);
+}
+// cudnnGetVersion() where cuDNN can be opened; 0 where it cannot.
+int cudnn_version() {
+  const LazyLibrary& lib = cuda_library(CudaLibrary::cudnn);
+  if (!lib.available()) return 0;
+  try {
+    decltype(&cudnnGetVersion) version = nullptr;
+    lazy_bind(lib, version, "cudnnGetVersion");
+    return int(version());
+  } catch (const Error&) {
+    return 0;
+  }
 }
 }  // namespace
 
@@ -47,7 +63,7 @@ CudaInfo query() {
   info.cc_minor = prop.minor;
   cudaDriverGetVersion(&info.driver_version);
   cudaRuntimeGetVersion(&info.runtime_version);
-  info.cudnn_version = int(cudnnGetVersion());
+  info.cudnn_version = cudnn_version();
   return info;
 }
 

@@ -61,7 +61,7 @@ struct CudaInfo {
   std::string reason;  // why not, when !available ("no CUDA device", "built without CUDA", ...)
   std::string name;
   int sm_count = 0, cc_major = 0, cc_minor = 0;
-  int driver_version = 0, runtime_version = 0, cudnn_version = 0;
+  int driver_version = 0, runtime_version = 0, cudnn_version = 0;  // cudnn_version 0: cuDNN not loaded
 };
 // Queried once; never throws.
 const CudaInfo& cuda_info();

@@ -55,9 +55,11 @@ for s in "${stages[@]}"; do
 done
 
 # ---- environment: carried libraries, then the machine's CUDA and cuDNN -------
-# The bundle's binaries link libcudart/libcublas/libcufft/libcudnn; on the GPU
+# The bundle's binaries open libcudnn/libcublas/libcufft/libnccl on first use
+# (by SONAME, through the loader's search: this LD_LIBRARY_PATH); on the GPU
 # machine they may be in the toolkit (/usr/local/cuda*) or only inside Python
-# wheels (nvidia-cudnn-cu13 and friends, where PyTorch keeps them).
+# wheels (nvidia-cudnn-cu13 and friends, where PyTorch keeps them). A missing
+# one fails only what calls it, with the loader's reason.
 lib_dirs=("$bin/lib")
 py=$(command -v python3 || true)
 if [ -n "$py" ]; then
@@ -139,8 +141,13 @@ stage_build() {
       grep -v " $bin/lib/" | awk '{print $1 "=" $2}' | tr '\n' ' ')
     [ -z "$outside" ] || { stage_fail build "libraries resolved outside the bundle: $outside"; return; }
   fi
-  grep -E 'libcudnn|libcublas\.|libcufft|libcudart' "$d/ldd.convlab.txt" | awk '{print "  " $1 " -> " $3}' | tee -a "$summary"
-  if ! "$bin/convlab" algos > "$d/algos.txt" 2>&1; then stage_fail build "convlab algos: $(tail -1 "$d/algos.txt")"; return; fi
+  # cuDNN, cuBLAS, cuFFT (and NCCL) are not linked but opened on first use
+  # (core/cuda_libraries.hpp): the files `convlab algos` opened, as the loader reports them.
+  if ! LD_DEBUG=files "$bin/convlab" algos > "$d/algos.txt" 2> "$d/algos.ld_debug.txt"; then
+    stage_fail build "convlab algos: $(grep -v '^ *[0-9]*:' "$d/algos.ld_debug.txt" | tail -1)"; return
+  fi
+  sed -nE 's#.*calling init: (.*/(libcudnn|libcublas|libcufft|libnccl)[^/]*)$#  opened \1#p' "$d/algos.ld_debug.txt" |
+    sort -u | tee -a "$summary"
   "$bin/convlab" algos --json > "$d/algos.json" 2>&1
   local listed avail
   listed=$(grep -cE '^(cuda|cudnn)\.' "$d/algos.txt")

@@ -29,7 +29,8 @@ int launcher_world_rank();
 
 // "" when this build has the MPI transport, else why not.
 std::string mpi_unavailable_reason();
-// "" when this build has the NCCL transport (CUDA + nccl.h + libnccl), else why not.
+// "" when the NCCL transport can be used here (built with CUDA + nccl.h, MPI to
+// bootstrap it, and libnccl opened: on this first call), else why not.
 std::string nccl_unavailable_reason();
 
 class Comm {
@@ -92,6 +93,10 @@ class DeviceComm {
   virtual int size() const = 0;
   // In place on device memory, the sum over ranks (ncclSum), enqueued on `stream`.
   virtual void allreduce_sum_async(float* device_data, size_t count, void* stream) = 0;
+  // The all-reduces between begin_group() and end_group() go out as one fused
+  // operation (ncclGroupStart / ncclGroupEnd).
+  virtual void begin_group() = 0;
+  virtual void end_group() = 0;
   virtual std::string describe() const = 0;
 };
 std::unique_ptr<DeviceComm> make_nccl_comm(Comm& host);

@@ -1,7 +1,9 @@
 // The NCCL transport of train/comm.hpp: one rank per GPU, the unique id
 // broadcast over the MPI communicator, all-reduce (ncclAvg) enqueued on the
 // caller's stream (train/grad_sync.cpp gives it a communication stream that
-// waits on each layer's backward by an event).
+// waits on each layer's backward by an event). libnccl is opened when the
+// transport is first asked for (core/cuda_libraries.hpp), so a machine without
+// it runs everything else.
 #include <cstdlib>
 #include <string>
 
@@ -12,14 +14,35 @@
 #if CONVLAB_HAS_NCCL
 #include <cuda_runtime.h>
 #include <nccl.h>
+
+#include "core/cuda_libraries.hpp"
 #endif
 
 namespace convlab::train {
 
+#if CONVLAB_HAS_NCCL
+namespace {
+
+#define CONVLAB_NCCL_FUNCTIONS(X)                                                                        \
+  X(ncclGetErrorString) X(ncclGetUniqueId) X(ncclCommInitRank) X(ncclGetVersion) X(ncclCommDestroy)    \
+  X(ncclAllReduce) X(ncclGroupStart) X(ncclGroupEnd)
+struct NcclApi {
+  CONVLAB_NCCL_FUNCTIONS(CONVLAB_LAZY_FUNCTION)
+};
+// Throws Error "NCCL not loaded: <why>" where libnccl cannot be opened.
+const NcclApi& nccl() {
+  return lazy_table<NcclApi>(cuda_library(CudaLibrary::nccl), [](const LazyLibrary& lib, NcclApi& table) {
+    CONVLAB_NCCL_FUNCTIONS(CONVLAB_LAZY_BIND)
+  });
+}
+
+}  // namespace
+#endif
+
 std::string nccl_unavailable_reason() {
 #if CONVLAB_HAS_NCCL
   if (!mpi_unavailable_reason().empty()) return "NCCL is bootstrapped over MPI: " + mpi_unavailable_reason();
-  return {};
+  return lazy_reason(nccl);
 #elif CONVLAB_HAS_CUDA
   return "this convlab was built without NCCL (nccl.h or libnccl was not found beside the CUDA toolkit)";
 #else
@@ -32,7 +55,7 @@ std::string nccl_unavailable_reason() {
 namespace {
 
 void check_nccl(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess) fail(std::string("NCCL ") + what + ": " + ncclGetErrorString(r));
+  if (r != ncclSuccess) fail(std::string("NCCL ") + what + ": " + nccl().ncclGetErrorString(r));
 }
 
 class NcclComm final : public DeviceComm {
@@ -47,22 +70,24 @@ class NcclComm final : public DeviceComm {
            " GPUs: one rank per GPU (mpirun -np <GPUs per node x nodes>)");
     if (cudaSetDevice(device_) != cudaSuccess) fail("NCCL: cudaSetDevice(" + std::to_string(device_) + ") failed");
     ncclUniqueId id{};
-    if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "GetUniqueId");
+    if (rank_ == 0) check_nccl(nccl().ncclGetUniqueId(&id), "GetUniqueId");
     host.broadcast(&id, sizeof id, 0);
-    check_nccl(ncclCommInitRank(&comm_, size_, id, rank_), "CommInitRank");
+    check_nccl(nccl().ncclCommInitRank(&comm_, size_, id, rank_), "CommInitRank");
     int v = 0;
-    ncclGetVersion(&v);
+    nccl().ncclGetVersion(&v);
     version_ = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
   }
   ~NcclComm() override {
-    if (comm_) ncclCommDestroy(comm_);
+    if (comm_) nccl().ncclCommDestroy(comm_);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void allreduce_sum_async(float* data, size_t count, void* stream) override {
-    check_nccl(ncclAllReduce(data, data, count, ncclFloat32, ncclSum, comm_, static_cast<cudaStream_t>(stream)),
+    check_nccl(nccl().ncclAllReduce(data, data, count, ncclFloat32, ncclSum, comm_, static_cast<cudaStream_t>(stream)),
                "AllReduce");
   }
+  void begin_group() override { check_nccl(nccl().ncclGroupStart(), "GroupStart"); }
+  void end_group() override { check_nccl(nccl().ncclGroupEnd(), "GroupEnd"); }
   std::string describe() const override {
     return "NCCL " + version_ + ", " + std::to_string(size_) + " GPU rank" + (size_ == 1 ? "" : "s") +
            " (this rank on GPU " + std::to_string(device_) + ")";
@@ -78,6 +103,7 @@ class NcclComm final : public DeviceComm {
 
 std::unique_ptr<DeviceComm> make_nccl_comm(Comm& host) {
   if (!cuda_info().available) fail("NCCL: no CUDA device (" + cuda_info().reason + ")");
+  (void)nccl();  // "NCCL not loaded: ..." before anything else
   return std::make_unique<NcclComm>(host);
 }
 

@@ -14,7 +14,6 @@
 
 #if CONVLAB_HAS_NCCL
 #include <cuda_runtime.h>
-#include <nccl.h>
 #endif
 
 namespace convlab::train {
@@ -132,9 +131,9 @@ struct GradSync::Impl {
     cudaStreamWaitEvent(stream, ready[bi], 0);
     cudaEventRecord(start[bi], stream);
     // One NCCL group per bucket: its tensors' all-reduces are fused by NCCL.
-    ncclGroupStart();
+    nccl->begin_group();
     for (Param* p : buckets[bi].params) nccl->allreduce_sum_async(p->g(), size_t(p->value.size()), stream);
-    ncclGroupEnd();
+    nccl->end_group();
     cudaEventRecord(end[bi], stream);
 #else
     (void)bi;

@@ -348,6 +348,10 @@ Shape4 FcLayer::setup(const Shape4& in, const ExecContext& ctx) {
   if (in.per_sample() > std::numeric_limits<int>::max() || out_features_ < 1)
     fail(name_ + ": " + std::to_string(in.per_sample()) + " -> " + std::to_string(out_features_) +
          " features is not a valid fully connected layer");
+#if CONVLAB_HAS_CUDA
+  if (ctx.device == DeviceKind::cuda)  // its GEMMs are cuBLAS's: say so now, not at the first step
+    if (std::string why = cublas::unavailable_reason(); !why.empty()) fail(name_ + " on cuda: " + why);
+#endif
   wei_ = std::make_unique<Param>(name_ + ".wei", std::vector<int64_t>{out_features_, in.per_sample()});
   bias_ = std::make_unique<Param>(name_ + ".bias", std::vector<int64_t>{out_features_}, false);
   wei_->place(ctx.device);
@@ -390,8 +394,8 @@ void FcLayer::forward(const float* x, float* y, bool, int64_t) {
     // cuBLAS is column-major: row-major Y (n, out) is column-major Y^T (out, n) = W X^T,
     // with W row-major (out, in) = column-major (in, out), hence op(A) = T.
     const float one = 1.f, zero_f = 0.f;
-    cublas::check(cublasSgemm(cublas::handle(ctx_.stream), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, wei_->w(), in, x,
-                              in, &zero_f, y, out),
+    cublas::check(cublas::api().cublasSgemm(cublas::handle(ctx_.stream), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one,
+                                            wei_->w(), in, x, in, &zero_f, y, out),
                   "fc forward");
     cuda::bias_add(n, out, 1, bias_->w(), y, ctx_.stream);
     return;
@@ -410,13 +414,14 @@ void FcLayer::backward(const float* x, const float*, const float* dy, float* dx)
   if (on_gpu()) {
     const float one = 1.f, zero_f = 0.f;
     cublasHandle_t h = cublas::handle(ctx_.stream);
+    const auto sgemm = cublas::api().cublasSgemm;
     // dW (out, in) row-major = column-major (in, out) = X^T (in, n) * dY (n, out); dY^T is column-major (out, n).
-    cublas::check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &zero_f, wei_->g(), in),
+    cublas::check(sgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &zero_f, wei_->g(), in),
                   "fc weight gradient");
     cuda::bias_grad(n, out, 1, dy, bias_->g(), ctx_.stream);
     // dX (n, in) row-major = column-major (in, n) = W^T (in, out) * dY^T (out, n).
     if (dx)
-      cublas::check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, wei_->w(), in, dy, out, &zero_f, dx, in),
+      cublas::check(sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, wei_->w(), in, dy, out, &zero_f, dx, in),
                     "fc input gradient");
     return;
   }

@@ -4,10 +4,18 @@
 
 #include <string>
 
+#include "core/cuda_libraries.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/error.hpp"
 
 namespace convlab::cublas {
+
+const Api& api() {
+  return lazy_table<Api>(cuda_library(CudaLibrary::cublas),
+                         [](const LazyLibrary& lib, Api& table) { CONVLAB_CUBLAS_FUNCTIONS(CONVLAB_LAZY_BIND) });
+}
+
+std::string unavailable_reason() { return lazy_reason(api); }
 
 namespace {
 const char* status_name(cublasStatus_t s) {
@@ -36,17 +44,17 @@ cublasHandle_t handle(void* stream) {
   struct Handle {
     cublasHandle_t h = nullptr;
     ~Handle() {
-      if (h) cublasDestroy(h);
+      if (h) api().cublasDestroy(h);
     }
   };
   thread_local Handle t;
   if (!t.h) {
     cublasHandle_t h = nullptr;
-    check(cublasCreate(&h), "cublasCreate");
+    check(api().cublasCreate(&h), "cublasCreate");
     t.h = h;
-    check(cublasSetMathMode(t.h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    check(api().cublasSetMathMode(t.h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
-  check(cublasSetStream(t.h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  check(api().cublasSetStream(t.h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
   return t.h;
 }
 

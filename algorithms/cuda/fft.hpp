@@ -53,6 +53,8 @@ void cuda_fft_conv(const ConvShape& sh, Direction dir, const ConvBuffers& buf, f
 class CudaFft final : public NamedAlgorithm {
  public:
   CudaFft();
+  // No device: the usual reason; else cuFFT's, where it cannot be opened.
+  std::string unavailable_reason() const override;
   Support supports(const ConvProblem& p, Direction dir) const override;
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,

@@ -1,6 +1,7 @@
 // cuda.fft's cuFFT half (built by nvcc only): the plan cache, supports(),
 // workspace_bytes() and run(), which hands cuda_fft_conv (fft.cu) cuFFT's
-// R2C / C2R as its transforms.
+// R2C / C2R as its transforms. libcufft is opened on first use
+// (core/cuda_libraries.hpp).
 #include "algorithms/cuda/fft.hpp"
 
 #include <cufft.h>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/cuda_libraries.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -18,6 +20,19 @@
 namespace convlab {
 
 namespace {
+
+#define CONVLAB_CUFFT_FUNCTIONS(X)                                                                       \
+  X(cufftCreate) X(cufftDestroy) X(cufftSetAutoAllocation) X(cufftMakePlanMany) X(cufftGetSize) \
+  X(cufftSetStream) X(cufftSetWorkArea) X(cufftExecR2C) X(cufftExecC2R)
+struct CufftApi {
+  CONVLAB_CUFFT_FUNCTIONS(CONVLAB_LAZY_FUNCTION)
+};
+// Throws Error "cuFFT not loaded: <why>" where libcufft cannot be opened.
+const CufftApi& fft() {
+  return lazy_table<CufftApi>(cuda_library(CudaLibrary::cufft), [](const LazyLibrary& lib, CufftApi& table) {
+    CONVLAB_CUFFT_FUNCTIONS(CONVLAB_LAZY_BIND)
+  });
+}
 
 void check(cufftResult r, const char* what) {
   if (r == CUFFT_SUCCESS) return;
@@ -67,13 +82,13 @@ const CachedPlan& plan_locked(int fh, int fw, int batch, cufftType type) {
   const PlanKey key{dev, fh, fw, batch, int(type)};
   if (auto it = c.plans.find(key); it != c.plans.end()) return it->second;
   CachedPlan pl;
-  check(cufftCreate(&pl.h), "cufftCreate");
+  check(fft().cufftCreate(&pl.h), "cufftCreate");
   int n[2] = {fh, fw};
-  cufftResult r = cufftSetAutoAllocation(pl.h, 0);
-  if (r == CUFFT_SUCCESS) r = cufftMakePlanMany(pl.h, 2, n, nullptr, 1, 0, nullptr, 1, 0, type, batch, &pl.work);
-  if (r == CUFFT_SUCCESS) r = cufftGetSize(pl.h, &pl.work);
+  cufftResult r = fft().cufftSetAutoAllocation(pl.h, 0);
+  if (r == CUFFT_SUCCESS) r = fft().cufftMakePlanMany(pl.h, 2, n, nullptr, 1, 0, nullptr, 1, 0, type, batch, &pl.work);
+  if (r == CUFFT_SUCCESS) r = fft().cufftGetSize(pl.h, &pl.work);
   if (r != CUFFT_SUCCESS) {
-    cufftDestroy(pl.h);
+    fft().cufftDestroy(pl.h);
     check(r, "cufftMakePlanMany");
   }
   return c.plans.emplace(key, pl).first->second;
@@ -88,7 +103,7 @@ Plans plans_locked(const ConvShape& sh, Direction d) {
   PlanCache& c = plan_cache();
   if (c.plans.size() + 3 > kMaxPlans) {  // before taking any pointer into the map
     cudaDeviceSynchronize();              // no plan may be destroyed while a transform of it is in flight
-    for (auto& [k, pl] : c.plans) cufftDestroy(pl.h);
+    for (auto& [k, pl] : c.plans) fft().cufftDestroy(pl.h);
     c.plans.clear();
   }
   const cuda::FftSize fs = cuda_fft_size(sh);
@@ -114,6 +129,11 @@ CudaFft::CudaFft()
 Tolerance CudaFft::tolerance(const ConvProblem& p, Direction dir) const {
   return cuda_fft_tolerance(p, dir, "FFT rounding spreads over the plane; NOT yet measured with cuFFT on a GPU: "
                                "scripts/gpu-check.sh");
+}
+
+std::string CudaFft::unavailable_reason() const {
+  if (std::string why = Algorithm::unavailable_reason(); !why.empty()) return why;
+  return lazy_reason(fft);
 }
 
 Support CudaFft::supports(const ConvProblem& p, Direction dir) const {
@@ -159,16 +179,16 @@ void CudaFft::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, v
   const Plans pl = plans_locked(sh, d);
   void* work = pl.work() ? static_cast<char*>(workspace) + work_offset(sh, d) : nullptr;
   for (const CachedPlan* c : {pl.a, pl.b, pl.o}) {
-    check(cufftSetStream(c->h, stream), "cufftSetStream");
-    check(cufftSetWorkArea(c->h, work), "cufftSetWorkArea");
+    check(fft().cufftSetStream(c->h, stream), "cufftSetStream");
+    check(fft().cufftSetWorkArea(c->h, work), "cufftSetWorkArea");
   }
   CudaFftTransforms fns;
   fns.r2c = [&](const float* in, float2* out, int planes) {
     cufftHandle h = planes == cnt[0] ? pl.a->h : pl.b->h;
-    check(cufftExecR2C(h, const_cast<cufftReal*>(in), reinterpret_cast<cufftComplex*>(out)), "cufftExecR2C");
+    check(fft().cufftExecR2C(h, const_cast<cufftReal*>(in), reinterpret_cast<cufftComplex*>(out)), "cufftExecR2C");
   };
   fns.c2r = [&](const float2* in, float* out, int) {
-    check(cufftExecC2R(pl.o->h, const_cast<cufftComplex*>(reinterpret_cast<const cufftComplex*>(in)), out),
+    check(fft().cufftExecC2R(pl.o->h, const_cast<cufftComplex*>(reinterpret_cast<const cufftComplex*>(in)), out),
           "cufftExecC2R");
   };
   cuda_fft_conv(sh, d, buf, static_cast<float*>(workspace), ctx.stream, fns);

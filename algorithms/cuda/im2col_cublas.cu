@@ -10,6 +10,11 @@ CudaIm2colCublas::CudaIm2colCublas()
                      "im2col/col2im kernels + cuBLAS cublasSgemmStridedBatched; images in chunks of <= 64 MiB of "
                      "columns, one batched GEMM per group and chunk") {}
 
+std::string CudaIm2colCublas::unavailable_reason() const {
+  if (std::string why = Algorithm::unavailable_reason(); !why.empty()) return why;
+  return cublas::unavailable_reason();
+}
+
 void CudaIm2colCublas::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                            const ExecContext& ctx) const {
   (void)cublas::handle(ctx.stream);
@@ -20,9 +25,9 @@ void CudaIm2colCublas::run(const ConvProblem& p, Direction dir, const ConvBuffer
 void CudaIm2colCublas::gemm(const cuda::SgemmArgs& g, void* stream) const {
   cublasHandle_t h = cublas::handle(stream);
   const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
-  cublas::check(cublasSgemmStridedBatched(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                          g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.n, g.m, g.k, &one, g.b, g.ldb,
-                                          g.stride_b, g.a, g.lda, g.stride_a, &beta, g.c, g.ldc, g.stride_c, g.batch),
+  cublas::check(cublas::api().cublasSgemmStridedBatched(
+                    h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.n, g.m, g.k,
+                    &one, g.b, g.ldb, g.stride_b, g.a, g.lda, g.stride_a, &beta, g.c, g.ldc, g.stride_c, g.batch),
                 "cublasSgemmStridedBatched");
 }
 

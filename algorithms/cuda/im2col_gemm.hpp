@@ -58,6 +58,8 @@ class CudaIm2colGemm : public NamedAlgorithm {
 class CudaIm2colCublas final : public CudaIm2colGemm {
  public:
   CudaIm2colCublas();
+  // No device: the usual reason; else cuBLAS's, where it cannot be opened.
+  std::string unavailable_reason() const override;
   // Takes the thread's cuBLAS handle before the first launch, so that without a
   // usable device the error is cuBLAS's own.
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/cuda_libraries.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -18,12 +19,40 @@ namespace convlab {
 
 namespace {
 
+// The cuDNN entry points convlab calls; libcudnn is opened on first use
+// (core/cuda_libraries.hpp).
+#define CONVLAB_CUDNN_FUNCTIONS(X)                                                                      \
+  X(cudnnGetErrorString) X(cudnnCreate) X(cudnnSetStream) X(cudnnCreateTensorDescriptor)               \
+  X(cudnnCreateFilterDescriptor) X(cudnnCreateConvolutionDescriptor) X(cudnnDestroyTensorDescriptor)     \
+  X(cudnnDestroyFilterDescriptor) X(cudnnDestroyConvolutionDescriptor) X(cudnnSetTensor4dDescriptor)     \
+  X(cudnnSetFilter4dDescriptor) X(cudnnSetConvolution2dDescriptor) X(cudnnSetConvolutionGroupCount)     \
+  X(cudnnSetConvolutionMathType) X(cudnnGetConvolution2dForwardOutputDim)                                \
+  X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnGetConvolutionBackwardDataWorkspaceSize)             \
+  X(cudnnGetConvolutionBackwardFilterWorkspaceSize) X(cudnnConvolutionForward)                           \
+  X(cudnnConvolutionBackwardData) X(cudnnConvolutionBackwardFilter)                                      \
+  X(cudnnGetConvolutionForwardAlgorithmMaxCount) X(cudnnGetConvolutionBackwardDataAlgorithmMaxCount)     \
+  X(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount) X(cudnnFindConvolutionForwardAlgorithm)          \
+  X(cudnnFindConvolutionBackwardDataAlgorithm) X(cudnnFindConvolutionBackwardFilterAlgorithm)            \
+  X(cudnnGetConvolutionForwardAlgorithm_v7) X(cudnnGetConvolutionBackwardDataAlgorithm_v7)               \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)
+struct CudnnApi {
+  CONVLAB_CUDNN_FUNCTIONS(CONVLAB_LAZY_FUNCTION)
+};
+// Throws Error "cuDNN not loaded: <why>" where libcudnn cannot be opened.
+const CudnnApi& dnn() {
+  return lazy_table<CudnnApi>(cuda_library(CudaLibrary::cudnn), [](const LazyLibrary& lib, CudnnApi& table) {
+    CONVLAB_CUDNN_FUNCTIONS(CONVLAB_LAZY_BIND)
+  });
+}
+// "" where dnn() works, else its one line.
+std::string cudnn_unavailable_reason() { return lazy_reason(dnn); }
+
 std::string no_device_reason() { return "no CUDA device (" + cuda_info().reason + "): cuDNN cannot be asked"; }
 
 void check(cudnnStatus_t s, const std::string& what) {
   if (s == CUDNN_STATUS_SUCCESS) return;
-  throw_if_device_fault("cuDNN " + what + ": " + cudnnGetErrorString(s));  // a sticky fault: DeviceFault
-  fail("cuDNN " + what + ": " + cudnnGetErrorString(s));
+  throw_if_device_fault("cuDNN " + what + ": " + dnn().cudnnGetErrorString(s));  // a sticky fault: DeviceFault
+  fail("cuDNN " + what + ": " + dnn().cudnnGetErrorString(s));
 }
 
 // One handle for the process (cuDNN handles are per device and may be shared
@@ -31,7 +60,7 @@ void check(cudnnStatus_t s, const std::string& what) {
 std::mutex g_mu;
 cudnnHandle_t handle_locked() {
   static cudnnHandle_t h = nullptr;
-  if (!h) check(cudnnCreate(&h), "cudnnCreate");
+  if (!h) check(dnn().cudnnCreate(&h), "cudnnCreate");
   return h;
 }
 
@@ -41,10 +70,10 @@ struct Descs {
   cudnnFilterDescriptor_t wei = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   ~Descs() {
-    if (src) cudnnDestroyTensorDescriptor(src);
-    if (dst) cudnnDestroyTensorDescriptor(dst);
-    if (wei) cudnnDestroyFilterDescriptor(wei);
-    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+    if (src) dnn().cudnnDestroyTensorDescriptor(src);
+    if (dst) dnn().cudnnDestroyTensorDescriptor(dst);
+    if (wei) dnn().cudnnDestroyFilterDescriptor(wei);
+    if (conv) dnn().cudnnDestroyConvolutionDescriptor(conv);
   }
 };
 
@@ -55,23 +84,24 @@ const Descs& descs_locked(const ConvProblem& p, bool tf32) {
   auto& slot = cache[p.key() + (tf32 ? "|tensor_op_math" : "|fma_math")];
   if (slot) return *slot;
   auto d = std::make_unique<Descs>();
-  check(cudnnCreateTensorDescriptor(&d->src), "cudnnCreateTensorDescriptor");
-  check(cudnnCreateTensorDescriptor(&d->dst), "cudnnCreateTensorDescriptor");
-  check(cudnnCreateFilterDescriptor(&d->wei), "cudnnCreateFilterDescriptor");
-  check(cudnnCreateConvolutionDescriptor(&d->conv), "cudnnCreateConvolutionDescriptor");
-  check(cudnnSetTensor4dDescriptor(d->src, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w), "src descriptor");
-  check(cudnnSetFilter4dDescriptor(d->wei, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.k, p.c_per_group(), p.r, p.s),
+  check(dnn().cudnnCreateTensorDescriptor(&d->src), "cudnnCreateTensorDescriptor");
+  check(dnn().cudnnCreateTensorDescriptor(&d->dst), "cudnnCreateTensorDescriptor");
+  check(dnn().cudnnCreateFilterDescriptor(&d->wei), "cudnnCreateFilterDescriptor");
+  check(dnn().cudnnCreateConvolutionDescriptor(&d->conv), "cudnnCreateConvolutionDescriptor");
+  check(dnn().cudnnSetTensor4dDescriptor(d->src, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w),
+        "src descriptor");
+  check(dnn().cudnnSetFilter4dDescriptor(d->wei, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.k, p.c_per_group(), p.r, p.s),
         "filter descriptor");
-  check(cudnnSetConvolution2dDescriptor(d->conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w,
-                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+  check(dnn().cudnnSetConvolution2dDescriptor(d->conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w,
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
         "convolution descriptor");
-  check(cudnnSetConvolutionGroupCount(d->conv, p.groups), "group count");
-  check(cudnnSetConvolutionMathType(d->conv, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math type");
+  check(dnn().cudnnSetConvolutionGroupCount(d->conv, p.groups), "group count");
+  check(dnn().cudnnSetConvolutionMathType(d->conv, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math type");
   int n, k, h, w;
-  check(cudnnGetConvolution2dForwardOutputDim(d->conv, d->src, d->wei, &n, &k, &h, &w), "output dims");
+  check(dnn().cudnnGetConvolution2dForwardOutputDim(d->conv, d->src, d->wei, &n, &k, &h, &w), "output dims");
   if (n != p.n || k != p.k || h != p.p() || w != p.q())
     fail("cuDNN computes a different output shape for " + p.key());
-  check(cudnnSetTensor4dDescriptor(d->dst, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, k, h, w), "dst descriptor");
+  check(dnn().cudnnSetTensor4dDescriptor(d->dst, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, k, h, w), "dst descriptor");
   slot = std::move(d);
   return *slot;
 }
@@ -80,13 +110,14 @@ cudnnStatus_t query_workspace(const Descs& d, Direction dir, int id, size_t* byt
   cudnnHandle_t h = handle_locked();
   switch (dir) {
     case Direction::fwd:
-      return cudnnGetConvolutionForwardWorkspaceSize(h, d.src, d.wei, d.conv, d.dst, cudnnConvolutionFwdAlgo_t(id), bytes);
+      return dnn().cudnnGetConvolutionForwardWorkspaceSize(h, d.src, d.wei, d.conv, d.dst,
+                                                           cudnnConvolutionFwdAlgo_t(id), bytes);
     case Direction::bwd_data:
-      return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.wei, d.dst, d.conv, d.src,
-                                                          cudnnConvolutionBwdDataAlgo_t(id), bytes);
+      return dnn().cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.wei, d.dst, d.conv, d.src,
+                                                                cudnnConvolutionBwdDataAlgo_t(id), bytes);
     case Direction::bwd_filter:
-      return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.src, d.dst, d.conv, d.wei,
-                                                            cudnnConvolutionBwdFilterAlgo_t(id), bytes);
+      return dnn().cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.src, d.dst, d.conv, d.wei,
+                                                                  cudnnConvolutionBwdFilterAlgo_t(id), bytes);
   }
   return CUDNN_STATUS_BAD_PARAM;
 }
@@ -103,6 +134,7 @@ int CudnnConv::id(Direction dir) const {
 
 std::string CudnnConv::unavailable_reason() const {
   if (std::string why = Algorithm::unavailable_reason(); !why.empty()) return why;
+  if (std::string why = cudnn_unavailable_reason(); !why.empty()) return why;
   std::call_once(probed_, [&] {
     std::lock_guard lock(g_mu);
     for (const char* text : kCudnnProbes) {
@@ -123,15 +155,16 @@ std::string CudnnConv::unavailable_reason() const {
 Support CudnnConv::supports(const ConvProblem& p, Direction dir) const {
   if (id(dir) < 0) return Support::no(std::string("cuDNN has no ") + name_ + " algorithm for " + dir_word(dir));
   if (!cuda_info().available) return Support::no(no_device_reason());
+  if (std::string why = cudnn_unavailable_reason(); !why.empty()) return Support::no(why);
   std::lock_guard lock(g_mu);
   size_t bytes = 0;
   const cudnnStatus_t s = query_workspace(descs_locked(p, tf32_), dir, id(dir), &bytes);
-  if (s != CUDNN_STATUS_SUCCESS) return Support::no(std::string("cuDNN: ") + cudnnGetErrorString(s));
+  if (s != CUDNN_STATUS_SUCCESS) return Support::no(std::string("cuDNN: ") + dnn().cudnnGetErrorString(s));
   return Support::yes();
 }
 
 size_t CudnnConv::workspace_bytes(const ConvProblem& p, Direction dir) const {
-  if (id(dir) < 0 || !cuda_info().available) return 0;
+  if (id(dir) < 0 || !cuda_info().available || !cudnn_unavailable_reason().empty()) return 0;
   std::lock_guard lock(g_mu);
   size_t bytes = 0;
   check(query_workspace(descs_locked(p, tf32_), dir, id(dir), &bytes), std::string("workspace query for ") + name_);
@@ -146,24 +179,24 @@ void CudnnConv::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
   const Descs& d = descs_locked(p, tf32_);
   size_t ws = 0;
   check(query_workspace(d, dir, id(dir), &ws), std::string("workspace query for ") + name_);
-  check(cudnnSetStream(h, static_cast<cudaStream_t>(ctx.stream)), "cudnnSetStream");
+  check(dnn().cudnnSetStream(h, static_cast<cudaStream_t>(ctx.stream)), "cudnnSetStream");
   const float alpha = 1.f, beta = 0.f;
   switch (dir) {
     case Direction::fwd:
-      check(cudnnConvolutionForward(h, &alpha, d.src, buf.src, d.wei, buf.wei, d.conv, cudnnConvolutionFwdAlgo_t(ids_.fwd),
-                                    workspace, ws, &beta, d.dst, buf.dst),
+      check(dnn().cudnnConvolutionForward(h, &alpha, d.src, buf.src, d.wei, buf.wei, d.conv,
+                                          cudnnConvolutionFwdAlgo_t(ids_.fwd), workspace, ws, &beta, d.dst, buf.dst),
             std::string(name_) + " forward");
       break;
     case Direction::bwd_data:
-      check(cudnnConvolutionBackwardData(h, &alpha, d.wei, buf.wei, d.dst, buf.dst, d.conv,
-                                         cudnnConvolutionBwdDataAlgo_t(ids_.bwd_data), workspace, ws, &beta, d.src,
-                                         buf.src),
+      check(dnn().cudnnConvolutionBackwardData(h, &alpha, d.wei, buf.wei, d.dst, buf.dst, d.conv,
+                                               cudnnConvolutionBwdDataAlgo_t(ids_.bwd_data), workspace, ws, &beta,
+                                               d.src, buf.src),
             std::string(name_) + " backward-data");
       break;
     case Direction::bwd_filter:
-      check(cudnnConvolutionBackwardFilter(h, &alpha, d.src, buf.src, d.dst, buf.dst, d.conv,
-                                           cudnnConvolutionBwdFilterAlgo_t(ids_.bwd_filter), workspace, ws, &beta,
-                                           d.wei, buf.wei),
+      check(dnn().cudnnConvolutionBackwardFilter(h, &alpha, d.src, buf.src, d.dst, buf.dst, d.conv,
+                                                 cudnnConvolutionBwdFilterAlgo_t(ids_.bwd_filter), workspace, ws, &beta,
+                                                 d.wei, buf.wei),
             std::string(name_) + " backward-filter");
       break;
   }
@@ -318,7 +351,7 @@ CudnnPerf to_perf(const Perf& r, Direction dir, bool measured) {
   o.algo = cudnn_algo_name(dir, int(r.algo), tensor_op);
   o.known = !is_unknown_cudnn_algo(o.algo);
   o.math = math_word(r.mathType);
-  o.status = cudnnGetErrorString(r.status);
+  o.status = dnn().cudnnGetErrorString(r.status);
   o.time_ms = measured && r.status == CUDNN_STATUS_SUCCESS ? double(r.time) : -1;
   o.workspace = r.memory;
   o.deterministic = r.determinism == CUDNN_DETERMINISTIC;
@@ -337,39 +370,46 @@ std::vector<CudnnPerf> select(const ConvProblem& p, Direction dir, bool find, bo
   int max = 0, n = 0;
   switch (dir) {
     case Direction::fwd: {
-      check(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max), "cudnnGetConvolutionForwardAlgorithmMaxCount");
+      check(dnn().cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
+            "cudnnGetConvolutionForwardAlgorithmMaxCount");
       std::vector<cudnnConvolutionFwdAlgoPerf_t> r(size_t(std::max(max, int(CUDNN_CONVOLUTION_FWD_ALGO_COUNT))));
       if (find)
-        check(cudnnFindConvolutionForwardAlgorithm(h, d.src, d.wei, d.conv, d.dst, int(r.size()), &n, r.data()),
+        check(dnn().cudnnFindConvolutionForwardAlgorithm(h, d.src, d.wei, d.conv, d.dst, int(r.size()), &n, r.data()),
               "cudnnFindConvolutionForwardAlgorithm");
       else
-        check(cudnnGetConvolutionForwardAlgorithm_v7(h, d.src, d.wei, d.conv, d.dst, int(r.size()), &n, r.data()),
+        check(dnn().cudnnGetConvolutionForwardAlgorithm_v7(h, d.src, d.wei, d.conv, d.dst, int(r.size()), &n,
+                                                           r.data()),
               "cudnnGetConvolutionForwardAlgorithm_v7");
       for (int i = 0; i < n && i < int(r.size()); ++i) out.push_back(to_perf(r[size_t(i)], dir, find));
       break;
     }
     case Direction::bwd_data: {
-      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max), "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      check(dnn().cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max),
+            "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> r(size_t(std::max(max, int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT))));
       if (find)
-        check(cudnnFindConvolutionBackwardDataAlgorithm(h, d.wei, d.dst, d.conv, d.src, int(r.size()), &n, r.data()),
+        check(dnn().cudnnFindConvolutionBackwardDataAlgorithm(h, d.wei, d.dst, d.conv, d.src, int(r.size()), &n,
+                                                              r.data()),
               "cudnnFindConvolutionBackwardDataAlgorithm");
       else
-        check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.wei, d.dst, d.conv, d.src, int(r.size()), &n, r.data()),
+        check(dnn().cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.wei, d.dst, d.conv, d.src, int(r.size()), &n,
+                                                                r.data()),
               "cudnnGetConvolutionBackwardDataAlgorithm_v7");
       for (int i = 0; i < n && i < int(r.size()); ++i) out.push_back(to_perf(r[size_t(i)], dir, find));
       break;
     }
     case Direction::bwd_filter: {
-      check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
+      check(dnn().cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max),
             "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> r(
           size_t(std::max(max, int(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT))));
       if (find)
-        check(cudnnFindConvolutionBackwardFilterAlgorithm(h, d.src, d.dst, d.conv, d.wei, int(r.size()), &n, r.data()),
+        check(dnn().cudnnFindConvolutionBackwardFilterAlgorithm(h, d.src, d.dst, d.conv, d.wei, int(r.size()), &n,
+                                                                r.data()),
               "cudnnFindConvolutionBackwardFilterAlgorithm");
       else
-        check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.src, d.dst, d.conv, d.wei, int(r.size()), &n, r.data()),
+        check(dnn().cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.src, d.dst, d.conv, d.wei, int(r.size()), &n,
+                                                                  r.data()),
               "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
       for (int i = 0; i < n && i < int(r.size()); ++i) out.push_back(to_perf(r[size_t(i)], dir, find));
       break;

@@ -16,7 +16,9 @@
 // workspace_bytes() is cuDNN's own answer. Groups go through the group count,
 // math is pinned to CUDNN_FMA_MATH (fp32 FMA, no TF32). Descriptors are cached
 // per (problem, math type). Without a GPU every entry reports "no CUDA device"
-// and nothing touches the driver beyond the device count.
+// and nothing touches the driver beyond the device count, and libcudnn is not
+// even opened (core/cuda_libraries.hpp); on a GPU without it every entry reports
+// "cuDNN not loaded: <why>".
 //
 // TF32 variants, "<name>_tf32", one per algorithm for which cuDNN documents
 // Tensor Core kernels (cuDNN 9 developer guide, Legacy API, "Convolution
@@ -60,7 +62,7 @@ class CudnnConv final : public Algorithm {
   DeviceKind device() const override { return DeviceKind::cuda; }
   std::string_view family() const override { return family_; }
   std::string_view description() const override { return description_; }
-  // No device: the usual reason. On a GPU: cuDNN's support is per GPU and
+  // No device: the usual reason; no cuDNN: "cuDNN not loaded: ...". On a GPU: cuDNN's support is per GPU and
   // version (H100 + cuDNN 9.14 rejects fused WINOGRAD for every problem), so an
   // entry cuDNN accepts for none of kCudnnProbes (asked once per process,
   // through the workspace-size query) is unavailable with that reason, not a
