@@ -51,7 +51,8 @@ std::string to_json(const AlgoPerf& r) {
          ",\"spread\":" + number(r.spread) + ",\"reps\":" + std::to_string(r.reps) +
          ",\"workspace\":" + std::to_string(r.workspace) + ",\"max_rel_error\":" + number(r.max_rel_error) +
          ",\"err_ratio\":" + number(r.err_ratio) + ",\"deterministic\":" + (r.deterministic ? "true" : "false") +
-         ",\"note\":" + quote(r.note) + "}";
+         ",\"note\":" + quote(r.note) + ",\"lo\":" + number(r.lo) + ",\"hi\":" + number(r.hi) +
+         ",\"tie\":" + (r.tie ? "true" : "false") + "}";
 }
 
 std::string serialize(const CacheEntry& e) {
@@ -162,6 +163,9 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
       return std::nullopt;
     }
     r.deterministic = det->b;
+    // Added later (absent in older lines): the median's interval.
+    for (auto [k, out] : {std::pair{"lo", &r.lo}, std::pair{"hi", &r.hi}})
+      if (x.get(k) && !get_number(x, k, *out, err, true)) return std::nullopt;
     r.reps = int(std::clamp(reps, 0.0, 1e9));
     if (!parse_perf_status(status, r.status)) {
       if (err) *err = "unknown status '" + status + "'";

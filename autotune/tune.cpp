@@ -67,6 +67,8 @@ void note_choices(TunePair& pr, const TuneOptions& opt) {
   if (const AlgoPerf* f = opt.find ? select(pr.found, opt.constraints) : nullptr) {
     pr.find_algo = f->algo;
     pr.find_time = f->time;
+    pr.find_ties = ties_of(pr.found, pr.find_algo);
+    mark_ties(pr.found, pr.find_algo);
   }
   if (const AlgoPerf* g = select(pr.got_in_sample, opt.constraints)) {
     pr.get_index = int(g - pr.got_in_sample.data());
@@ -101,7 +103,12 @@ TuneResult tune(const std::vector<ProblemItem>& problems, const TuneOptions& opt
     }
 
   const double t_start = now_seconds();
-  if (opt.find) find_all(res.pairs, candidates, cache.get(), opt, res);
+  if (opt.find) {
+    const MachineLoad before = load_snapshot();
+    find_all(res.pairs, candidates, cache.get(), opt, res);
+    res.load = check_load(before, load_snapshot());
+    res.load_measured = true;
+  }
   if (opt.on_find_done) opt.on_find_done();
   res.find_seconds = now_seconds() - t_start;
   get_all(res.pairs, candidates, cache.get(), opt, res);

@@ -14,6 +14,8 @@
 // Before all of it, on the CPU, the machine probe get's model uses
 // (autotune/probe.hpp): this process's, else the cache file's (the default
 // cache when no file is given), else measured and stored there.
+// Around step 1 the machine's load is measured (core/machine_load.hpp): the
+// result says whether other processes disturbed find's timings.
 // Nothing is printed: the CLI prints the result (tools/cmd_tune.cpp).
 #pragma once
 #include <functional>
@@ -25,6 +27,7 @@
 #include "autotune/get.hpp"
 #include "autotune/probe.hpp"
 #include "autotune/vendor.hpp"
+#include "core/machine_load.hpp"
 #include "core/problem_list.hpp"
 
 namespace convlab {
@@ -58,6 +61,9 @@ struct TunePair {
   // The choices under the constraints ("" where none; find's only when it ran), and find's
   // measured time of each (NaN where it has none): what vendor_text / vendor_json compare with.
   std::string find_algo, get_algo;
+  // The ok entries find cannot tell apart from its choice (ties_of(); `found`'s tie flags are marked
+  // against that choice).
+  std::vector<std::string> find_ties;
   double find_time = std::numeric_limits<double>::quiet_NaN();
   double get_time = std::numeric_limits<double>::quiet_NaN();
   int get_index = -1;  // get's choice in got_in_sample
@@ -74,6 +80,8 @@ struct TuneResult {
   ProbeOutcome probe;       // what ensure_probe did (Source::none on a GPU or with probe off)
   int cache_hits = 0, tuned = 0;
   double find_seconds = 0;  // wall time of step 1
+  bool load_measured = false;  // find ran: `load` judges the machine around step 1
+  LoadCheck load;
   int calibration_samples = 0;
   std::vector<TunePair> pairs;  // problem order, then direction order
   int compared = 0;             // pairs with compared set

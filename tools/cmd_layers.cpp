@@ -12,6 +12,7 @@
 #include "autotune/cache.hpp"
 #include "autotune/compare.hpp"
 #include "core/error.hpp"
+#include "core/machine_load.hpp"
 #include "core/problem_list.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
@@ -31,12 +32,14 @@ void print_case(const LayerCase& lc, Direction dir, int threads, const std::vect
       // No measured peak (a GPU: `convlab peak` measures the CPU): "-", not nan%.
       char peak[16] = "      -";
       if (std::isfinite(r.peak_fraction)) std::snprintf(peak, sizeof peak, "%6.1f%%", r.peak_fraction * 100);
-      std::printf("  %-26s %-12s %10.3f %9.1f %s %9.2fMB %10.2e  %s%s\n", r.algo.c_str(), r.status.c_str(),
+      std::printf("  %-26s %-12s %10.3f %9.1f %s %9.2fMB %10.2e  %s%s%s\n", r.algo.c_str(), r.status.c_str(),
                   r.time * 1e3, r.gflops(), peak, double(r.workspace) / 1e6, r.max_rel_error,
-                  r.find_choice ? "find " : "", r.get_choice ? "get" : "");
+                  r.find_choice ? "find " : "", r.tie && !r.find_choice ? "\u2248find " : "", r.get_choice ? "get" : "");
     } else
       std::printf("  %-26s %-12s %s\n", r.algo.c_str(), r.status.c_str(), r.note.c_str());
   }
+  if (std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& r) { return r.tie && !r.find_choice; }))
+    std::printf("  (\u2248find: not told apart from find's pick -- the medians' 95 %% intervals overlap)\n");
   std::fflush(stdout);
 }
 
@@ -158,6 +161,7 @@ int cmd_layers(int argc, char** argv) {
   for (const PeakResult& pr : cmp.peaks)
     std::printf("\nmeasured FMA peak: %.1f GFLOP/s with %d thread(s) (%s)", pr.gflops, pr.threads, pr.isa.c_str());
   if (cmp.bandwidth_gbs > 0) std::printf("\nmeasured stream bandwidth: %.1f GB/s\n", cmp.bandwidth_gbs);
+  std::printf("%s%s\n", cmp.bandwidth_gbs > 0 ? "" : "\n", load_text(cmp.load).c_str());
 
   // Thread scaling: each algorithm's time at the fewest threads over its time at the most.
   if (opt.threads.size() > 1) {

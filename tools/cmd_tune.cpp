@@ -2,6 +2,7 @@
 // convlab cache: show / check / merge cache files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/machine_load.hpp"
 #include "core/paths.hpp"
 #include "core/problem_list.hpp"
 #include "tools/cli.hpp"
@@ -81,18 +83,43 @@ std::string list_json(const std::vector<AlgoPerf>& l) {
   return o + "]";
 }
 
+// A time's 95 % interval, "[lo, hi]" in ms; "-" when there is none.
+std::string interval(const AlgoPerf& r) {
+  if (!std::isfinite(r.lo) || !std::isfinite(r.hi)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, "[%.3f, %.3f]", r.lo * 1e3, r.hi * 1e3);
+  return b;
+}
+
+// The ranked list; "≈" before a rank marks a tie with the choice (AlgoPerf::tie).
 void print_list(const std::vector<AlgoPerf>& l, bool measured) {
-  std::printf("    %-4s %-26s %-14s %10s %7s %12s %10s %4s  %s\n", "rank", "algorithm", "status",
-              measured ? "median ms" : "pred. ms", "spread", "workspace", "max rel", "det", "note");
+  std::printf("    %-5s %-26s %-14s %10s %20s %7s %12s %10s %4s  %s\n", "rank", "algorithm", "status",
+              measured ? "median ms" : "pred. ms", measured ? "95% interval ms" : "", "spread", "workspace", "max rel",
+              "det", "note");
   int i = 0;
   for (const AlgoPerf& r : l) {
     char spread[16] = "-", err[16] = "-";
     if (measured && r.status == PerfStatus::ok) std::snprintf(spread, sizeof spread, "%.1f%%", r.spread * 100);
     if (std::isfinite(r.max_rel_error)) std::snprintf(err, sizeof err, "%.2e", r.max_rel_error);
-    std::printf("    %-4d %-26s %-14s %10s %7s %12zu %10s %4s  %s\n", ++i, r.algo.c_str(),
-                std::string(to_string(r.status)).c_str(), ms(r.time).c_str(), spread, r.workspace, err,
-                r.deterministic ? "yes" : "no", r.note.c_str());
+    std::printf("    %s%-3d %-26s %-14s %10s %20s %7s %12zu %10s %4s  %s\n", r.tie ? "\u2248 " : "  ", ++i,
+                r.algo.c_str(), std::string(to_string(r.status)).c_str(), ms(r.time).c_str(),
+                measured ? interval(r).c_str() : "", spread, r.workspace, err, r.deterministic ? "yes" : "no",
+                r.note.c_str());
   }
+}
+
+// find's choice and the candidates it cannot tell apart from it.
+void tie_line(const TunePair& pr) {
+  if (pr.find_ties.empty()) return;
+  std::string s;
+  for (const std::string& t : pr.find_ties)
+    for (const AlgoPerf& r : pr.found)
+      if (r.algo == t) s += (s.empty() ? "" : ", ") + t + " " + ms(r.time) + " " + interval(r);
+  const AlgoPerf* f = nullptr;
+  for (const AlgoPerf& r : pr.found)
+    if (r.algo == pr.find_algo) f = &r;
+  std::printf("    \u2248 find's %s (%s ms %s) is not told apart from: %s ms\n", pr.find_algo.c_str(),
+              f ? ms(f->time).c_str() : "-", f ? interval(*f).c_str() : "-", s.c_str());
 }
 
 void vendor_lines(const TunePair& pr) {
@@ -100,6 +127,12 @@ void vendor_lines(const TunePair& pr) {
     std::printf("    vendor %s\n", vendor_text(v, pr.find_algo, pr.find_time, pr.get_algo, pr.get_time).c_str());
   if (pr.vendor.status != "ok")
     std::printf("    vendor %s%s\n", pr.vendor.choices.empty() ? "none: " : "", pr.vendor.status.c_str());
+}
+
+std::string names_json(const std::vector<std::string>& names) {
+  std::string o = "[";
+  for (size_t i = 0; i < names.size(); ++i) o += (i ? "," : "") + json::quote(names[i]);
+  return o + "]";
 }
 
 std::string or_null(const std::string& algo) { return algo.empty() ? std::string("null") : json::quote(algo); }
@@ -115,13 +148,15 @@ std::string result_json(const TuneResult& res, const std::string& mode, bool fin
   std::string o = "{\"device\":" + json::quote(res.fingerprint) + ",\"version\":" + json::quote(CONVLAB_VERSION) +
                   ",\"mode\":" + json::quote(mode) + ",\"find_seconds\":" + json::number(res.find_seconds) +
                   ",\"cache_hits\":" + std::to_string(res.cache_hits) + ",\"tuned\":" + std::to_string(res.tuned) +
+                  ",\"load\":" + (res.load_measured ? load_json(res.load) : std::string("null")) +
                   ",\"probe\":" + probe_json(res.probe) + ",\"pairs\":[";
   for (size_t i = 0; i < res.pairs.size(); ++i) {
     const TunePair& pr = res.pairs[i];
     o += std::string(i ? "," : "") + "{\"layer\":" + json::quote(pr.label) + ",\"problem\":" +
          json::quote(pr.problem.key()) + ",\"dir\":" + json::quote(to_string(pr.dir)) +
          ",\"get_choice\":" + or_null(pr.get_algo) + ",\"find_choice\":" + or_null(pr.find_algo) +
-         ",\"from_cache\":" + (pr.from_cache ? "true" : "false") + ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
+         ",\"find_ties\":" + names_json(pr.find_ties) + ",\"from_cache\":" + (pr.from_cache ? "true" : "false") +
+         ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
          ",\"get\":" + list_json(pr.got_in_sample) + (find ? ",\"find\":" + list_json(pr.found) : "");
     o += ",\"vendor_status\":" + json::quote(pr.vendor.status) + ",\"vendor\":[";
     for (size_t k = 0; k < pr.vendor.choices.size(); ++k)
@@ -140,6 +175,14 @@ std::string result_json(const TuneResult& res, const std::string& mode, bool fin
     o += ",\"summary\":{\"uncalibrated\":" + summary_json(res.uncalibrated) + ",\"calibrated_in_sample\":" +
          summary_json(res.in_sample) + ",\"calibrated_leave_one_layer_out\":" + summary_json(res.leave_one_out) + "}";
   return o + "}";
+}
+
+// get's choice against find's: the same, tied with it (find cannot tell them apart), within 10 %, or not.
+const char* agreement(const TunePair& pr) {
+  const Agreement& a = pr.in_sample;
+  if (a.same()) return "yes";
+  if (std::find(pr.find_ties.begin(), pr.find_ties.end(), a.get_algo) != pr.find_ties.end()) return "tie";
+  return a.slowdown() <= 1.10 ? "within 10%" : "no";
 }
 
 // The text report after its first line: candidates, cache, one line per pair (+ vendor lines, --list), summaries.
@@ -173,7 +216,8 @@ void print_text(const TuneResult& res, bool find, bool list) {
     else
       std::printf(row, pr.label.c_str(), dir.c_str(), a.get_algo.empty() ? "-" : a.get_algo.c_str(), a.find_algo.c_str(),
                   ms(a.get_time).c_str(), ms(a.find_time).c_str(), ratio(a.slowdown()).c_str(),
-                  a.same() ? "yes" : a.slowdown() <= 1.10 ? "within 10%" : "no");
+                  agreement(pr));
+    tie_line(pr);
     vendor_lines(pr);
     if (list) print_list(pr.found, true);
   }
@@ -188,6 +232,7 @@ void print_text(const TuneResult& res, bool find, bool list) {
                 res.pairs.empty() ? "no pairs" : res.pairs.front().vendor.status.c_str());
   std::printf("find wall time: %.1f s (%d pairs tuned, %d from cache or repeated shapes)\n", res.find_seconds, res.tuned,
               int(res.pairs.size()) - res.tuned);
+  if (res.load_measured) std::printf("%s\n", load_text(res.load).c_str());
 }
 
 }  // namespace
@@ -202,7 +247,10 @@ int cmd_tune(int argc, char** argv) {
             "results, find's choice, both measured times and whether they agree, then a summary for get\n"
             "uncalibrated (the probed model alone), calibrated in-sample and calibrated leave-one-layer-out.\n"
             "With --cache, find results are read from / written to the JSON-lines cache file and its other\n"
-            "entries for this device also calibrate get. Under each pair, the vendor's own pick:\n"
+            "entries for this device also calibrate get. Candidates find cannot tell apart from its choice\n"
+            "(median intervals overlap) are listed under the pair and marked \u2248 in --list; the machine's load\n"
+            "around find is measured and a disturbed run is said, with its numbers.\n"
+            "Under each pair, the vendor's own pick:\n"
             "on the CPU cpu.onednn_auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
             "algorithm itself) and Get_v7 (its heuristic), each with our find's measured time for it.\n"
             "Reduced-precision algorithms (the cuDNN *_tf32 variants) are candidates only with --tf32.");

@@ -292,5 +292,57 @@ TEST_F(TuneCli, MachineProbeMeasuredOnceThenLoaded) {
   EXPECT_EQ(run("cache check " + cache).code, 0);
 }
 
+// The machine's load around the measurements and find's ties, in tune's and layers' text and JSON.
+TEST_F(TuneCli, LoadAndTiesInTuneAndLayersOutputs) {
+  const std::string prob = "mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.02";
+  const Result t = run("tune " + prob + " --quiet --list");
+  EXPECT_TRUE(t.code == 0 || t.code == 1) << t.err;
+  EXPECT_TRUE(t.out.find("\nmachine: quiet while measuring (") != std::string::npos ||
+              t.out.find("\nmachine: DISTURBED while measuring: ") != std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("95% interval ms"), std::string::npos) << t.out;
+  const Result tj = run("tune " + prob + " --quiet --json --retune");
+  const auto v = json::parse(tj.out);
+  ASSERT_TRUE(v) << tj.out;
+  const json::Value* load = v->get("load");
+  ASSERT_TRUE(load && load->is_object()) << tj.out;
+  EXPECT_EQ(load->get("disturbed")->type, json::Value::Type::boolean);
+  EXPECT_EQ(load->get("why")->type, json::Value::Type::string);
+  EXPECT_EQ(load->get("probe_spread")->arr.size(), 2u);
+  const json::Value& pair = v->get("pairs")->arr.at(0);
+  ASSERT_EQ(pair.get("find_ties")->type, json::Value::Type::array) << tj.out;
+  int ok = 0;
+  for (const json::Value& r : pair.get("find")->arr) {
+    EXPECT_EQ(r.get("tie")->type, json::Value::Type::boolean);
+    if (r.get("status")->str != "ok") continue;
+    ++ok;
+    EXPECT_LE(r.get("lo")->num, r.get("time")->num);
+    EXPECT_GE(r.get("hi")->num, r.get("time")->num);
+    // find's ties are exactly the rows marked tie (the choice too, when it has any).
+    const bool listed = std::any_of(pair.get("find_ties")->arr.begin(), pair.get("find_ties")->arr.end(),
+                                    [&](const json::Value& n) { return n.str == r.get("algo")->str; });
+    const bool choice = r.get("algo")->str == pair.get("find_choice")->str;
+    EXPECT_EQ(r.get("tie")->b, listed || (choice && !pair.get("find_ties")->arr.empty())) << r.get("algo")->str;
+  }
+  EXPECT_GT(ok, 0);
+
+  const std::string lj = path("layers.json");
+  const Result l = run("layers " + prob + " --threads 1 --json " + lj);
+  EXPECT_EQ(l.code, 0) << l.err;
+  EXPECT_TRUE(l.out.find("\nmachine: quiet while measuring (") != std::string::npos ||
+              l.out.find("\nmachine: DISTURBED while measuring: ") != std::string::npos)
+      << l.out;
+  const auto lv = json::parse(slurp(lj));
+  ASSERT_TRUE(lv);
+  ASSERT_TRUE(lv->get("load") && lv->get("load")->is_object());
+  EXPECT_EQ(lv->get("load")->get("disturbed")->type, json::Value::Type::boolean);
+  for (const json::Value& r : lv->get("rows")->arr) {
+    EXPECT_EQ(r.get("tie")->type, json::Value::Type::boolean);
+    if (r.get("status")->str == "ok") {
+      EXPECT_LE(r.get("time_lo_ms")->num, r.get("time_ms")->num);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace convlab
