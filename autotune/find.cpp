@@ -8,6 +8,7 @@
 
 #include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
+#include "autotune/build_identity.hpp"
 #include "autotune/get.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -125,7 +126,7 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
   if (auto e = p.validate(); !e.empty()) fail(e);
   std::vector<AlgoPerf> out;
   CheckSlice slice(p, opt.check_batch, opt.seed);
-  double best = std::numeric_limits<double>::infinity();
+  double best = opt.best_so_far;
   int index = 0;
   // Measure in the cost model's predicted order so that a fast candidate sets
   // `best` early and hopeless ones are pruned early (see find.hpp). The
@@ -146,6 +147,9 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
     if (opt.on_candidate) opt.on_candidate(index, int(candidates.size()), *a);
     ++index;
     AlgoPerf r;
+    const AlgorithmVersion version = algorithm_version(*a);
+    r.code = version.code;
+    r.libs = version.libs;
     if (screen_candidate(*a, p, dir, opt.workspace_limit, r)) {
       try {
         CheckSlice* cs = &slice;

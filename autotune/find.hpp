@@ -36,6 +36,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
@@ -53,6 +54,7 @@ struct FindOptions {
   double max_seconds = 0.3;     // timed work per candidate before giving up on stability
   double stable_rel = 0.02;     // median moved less than this -> stable
   double slow_cutoff = 3;       // pruning factor (see above)
+  double best_so_far = std::numeric_limits<double>::infinity();  // a best median already known (cached results)
   int prune_reps = 3;           // timed reps before a candidate may be pruned (raised to 3 if smaller; see above)
   // Progress display: once when find starts, then before each candidate (index, count, name).
   std::function<void()> on_start;

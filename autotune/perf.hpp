@@ -44,6 +44,10 @@ struct AlgoPerf {
   // Not told apart from the pick (mark_ties): set on the pick and on every ok
   // entry indistinguishable() from it, when there is at least one such entry.
   bool tie = false;
+  // What produced the entry (autotune/build_identity.hpp algorithm_version):
+  // the algorithm's own code version and the versions of the libraries it
+  // calls. A cached entry whose versions are not this build's is re-measured.
+  std::string code, libs;
 };
 
 // What a caller accepts beyond "ok": the workspace limit, accuracy

@@ -36,8 +36,10 @@ void find_all(std::vector<TunePair>& pairs, const std::vector<const Algorithm*>&
     Tuned t = cache_or_find(cache, pr.problem, pr.dir, opt.ctx, fo, candidates, opt.retune);
     pr.found = std::move(t.results);
     pr.from_cache = t.from_cache;
+    pr.reused = t.reused;
     pr.tune_seconds = t.find_seconds;
     ++(t.from_cache ? res.cache_hits : res.tuned);
+    if (!t.from_cache && t.reused > 0) ++res.partly;
   }
 }
 

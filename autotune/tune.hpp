@@ -5,7 +5,8 @@
 //      a shape repeated in the list is tuned once);
 //   2. get's ranking three ways: uncalibrated, calibrated in-sample (from this
 //      run's find results, or with a cache from all of its entries of this
-//      device and build) and calibrated leaving the problem's own
+//      device: their results of this build's algorithm versions) and
+//      calibrated leaving the problem's own
 //      measurements out (only when find ran);
 //   3. the vendor's own pick (autotune/vendor.hpp), and how often it agrees
 //      with find's;
@@ -55,6 +56,8 @@ struct TunePair {
   Direction dir = Direction::fwd;
   std::vector<AlgoPerf> found;  // find's ranked list; empty when find did not run
   bool from_cache = false;      // from the cache, or from an earlier pair of the same shape
+  int reused = 0;               // results taken from the cache (all of them when from_cache; some when find
+                                // re-timed only the algorithms whose code or libraries changed)
   double tune_seconds = 0;      // find's wall time (0 when from_cache)
   std::vector<AlgoPerf> got_uncalibrated, got_in_sample, got_leave_one_out;  // the last only when find ran
   VendorReport vendor;
@@ -79,6 +82,7 @@ struct TuneResult {
   std::string cache_path;   // TuneOptions::cache_path
   ProbeOutcome probe;       // what ensure_probe did (Source::none on a GPU or with probe off)
   int cache_hits = 0, tuned = 0;
+  int partly = 0;           // of `tuned`: pairs where find re-timed only some candidates (the rest from the cache)
   double find_seconds = 0;  // wall time of step 1
   bool load_measured = false;  // find ran: `load` judges the machine around step 1
   LoadCheck load;

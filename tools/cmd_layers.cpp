@@ -119,8 +119,8 @@ int cmd_layers(int argc, char** argv) {
       probes.emplace_back(c.resolved_threads(),
                           ensure_probe(c, args.has("cache") ? args.get("cache") : std::string(), args.has("reprobe")));
     }
-  // Calibrated from the entries of this build at every thread count this run uses (each predicted
-  // with that thread count's machine model).
+  // Calibrated from the entries at every thread count this run uses (their results of this build's
+  // algorithm versions; each predicted with that thread count's machine model).
   Calibration cal;
   std::string cal_line;
   if (args.has("cache")) {
@@ -144,9 +144,9 @@ int cmd_layers(int argc, char** argv) {
     cal = data.fit();
     opt.calibration = &cal;
     cal_line = data.samples() ? "get calibrated from " + std::to_string(data.samples()) + " cached measurements (" +
-                                    std::to_string(entries) + " entries of this device and build in " + printable(f) + ")"
+                                    std::to_string(entries) + " entries of this device in " + printable(f) + ")"
                               : "get uncalibrated: no usable entries in " + printable(f) +
-                                    " (none of this device at these thread counts and this build)";
+                                    " (none of this device at these thread counts measured by this build's algorithms)";
   }
   std::printf("convlab layers on %s%s\n", device_fingerprint(opt.device, 0).c_str(),
               network.empty() ? "" : (", batch " + std::to_string(net_batch)).c_str());

@@ -147,7 +147,9 @@ std::string probe_json(const ProbeOutcome& p) {
 std::string result_json(const TuneResult& res, const std::string& mode, bool find) {
   std::string o = "{\"device\":" + json::quote(res.fingerprint) + ",\"version\":" + json::quote(CONVLAB_VERSION) +
                   ",\"mode\":" + json::quote(mode) + ",\"find_seconds\":" + json::number(res.find_seconds) +
+                  ",\"cache\":" + (res.cache_path.empty() ? std::string("null") : json::quote(res.cache_path)) +
                   ",\"cache_hits\":" + std::to_string(res.cache_hits) + ",\"tuned\":" + std::to_string(res.tuned) +
+                  ",\"tuned_partly\":" + std::to_string(res.partly) +
                   ",\"load\":" + (res.load_measured ? load_json(res.load) : std::string("null")) +
                   ",\"probe\":" + probe_json(res.probe) + ",\"pairs\":[";
   for (size_t i = 0; i < res.pairs.size(); ++i) {
@@ -156,7 +158,7 @@ std::string result_json(const TuneResult& res, const std::string& mode, bool fin
          json::quote(pr.problem.key()) + ",\"dir\":" + json::quote(to_string(pr.dir)) +
          ",\"get_choice\":" + or_null(pr.get_algo) + ",\"find_choice\":" + or_null(pr.find_algo) +
          ",\"find_ties\":" + names_json(pr.find_ties) + ",\"from_cache\":" + (pr.from_cache ? "true" : "false") +
-         ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
+         ",\"reused\":" + std::to_string(pr.reused) + ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
          ",\"get\":" + list_json(pr.got_in_sample) + (find ? ",\"find\":" + list_json(pr.found) : "");
     o += ",\"vendor_status\":" + json::quote(pr.vendor.status) + ",\"vendor\":[";
     for (size_t k = 0; k < pr.vendor.choices.size(); ++k)
@@ -190,9 +192,13 @@ void print_text(const TuneResult& res, bool find, bool list) {
   std::printf("candidates: %zu", res.candidates);
   if (res.candidates == 0) std::printf(" (only the reference is registered for this device: nothing to tune)");
   std::printf("\n");
-  if (!res.cache_path.empty())
-    std::printf("cache: %s (%d hits, %d tuned, calibration from %d measurements)\n", res.cache_path.c_str(),
-                res.cache_hits, res.tuned, res.calibration_samples);
+  if (!res.cache_path.empty()) {
+    std::string partly;
+    if (res.partly)
+      partly = " (" + std::to_string(res.partly) + " of them in part: only the candidates new, changed or fitting the limit since)";
+    std::printf("cache: %s (%d hits, %d tuned%s, calibration from %d measurements)\n", printable(res.cache_path).c_str(),
+                res.cache_hits, res.tuned, partly.c_str(), res.calibration_samples);
+  }
   if (res.probe.source != ProbeOutcome::Source::none) std::printf("%s\n", res.probe.text().c_str());
   std::printf("\n");
   if (!find) {
@@ -242,14 +248,16 @@ int cmd_tune(int argc, char** argv) {
             "Autotunes every (layer, direction): find times every candidate algorithm (checked against the\n"
             "fp64 reference on a batch slice; inaccurate ones are never chosen), get ranks them with the\n"
             "cost model (nothing runs; on the CPU its rates come from the machine probe, measured once per\n"
-            "device and build in about a second and kept in the cache file; --reprobe measures it again).\n"
+            "device and algorithm versions in about a second and kept in the cache file; --reprobe measures it\n"
+            "again).\n"
             "Mode both prints, per layer and direction, get's choice after calibration from this run's find\n"
             "results, find's choice, both measured times and whether they agree, then a summary for get\n"
             "uncalibrated (the probed model alone), calibrated in-sample and calibrated leave-one-layer-out.\n"
-            "With --cache, find results are read from / written to the JSON-lines cache file and its other\n"
-            "entries for this device also calibrate get. Candidates find cannot tell apart from its choice\n"
-            "(median intervals overlap) are listed under the pair and marked \u2248 in --list; the machine's load\n"
-            "around find is measured and a disturbed run is said, with its numbers.\n"
+            "With --cache, find results are read from / written to the JSON-lines cache file (only algorithms\n"
+            "whose code or libraries changed since are timed again) and its other entries for this device\n"
+            "also calibrate get. Candidates find cannot tell apart from its choice (median intervals overlap)\n"
+            "are listed under the pair and marked \u2248 in --list; the machine's load around find is measured\n"
+            "and a disturbed run is said, with its numbers.\n"
             "Under each pair, the vendor's own pick:\n"
             "on the CPU cpu.onednn_auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
             "algorithm itself) and Get_v7 (its heuristic), each with our find's measured time for it.\n"
@@ -343,7 +351,8 @@ int cmd_cache(int argc, char** argv) {
             "  show FILE        one line per entry: problem, direction, device, version, winner, time\n"
             "  check FILE       one warning per line this build on this machine would not use (exit 1 if\n"
             "                   any): unreadable or over-long lines, another cache format, another device,\n"
-            "                   stale (tuned by another convlab build or oneDNN/OpenBLAS/FFTW/cuDNN version),\n"
+            "                   another convlab version, a key of a whole build (an older line), results of\n"
+            "                   another code or library version of their algorithm (named, with what differs),\n"
             "                   a problem this build rejects, an unregistered algorithm, no results; the\n"
             "                   machine probe lines (get's measured rates) likewise\n"
             "  merge A B... -o OUT   union of the inputs, per key the most recently tuned entry wins;\n"

@@ -202,6 +202,20 @@ TEST(Find, ConsistentlySlowCandidateIsPrunedAfterThreeReps) {
   EXPECT_EQ(r.reps, 3) << r.note;
   EXPECT_NE(r.note.find("pruned after 3 timed reps"), std::string::npos) << r.note;
   EXPECT_EQ(ranked[0].algo, "test.fast");
+  // A cutoff from a best time known before find starts (cached results) prunes the same way.
+  FindOptions known = o;
+  known.best_so_far = 0.002;
+  const auto alone = find(kSmall, Direction::fwd, one_thread(), known, {&slow});
+  EXPECT_EQ(entry(alone, "test.slow").reps, 3) << entry(alone, "test.slow").note;
+}
+
+// Every result says what produced it: its algorithm's code and library versions.
+TEST(Find, ResultsCarryTheirAlgorithmVersion) {
+  const Algorithm& direct = get_algorithm("cpu.direct");
+  const auto ranked = find(kSmall, Direction::fwd, one_thread(), quick(), {&direct});
+  ASSERT_EQ(ranked.size(), 1u);
+  EXPECT_EQ(ranked[0].code.rfind("cpu/direct ", 0), 0u) << ranked[0].code;
+  EXPECT_TRUE(std::isfinite(ranked[0].lo) && std::isfinite(ranked[0].hi));
 }
 
 }  // namespace
