@@ -290,6 +290,29 @@ void remove_dead_writers_temps(const std::string& path) {
   ::closedir(d);
 }
 
+}  // namespace
+
+void require_cache_file(const std::string& path, const std::string& what, bool writes) {
+  if (path.empty()) fail(what + ": empty file name");
+  try {
+    make_default_dir(path);
+  } catch (const Error& e) {
+    fail(what + ": " + e.what());
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) fail(what + ": " + qpath(path) + " is a folder, not a cache file");
+    if (!S_ISREG(st.st_mode)) fail(what + ": " + qpath(path) + " is not a regular file");
+    if (uint64_t(st.st_size) > kCacheMaxFileBytes)
+      fail(what + ": " + qpath(path) + " is " + std::to_string(uint64_t(st.st_size) >> 20) + " MiB, over the " +
+           std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file");
+    if (!writes) return;  // read; what it may add (a machine probe) says itself if it cannot be stored
+  }
+  require_output_path(path, what);
+}
+
+namespace {
+
 std::string render(const std::map<std::string, CacheEntry>& entries, const std::map<std::string, ProbeEntry>& probes,
                    const std::vector<std::string>& foreign) {
   std::string out;

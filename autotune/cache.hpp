@@ -95,6 +95,14 @@ class TuneCache {
   std::vector<std::string> warnings_;
 };
 
+// The one rule of every command's --cache F, checked before any work: F is
+// created when missing, but its folder must exist (only the default cache's
+// own folder, e.g. ~/.cache/convlab, is created, here); a folder, anything
+// that is not a regular file or a file over kCacheMaxFileBytes is refused, and
+// so is a read-only file when the command stores find's results (`writes`).
+// Throws Error "<what>: <reason>" (one line).
+void require_cache_file(const std::string& path, const std::string& what, bool writes);
+
 // What cache_or_find() answered with.
 struct Tuned {
   std::vector<AlgoPerf> results;  // ranked, as find returns them

@@ -94,8 +94,7 @@ TuneResult tune(const std::vector<ProblemItem>& problems, const TuneOptions& opt
     cache->load();
   }
   // The probe before anything is measured or predicted: find orders its candidates by the model too.
-  if (opt.probe && opt.ctx.device == DeviceKind::cpu)
-    res.probe = cache ? ensure_probe(opt.ctx, cache.get(), opt.reprobe) : ensure_probe(opt.ctx, std::string(), opt.reprobe);
+  if (opt.probe && opt.ctx.device == DeviceKind::cpu) res.probe = ensure_probe(opt.ctx, cache.get(), opt.reprobe);
   for (const ProblemItem& it : problems)
     for (Direction d : item_directions(it, opt.dirs, opt.dirs_given)) {
       TunePair& pr = res.pairs.emplace_back();

@@ -13,8 +13,8 @@
 //   4. how get's choice fares against find's (compare_get_find), per pair and
 //      summarised.
 // Before all of it, on the CPU, the machine probe get's model uses
-// (autotune/probe.hpp): this process's, else the cache file's (the default
-// cache when no file is given), else measured and stored there.
+// (autotune/probe.hpp): this process's, else the cache file's, else measured
+// and stored there (without a cache file: measured and kept in the process).
 // Around step 1 the machine's load is measured (core/machine_load.hpp): the
 // result says whether other processes disturbed find's timings.
 // Nothing is printed: the CLI prints the result (tools/cmd_tune.cpp).
@@ -40,7 +40,9 @@ struct TuneOptions {
   ExecContext ctx;
   Constraints constraints;   // of every choice; its workspace limit is also find's
   FindOptions find_options;  // its workspace_limit and progress callbacks are set by tune()
-  std::string cache_path;    // "" = no cache: find always runs and get calibrates from this run
+  // "" = no cache file at all: find always runs, nothing is kept, get calibrates from this run and the
+  // machine probe is measured in the process. (`convlab tune` passes the default cache unless --no-cache.)
+  std::string cache_path;
   bool retune = false;       // ignore cache hits (find runs and replaces the entries)
   bool probe = true;         // ensure the machine probe first (CPU)
   bool reprobe = false;      // measure it even when the cache has one

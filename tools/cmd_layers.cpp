@@ -5,7 +5,6 @@
 // for the notebooks. The peak it reports against is measured, not assumed.
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <map>
 
@@ -75,7 +74,9 @@ int cmd_layers(int argc, char** argv) {
   args.option("threads", "LIST", "comma-separated CPU thread counts, e.g. 1,2 (0 = all)", "0");
   args.option("json", "F", "write the results as JSON (atomically)");
   args.option("csv", "F", "write the results as CSV (atomically)");
-  args.option("cache", "F", "calibrate get's cost model from this autotune cache (read only: its entries of this device, build and --threads)");
+  args.option("cache", "F",
+              "calibrate get's cost model from this autotune cache (its entries of this device and --threads; the\n"
+              "machine probe is kept there too); created if missing, its folder must exist");
   args.option("max-seconds", "S", "timed work per candidate before the median is taken as is", "0.3");
   args.flag("reprobe", "measure the machine probe again (get's rates; about a second per thread count) even when the cache has one");
   if (!args.parse(argc, argv)) return 0;
@@ -106,11 +107,11 @@ int cmd_layers(int argc, char** argv) {
   if (opt.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab layers --device cuda: no CUDA device (" + cuda_info().reason + ")");
 
-  // --cache: read (for calibration) only, so it must exist. The machine probe of every thread count
-  // comes first (the calibration's predictions use it): loaded from F (or the default cache), else
-  // measured and stored there -- the one line layers may add to F.
-  if (args.has("cache") && !std::filesystem::exists(args.get("cache")))
-    fail("convlab layers --cache: '" + printable(args.get("cache")) + "' does not exist");
+  // --cache F follows the rule of every command's (require_cache_file): created when missing, its folder
+  // must exist. The machine probe of every thread count comes first (the calibration's predictions use
+  // it): loaded from F (or the default cache), else measured and stored there -- the one line layers
+  // adds to F.
+  if (args.has("cache")) require_cache_file(args.get("cache"), "convlab layers --cache", false);
   std::vector<std::pair<int, ProbeOutcome>> probes;
   if (opt.device == DeviceKind::cpu)
     for (int t : opt.threads) {

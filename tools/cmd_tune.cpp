@@ -198,6 +198,8 @@ void print_text(const TuneResult& res, bool find, bool list) {
       partly = " (" + std::to_string(res.partly) + " of them in part: only the candidates new, changed or fitting the limit since)";
     std::printf("cache: %s (%d hits, %d tuned%s, calibration from %d measurements)\n", printable(res.cache_path).c_str(),
                 res.cache_hits, res.tuned, partly.c_str(), res.calibration_samples);
+  } else {
+    std::printf("cache: none (nothing is kept)\n");
   }
   if (res.probe.source != ProbeOutcome::Source::none) std::printf("%s\n", res.probe.text().c_str());
   std::printf("\n");
@@ -253,9 +255,10 @@ int cmd_tune(int argc, char** argv) {
             "Mode both prints, per layer and direction, get's choice after calibration from this run's find\n"
             "results, find's choice, both measured times and whether they agree, then a summary for get\n"
             "uncalibrated (the probed model alone), calibrated in-sample and calibrated leave-one-layer-out.\n"
-            "With --cache, find results are read from / written to the JSON-lines cache file (only algorithms\n"
-            "whose code or libraries changed since are timed again) and its other entries for this device\n"
-            "also calibrate get. Candidates find cannot tell apart from its choice (median intervals overlap)\n"
+            "find's results are kept in the autotune cache (the default cache unless --cache names another\n"
+            "file, or --no-cache asks for none): a pair tuned before is answered from it, and only algorithms\n"
+            "whose code or libraries changed since are timed again; its other entries for this device also\n"
+            "calibrate get. Candidates find cannot tell apart from its choice (median intervals overlap)\n"
             "are listed under the pair and marked \u2248 in --list; the machine's load around find is measured\n"
             "and a disturbed run is said, with its numbers.\n"
             "Under each pair, the vendor's own pick:\n"
@@ -272,8 +275,10 @@ int cmd_tune(int argc, char** argv) {
               "all");
   args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   args.option("cache", "FILE",
-              "autotune cache (JSON lines) to read and update; checked before tuning (created if missing; its folder\n"
-              "must exist). It also keeps the machine probe get's model uses (without --cache: the default cache)");
+              "autotune cache (JSON lines) to read and update instead of the default one ($CONVLAB_CACHE, else\n"
+              "$XDG_CACHE_HOME/convlab/autotune.jsonl, else ~/.cache/convlab/autotune.jsonl); checked before tuning\n"
+              "(created if missing; its folder must exist). It also keeps the machine probe get's model uses");
+  args.flag("no-cache", "read and write no cache file: find times every pair, nothing is kept (the probe too is measured here)");
   args.flag("retune", "ignore cache hits (re-run find and overwrite the entries)");
   args.flag("reprobe", "measure the machine probe again (get's rates; about a second) even when the cache has one");
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
@@ -317,10 +322,21 @@ int cmd_tune(int argc, char** argv) {
     opt.find_options.max_seconds = std::strtod(v.c_str(), &end);
     if (*end != '\0' || !(opt.find_options.max_seconds > 0)) fail("convlab tune: --max-seconds expects a positive number");
   }
+  if (args.has("cache") && args.has("no-cache")) fail("convlab tune: --cache and --no-cache exclude each other");
   if (args.has("cache")) {
     // Up front: a typo must not throw away the tuning (a missing file is an empty cache, created on save).
-    if (opt.find) require_output_path(args.get("cache"), "convlab tune --cache");
+    require_cache_file(args.get("cache"), "convlab tune --cache", opt.find);
     opt.cache_path = args.get("cache");
+  } else if (!args.has("no-cache")) {
+    // The default cache, as a user find-db: a machine where it cannot be written still tunes, and says so.
+    const std::string def = TuneCache::default_path();
+    try {
+      require_cache_file(def, "the default autotune cache", opt.find);
+      opt.cache_path = def;
+    } catch (const Error& e) {
+      std::fprintf(stderr, "warning: %s; nothing will be kept (--cache FILE keeps it elsewhere, --no-cache says so)\n",
+                   e.what());
+    }
   }
   opt.retune = args.has("retune");
   opt.reprobe = args.has("reprobe");

@@ -245,7 +245,6 @@ TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   const Result r2 = run("layers mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.01 --threads 1 --cache " + other);
   EXPECT_EQ(r2.code, 0) << r2.err;
   EXPECT_NE(r2.out.find("get uncalibrated: no usable entries in " + other), std::string::npos) << r2.out;
-  expect_one_line_error("layers mb1ic4ih8oc4oh8kh3ph1 --cache " + path("missing.jsonl"), "does not exist");
 }
 
 // issue 18 item 4: tune says whether the machine probe was measured or loaded; --reprobe measures
@@ -290,6 +289,54 @@ TEST_F(TuneCli, MachineProbeMeasuredOnceThenLoaded) {
   EXPECT_NE(bad.out.find("machine probe: measured in"), std::string::npos) << bad.out;
   EXPECT_TRUE(std::filesystem::exists(cache + ".bad"));
   EXPECT_EQ(run("cache check " + cache).code, 0);
+}
+
+// find's results are kept in the default cache (a user find-db): a second run is answered from it;
+// --no-cache reads and keeps nothing.
+TEST_F(TuneCli, FindResultsKeptInTheDefaultCacheUnlessNoCache) {
+  const std::string def = default_cache();  // CONVLAB_CACHE of every run here (cli_fixture.hpp)
+  const std::string tune = "tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --json --quiet --max-seconds 0.02";
+  const Result none = run(tune + " --no-cache");
+  EXPECT_TRUE(none.code == 0 || none.code == 1) << none.err;
+  const auto v0 = json::parse(none.out);
+  ASSERT_TRUE(v0) << none.out;
+  EXPECT_EQ(v0->get("cache")->type, json::Value::Type::null);
+  EXPECT_FALSE(std::filesystem::exists(def)) << "--no-cache wrote " << def;
+  EXPECT_NE(run("tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --quiet --max-seconds 0.02 --no-cache").out.find("cache: none"),
+            std::string::npos);
+
+  const Result first = run(tune);
+  EXPECT_TRUE(first.code == 0 || first.code == 1) << first.err;
+  const auto v1 = json::parse(first.out);
+  ASSERT_TRUE(v1) << first.out;
+  EXPECT_EQ(v1->get("cache")->str, def);
+  EXPECT_EQ(v1->get("tuned")->num, 1);
+  ASSERT_TRUE(std::filesystem::exists(def));
+  EXPECT_NE(slurp(def).find("\"problem\":\"mb1ic4ih8oc4oh8kh3ph1\""), std::string::npos) << slurp(def);
+  const Result second = run(tune);
+  const auto v2 = json::parse(second.out);
+  ASSERT_TRUE(v2) << second.out;
+  EXPECT_EQ(v2->get("cache_hits")->num, 1);
+  EXPECT_EQ(v2->get("tuned")->num, 0);
+  expect_one_line_error(tune + " --no-cache --cache " + path("x.jsonl"), "exclude each other");
+}
+
+// --cache F follows one rule in every command that takes it: created when missing, its folder must exist.
+TEST_F(TuneCli, CacheOptionCreatesAMissingFileInEveryCommand) {
+  int i = 0;
+  for (const std::string& cmd : {std::string("tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --quiet --max-seconds 0.01"),
+                                std::string("tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --quiet --mode get"),
+                                std::string("layers mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.01 --threads 1")}) {
+    const std::string f = path("new" + std::to_string(i++) + ".jsonl");
+    const Result r = run(cmd + " --cache " + f);
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << cmd << "\n" << r.err;
+    EXPECT_TRUE(std::filesystem::exists(f)) << cmd;
+    EXPECT_EQ(run("cache check " + f).code, 0) << cmd << "\n" << slurp(f);
+    expect_one_line_error(cmd + " --cache " + path("no/such/folder/c.jsonl"), "does not exist");
+    expect_one_line_error(cmd + " --cache " + dir_.string(), "is a folder");
+    expect_one_line_error(cmd + " --cache /dev/zero", "not a regular file");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("no")));  // a folder is never created
 }
 
 // The machine's load around the measurements and find's ties, in tune's and layers' text and JSON.
