@@ -88,23 +88,35 @@ class Algorithm {
   // policy leave it out without the `tf32` constraint (autotune/policy.hpp);
   // fixed:<name> runs it.
   virtual std::string_view math() const { return "fp32"; }
+  // The source file the class's constructor is in ("" when unknown):
+  // NamedAlgorithm records it. The autotune cache keys each measurement on
+  // that file's code unit (autotune/code_version.hpp).
+  virtual std::string_view source_file() const { return {}; }
 };
 
 // An Algorithm whose name, device, family and description are data given at
 // construction, so a class states only what it computes: supports(),
 // workspace_bytes(), run(), tolerance() (CUTLASS's can_implement /
-// get_workspace_size / run, the rest is its descriptor).
+// get_workspace_size / run, the rest is its descriptor). `source_file` is
+// left to its default: the file of the derived class's constructor (the call
+// site), which names the algorithm's code unit.
 class NamedAlgorithm : public Algorithm {
  public:
-  NamedAlgorithm(std::string name, DeviceKind device, std::string family, std::string description)
-      : name_(std::move(name)), family_(std::move(family)), description_(std::move(description)), device_(device) {}
+  NamedAlgorithm(std::string name, DeviceKind device, std::string family, std::string description,
+                 const char* source_file = __builtin_FILE())
+      : name_(std::move(name)),
+        family_(std::move(family)),
+        description_(std::move(description)),
+        source_file_(source_file),
+        device_(device) {}
   std::string_view name() const final { return name_; }
   DeviceKind device() const final { return device_; }
   std::string_view family() const final { return family_; }
   std::string_view description() const final { return description_; }
+  std::string_view source_file() const final { return source_file_; }
 
  private:
-  std::string name_, family_, description_;
+  std::string name_, family_, description_, source_file_;
   DeviceKind device_;
 };
 

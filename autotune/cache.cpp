@@ -171,9 +171,9 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
       bad_ranges.emplace_back(offset, length);
       return;
     }
-    if (!is_current_build(e->key) && stale++ == 0)
+    if (!is_current_key(e->key) && stale++ == 0)
       first_stale_text = "convlab " + printable(e->key.version) +
-                         (e->key.build.empty() ? std::string(", no build recorded") : ", build '" + printable(e->key.build) + "'");
+                         (e->key.build.empty() ? std::string() : ", keyed on the whole build '" + printable(e->key.build) + "'");
     const std::string k = e->key.str();
     auto it = fc.entries.find(k);
     if (it == fc.entries.end()) fc.entries.emplace(k, std::move(*e));
@@ -204,8 +204,8 @@ TuneCache::FileContents TuneCache::read_file(bool do_warn) {
          " lines of another cache format ignored (kept in the file)");
   if (stale)
     warn("autotune cache " + qpath(path_) + ": " + std::to_string(stale) +
-         " entries tuned by another convlab build or library version ignored (first: " + first_stale_text +
-         "; this is '" + build_identity(DeviceKind::cpu) + "'); those problems will be re-tuned");
+         " entries of another convlab version, or written before each result kept its algorithm's version, ignored"
+         " (first: " + first_stale_text + "; this is convlab " + CONVLAB_VERSION + "); those problems will be re-tuned");
   return fc;
 }
 
@@ -223,7 +223,7 @@ void TuneCache::load() {
 const MachineProbe* TuneCache::lookup_probe(const std::string& device) const {
   const ProbeEntry* best = nullptr;
   for (const auto& [k, e] : probes_)
-    if (e.key.device == device && e.probe.version == kProbeVersion && is_current_build(e.key) &&
+    if (e.key.device == device && e.probe.version == kProbeVersion && is_current_probe_key(e.key) &&
         (!best || e.tuned_at > best->tuned_at))
       best = &e;
   return best ? &best->probe : nullptr;
@@ -232,7 +232,7 @@ const MachineProbe* TuneCache::lookup_probe(const std::string& device) const {
 void TuneCache::put_probe(const MachineProbe& p) {
   ProbeEntry e;
   e.key.device = p.device;
-  e.key.build = build_identity(DeviceKind::cpu);
+  e.key.build = probe_identity();
   e.key.version = CONVLAB_VERSION;
   e.tuned_at = p.probed_at > 0 ? p.probed_at : double(std::time(nullptr));
   e.probe = p;
@@ -248,7 +248,7 @@ std::vector<ProbeEntry> TuneCache::probes() const {
 }
 
 const CacheEntry* TuneCache::lookup(const CacheKey& k) const {
-  if (!is_current_build(k)) return nullptr;
+  if (!is_current_key(k)) return nullptr;
   auto it = entries_.find(k.str());
   return it == entries_.end() ? nullptr : &it->second;
 }
@@ -345,6 +345,29 @@ void remove_dead_writers_temps(const std::string& path) {
   ::closedir(d);
 }
 
+}  // namespace
+
+void require_cache_file(const std::string& path, const std::string& what, bool writes) {
+  if (path.empty()) fail(what + ": empty file name");
+  try {
+    make_default_dir(path);
+  } catch (const Error& e) {
+    fail(what + ": " + e.what());
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) fail(what + ": " + qpath(path) + " is a folder, not a cache file");
+    if (!S_ISREG(st.st_mode)) fail(what + ": " + qpath(path) + " is not a regular file");
+    if (uint64_t(st.st_size) > kCacheMaxFileBytes)
+      fail(what + ": " + qpath(path) + " is " + std::to_string(uint64_t(st.st_size) >> 20) + " MiB, over the " +
+           std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file");
+    if (!writes) return;  // read; what it may add (a machine probe) says itself if it cannot be stored
+  }
+  require_output_path(path, what);
+}
+
+namespace {
+
 std::string render(const std::map<std::string, CacheEntry>& entries, const std::map<std::string, ProbeEntry>& probes,
                    const std::vector<std::string>& foreign) {
   std::string out;
@@ -400,9 +423,14 @@ std::vector<CacheEntry> TuneCache::entries() const {
 std::vector<Measured> TuneCache::measurements(const std::vector<std::string>& devices) const {
   std::vector<Measured> out;
   for (const auto& [k, e] : entries_) {
-    if (std::find(devices.begin(), devices.end(), e.key.device) == devices.end() || !is_current_build(e.key)) continue;
+    if (std::find(devices.begin(), devices.end(), e.key.device) == devices.end() || !is_current_key(e.key)) continue;
+    // Only what this build's algorithms measured: results of another code or library version are left out.
+    std::vector<AlgoPerf> current;
+    for (const AlgoPerf& r : e.results)
+      if (stale_reason(r).empty()) current.push_back(r);
+    if (current.empty()) continue;
     try {
-      out.push_back({parse_problem(e.key.problem), parse_direction(e.key.dir), e.results});
+      out.push_back({parse_problem(e.key.problem), parse_direction(e.key.dir), std::move(current)});
     } catch (const Error&) {
       // A key this build cannot parse is not calibration data.
     }
@@ -413,13 +441,25 @@ std::vector<Measured> TuneCache::measurements(const std::vector<std::string>& de
 Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                     const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune) {
   const CacheKey key = make_cache_key(p, dir, ctx);
-  if (const CacheEntry* hit = cache && !retune ? cache->lookup(key) : nullptr;
-      hit && entry_covers(*hit, candidates, opt.workspace_limit))
-    return {hit->results, true, 0};
+  const CacheEntry* hit = cache && !retune ? cache->lookup(key) : nullptr;
+  std::vector<const Algorithm*> need = hit ? uncovered(*hit, candidates, opt.workspace_limit) : candidates;
+  if (hit && need.empty()) return {hit->results, true, 0, int(hit->results.size())};
   Tuned out;
+  // What the entry still answers for is kept; only `need` is measured (every candidate on a miss).
+  std::vector<AlgoPerf> kept;
+  FindOptions fo = opt;
+  if (hit)
+    for (const AlgoPerf& r : hit->results) {
+      if (std::any_of(need.begin(), need.end(), [&](const Algorithm* a) { return a->name() == r.algo; })) continue;
+      kept.push_back(r);
+      if (r.status == PerfStatus::ok) fo.best_so_far = std::min(fo.best_so_far, r.time);
+    }
+  out.reused = int(kept.size());
   const double t0 = now_seconds();
-  out.results = find(p, dir, ctx, opt, candidates);
+  out.results = find(p, dir, ctx, fo, need);
   out.find_seconds = now_seconds() - t0;
+  out.results.insert(out.results.end(), kept.begin(), kept.end());
+  rank(out.results);
   if (cache) {
     CacheEntry e;
     e.key = key;
@@ -487,6 +527,38 @@ bool is_this_machine(const std::string& device) {
   return device == device_fingerprint(DeviceKind::cuda, 0);
 }
 
+// Why a probe key is not this build's, naming the part that differs.
+std::string probe_stale_reason(const CacheKey& k) {
+  if (k.version != CONVLAB_VERSION)
+    return "measured by convlab " + printable(k.version) + " (this is " + CONVLAB_VERSION + ")";
+  const std::string& now = probe_identity();
+  const size_t at = k.build.find(" algorithms ");
+  if (k.build.rfind("probe ", 0) != 0 || at == std::string::npos)
+    return "keyed on the whole build '" + printable(k.build) + "' (written before probes were keyed on their code)";
+  const size_t now_at = now.find(" algorithms ");
+  std::string why;
+  if (k.build.substr(0, at) != now.substr(0, now_at))
+    why = "the probe's own code changed ('" + printable(k.build.substr(0, at)) + "', this build has '" +
+          now.substr(0, now_at) + "')";
+  if (k.build.substr(at) != now.substr(now_at))
+    why += (why.empty() ? "" : "; ") + std::string("a CPU algorithm it times changed ('") +
+           printable(k.build.substr(at + 1)) + "', this build has '" + now.substr(now_at + 1) + "')";
+  return why;
+}
+
+// The results that no longer stand for this build's registered algorithms,
+// grouped by reason: reason -> "a, b, c". Unregistered names are said elsewhere.
+std::map<std::string, std::string> stale_results(const std::vector<AlgoPerf>& results) {
+  std::map<std::string, std::string> by_reason;
+  for (const AlgoPerf& r : results)
+    if (const Algorithm* a = find_algorithm(r.algo))
+      if (std::string why = stale_reason(r, *a); !why.empty()) {
+        std::string& names = by_reason[why];
+        names += (names.empty() ? "" : ", ") + printable(r.algo);
+      }
+  return by_reason;
+}
+
 }  // namespace
 
 CacheCheck check_cache_file(const std::string& path) {
@@ -517,9 +589,7 @@ CacheCheck check_cache_file(const std::string& path) {
       if (!is_this_machine(k.device))
         why.push_back("machine probe of another device '" + printable(k.device) + "' (this machine is '" +
                       device_fingerprint(DeviceKind::cpu, 0) + "' at any thread count)");
-      if (!is_current_build(k))
-        why.push_back("stale machine probe: measured by convlab " + printable(k.version) + ", build '" +
-                      printable(k.build) + "' (this is '" + build_identity(DeviceKind::cpu) + "')");
+      if (!is_current_probe_key(k)) why.push_back("stale machine probe: " + probe_stale_reason(k));
       if (cl.probe->probe.version != kProbeVersion)
         why.push_back("machine probe of probe version " + std::to_string(cl.probe->probe.version) +
                       ", this build measures version " + std::to_string(kProbeVersion));
@@ -541,11 +611,14 @@ CacheCheck check_cache_file(const std::string& path) {
     if (!is_this_machine(k.device))
       why.push_back("another device '" + printable(k.device) + "' (this machine is '" +
                     device_fingerprint(DeviceKind::cpu, 0) + "' at any thread count)");
-    if (!is_current_build(k)) {
-      std::string s = "stale: tuned by convlab " + printable(k.version);
-      s += k.build.empty() ? std::string(" before builds were recorded") : ", build '" + printable(k.build) + "'";
-      why.push_back(s + " (this is '" + build_identity(DeviceKind::cpu) + "')");
-    }
+    if (k.version != CONVLAB_VERSION)
+      why.push_back("stale: tuned by convlab " + printable(k.version) + " (this is " + CONVLAB_VERSION + ")");
+    if (!k.build.empty())
+      why.push_back("stale: keyed on the whole build '" + printable(k.build) +
+                    "' (written before each result kept its algorithm's version): never used");
+    if (is_current_key(k) && is_this_machine(k.device))
+      for (const auto& [reason, algos] : stale_results(e->results))
+        why.push_back("stale results, re-timed on use: " + algos + " (" + reason + ")");
     try {
       const ConvProblem p = parse_problem(k.problem);
       if (p.key() != k.problem)

@@ -1,14 +1,17 @@
 // The persistent autotune cache: a JSON-lines file, one line per
-//   (problem key, direction, dtype, device fingerprint, build identity, convlab version)
-// holding the whole ranked list find produced (the line, its key and its
-// format: autotune/cache_entry.hpp).
+//   (problem key, direction, dtype, device fingerprint, convlab version)
+// holding the whole ranked list find produced, each result with the code and
+// library versions of the algorithm that produced it (the line, its key and
+// its format: autotune/cache_entry.hpp).
 //
 // Reading never throws on bad content: a line that is not valid JSON, misses a
 // field, has a wrong type or is longer than 1 MiB is ignored with one warning
 // line per file (naming the first bad line); lines of another format number are
-// ignored and kept verbatim. Entries of other convlab builds or devices are
-// kept in the file but never used (a lookup is a miss, and the caller
-// re-tunes). What is read is bounded: a path that is not a regular file (a
+// ignored and kept verbatim. Entries of other devices or convlab versions, and
+// lines keyed on a whole build (written before results kept their versions),
+// are kept in the file but never used (a lookup is a miss, and the caller
+// re-tunes); a result of another code or library version is re-measured by
+// cache_or_find. What is read is bounded: a path that is not a regular file (a
 // folder, /dev/zero, a FIFO) or a file over 256 MiB is refused with one line
 // (Error), never read; a missing file is an empty cache.
 //
@@ -24,8 +27,8 @@
 // by writers that were killed (their pid no longer exists) are removed.
 //
 // The file also holds the machine probes (autotune/probe.hpp), one line per
-// (device, build, version): read, merged and checked like the entries (an
-// unreadable probe line is an unreadable line).
+// (device, probe identity, version): read, merged and checked like the
+// entries (an unreadable probe line is an unreadable line).
 #pragma once
 #include <map>
 #include <optional>
@@ -82,8 +85,9 @@ class TuneCache {
   // Adds or replaces this build's probe for p.device in memory; save() writes it.
   void put_probe(const MachineProbe& p);
   std::vector<ProbeEntry> probes() const;  // every probe line read or put, sorted by key
-  // Every entry of this build (is_current_build) whose device fingerprint is
-  // one of `devices`, as calibration data.
+  // Every entry of this version (is_current_key) whose device fingerprint is
+  // one of `devices`, as calibration data: only its results of this build's
+  // code and library versions.
   std::vector<Measured> measurements(const std::vector<std::string>& devices) const;
 
  private:
@@ -109,18 +113,31 @@ class TuneCache {
   int bad_lines_ = 0;
 };
 
+// The one rule of every command's --cache F, checked before any work: F is
+// created when missing, but its folder must exist (only the default cache's
+// own folder, e.g. ~/.cache/convlab, is created, here); a folder, anything
+// that is not a regular file or a file over kCacheMaxFileBytes is refused, and
+// so is a read-only file when the command stores find's results (`writes`).
+// Throws Error "<what>: <reason>" (one line).
+void require_cache_file(const std::string& path, const std::string& what, bool writes);
+
 // What cache_or_find() answered with.
 struct Tuned {
   std::vector<AlgoPerf> results;  // ranked, as find returns them
   bool from_cache = false;        // a cache entry answered: find did not run
   double find_seconds = 0;        // find's wall time, when it ran
+  int reused = 0;                 // results taken from the cache entry (all of them on a hit)
 };
 
 // The one cache-or-find step (`convlab tune`, the cache policy): the entry of
 // (p, dir, ctx) in `cache` answers when it covers `candidates` and
-// opt.workspace_limit (entry_covers()); otherwise find runs with `opt` and its
-// results are stored in `cache` and saved. `cache` may be null: find runs and
-// nothing is stored. `retune` ignores the entry (find runs and replaces it).
+// opt.workspace_limit (entry_covers()). Otherwise find runs with `opt` on the
+// candidates it does not cover (uncovered(): new ones, those whose code or
+// libraries changed since, over-workspace ones that fit now; all of them when
+// there is no entry), its pruning starting from the best time kept; the kept
+// and the new results, ranked together, are stored in `cache` and saved.
+// `cache` may be null: find runs and nothing is stored. `retune` ignores the
+// entry (find runs on every candidate and replaces it).
 Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                     const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune = false);
 
@@ -131,10 +148,13 @@ Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const
 int merge_cache_files(const std::vector<std::string>& inputs, const std::string& output, bool echo_warnings = true);
 
 // `convlab cache check FILE`: every line this build on this machine would not
-// use, one warning per line ("line 7: stale: tuned by ..."): unreadable or
+// use as it is, one warning per line ("line 7: stale: ..."): unreadable or
 // over-long lines, other cache formats, other devices (any thread count of
-// this CPU is this device), other builds (stale), problems this build rejects
-// or whose key is not canonical, unregistered algorithms, empty results.
+// this CPU is this device), other convlab versions, lines keyed on a whole
+// build, results whose algorithm's code or library versions are not this
+// build's (named, with what differs: they would be re-timed), problems this
+// build rejects or whose key is not canonical, unregistered algorithms,
+// empty results.
 // Throws Error (one line) for a missing file and everything load() refuses.
 struct CacheCheck {
   int lines = 0;    // non-blank lines

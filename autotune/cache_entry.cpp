@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 
+#include "algorithms/registry.hpp"
 #include "autotune/build_identity.hpp"
 #include "autotune/json_value.hpp"
 #include "core/error.hpp"
@@ -22,7 +24,6 @@ CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& 
   k.problem = p.key();
   k.dir = std::string(to_string(dir));
   k.device = device_fingerprint(ctx.device, ctx.device == DeviceKind::cpu ? ctx.resolved_threads() : 0);
-  k.build = build_identity(ctx.device);
   k.version = CONVLAB_VERSION;
   return k;
 }
@@ -30,16 +31,45 @@ CacheKey make_cache_key(const ConvProblem& p, Direction dir, const ExecContext& 
 CacheKey make_probe_key(const ExecContext& ctx) {
   CacheKey k;
   k.device = device_fingerprint(ctx.device, ctx.device == DeviceKind::cpu ? ctx.resolved_threads() : 0);
-  k.build = build_identity(ctx.device);
+  k.build = probe_identity();
   k.version = CONVLAB_VERSION;
   return k;
 }
 
-bool is_current_build(const CacheKey& k) {
-  if (k.version != CONVLAB_VERSION) return false;
-  if (k.build == build_identity(DeviceKind::cpu)) return true;
-  // Asked of CUDA only for a key that names a CUDA runtime (a CPU run never initializes CUDA).
-  return k.build.find("| CUDA runtime") != std::string::npos && k.build == build_identity(DeviceKind::cuda);
+bool is_current_key(const CacheKey& k) { return k.version == CONVLAB_VERSION && k.build.empty(); }
+
+bool is_current_probe_key(const CacheKey& k) { return k.version == CONVLAB_VERSION && k.build == probe_identity(); }
+
+namespace {
+
+// Why r does not stand for version v ("" when it does).
+std::string stale_against(const AlgoPerf& r, const AlgorithmVersion& v) {
+  if (r.code.empty()) return "no algorithm version recorded (tuned before each result kept one)";
+  std::string why;
+  if (r.code != v.code) why = "code '" + printable(r.code) + "', this build has '" + v.code + "'";
+  if (r.libs != v.libs)
+    why += (why.empty() ? "" : "; ") + std::string("libraries '") + printable(r.libs) + "', this build calls '" + v.libs + "'";
+  return why;
+}
+
+// A registered algorithm's version, computed once per name (a cache holds thousands of results;
+// asked lazily, so a CPU run never asks CUDA's libraries). nullptr for an unregistered name.
+const AlgorithmVersion* registered_version(const std::string& name) {
+  static std::mutex m;
+  static std::map<std::string, AlgorithmVersion> known;
+  std::lock_guard lock(m);
+  if (auto it = known.find(name); it != known.end()) return &it->second;
+  const Algorithm* a = find_algorithm(name);
+  return a ? &known.emplace(name, algorithm_version(*a)).first->second : nullptr;
+}
+
+}  // namespace
+
+std::string stale_reason(const AlgoPerf& r, const Algorithm& a) { return stale_against(r, algorithm_version(a)); }
+
+std::string stale_reason(const AlgoPerf& r) {
+  const AlgorithmVersion* v = registered_version(r.algo);
+  return v ? stale_against(r, *v) : std::string("not a registered algorithm");
 }
 
 // ---- one line ------------------------------------------------------------
@@ -51,7 +81,8 @@ std::string to_json(const AlgoPerf& r) {
          ",\"spread\":" + number(r.spread) + ",\"reps\":" + std::to_string(r.reps) +
          ",\"workspace\":" + std::to_string(r.workspace) + ",\"max_rel_error\":" + number(r.max_rel_error) +
          ",\"err_ratio\":" + number(r.err_ratio) + ",\"deterministic\":" + (r.deterministic ? "true" : "false") +
-         ",\"note\":" + quote(r.note) + "}";
+         ",\"note\":" + quote(r.note) + ",\"lo\":" + number(r.lo) + ",\"hi\":" + number(r.hi) +
+         ",\"tie\":" + (r.tie ? "true" : "false") + ",\"code\":" + quote(r.code) + ",\"libs\":" + quote(r.libs) + "}";
 }
 
 std::string serialize(const CacheEntry& e) {
@@ -60,7 +91,8 @@ std::string serialize(const CacheEntry& e) {
   auto size_or_null = [](size_t v) { return v == size_t(-1) ? std::string("null") : std::to_string(v); };
   std::string o = "{\"format\":" + std::to_string(kCacheFormat) + ",\"problem\":" + quote(e.key.problem) +
                   ",\"dir\":" + quote(e.key.dir) + ",\"dtype\":" + quote(e.key.dtype) + ",\"device\":" +
-                  quote(e.key.device) + ",\"build\":" + quote(e.key.build) + ",\"version\":" + quote(e.key.version) + ",\"tuned_at\":" + number(e.tuned_at) +
+                  quote(e.key.device) + (e.key.build.empty() ? "" : ",\"build\":" + quote(e.key.build)) +
+                  ",\"version\":" + quote(e.key.version) + ",\"tuned_at\":" + number(e.tuned_at) +
                   ",\"workspace_limit\":" + size_or_null(e.workspace_limit) + ",\"results\":[";
   for (size_t i = 0; i < e.results.size(); ++i) o += (i ? "," : "") + to_json(e.results[i]);
   return o + "]}";
@@ -135,7 +167,7 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
       !get_string(v, "version", e.key.version, err) || !get_number(v, "tuned_at", e.tuned_at, err, false) ||
       !get_count(v, "workspace_limit", e.workspace_limit, err, true))
     return std::nullopt;
-  // "build" came later: a line without it is an entry of an unknown (so stale) build.
+  // "build" names the whole build in lines written before results carried their versions.
   if (const Value* b = v.get("build"); b && !get_string(v, "build", e.key.build, err)) return std::nullopt;
   const Value* rs = v.get("results");
   if (!rs || rs->type != Value::Type::array) {
@@ -162,6 +194,11 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
       return std::nullopt;
     }
     r.deterministic = det->b;
+    // Added later (absent in older lines): the median's interval and what produced the result.
+    for (auto [k, out] : {std::pair{"lo", &r.lo}, std::pair{"hi", &r.hi}})
+      if (x.get(k) && !get_number(x, k, *out, err, true)) return std::nullopt;
+    for (auto [k, out] : {std::pair{"code", &r.code}, std::pair{"libs", &r.libs}})
+      if (x.get(k) && !get_string(x, k, *out, err)) return std::nullopt;
     r.reps = int(std::clamp(reps, 0.0, 1e9));
     if (!parse_perf_status(status, r.status)) {
       if (err) *err = "unknown status '" + printable(status) + "'";
@@ -260,17 +297,23 @@ CacheLine parse_cache_line(std::string_view line) {
   return out;
 }
 
-bool entry_covers(const CacheEntry& e, const std::vector<const Algorithm*>& candidates, size_t workspace_limit) {
+std::vector<const Algorithm*> uncovered(const CacheEntry& e, const std::vector<const Algorithm*>& candidates,
+                                        size_t workspace_limit) {
   std::map<std::string, const AlgoPerf*> by_name;
   for (const AlgoPerf& r : e.results) by_name[r.algo] = &r;
+  std::vector<const Algorithm*> out;
   for (const Algorithm* a : candidates) {
     if (a->family() == "reference") continue;
     auto it = by_name.find(std::string(a->name()));
-    if (it == by_name.end()) return false;  // registered since the entry was tuned
-    const AlgoPerf& r = *it->second;
-    if (r.status == PerfStatus::over_workspace && r.workspace <= workspace_limit) return false;
+    if (it == by_name.end()) out.push_back(a);  // registered since the entry was tuned
+    else if (!stale_reason(*it->second, *a).empty()) out.push_back(a);  // its code or libraries changed
+    else if (it->second->status == PerfStatus::over_workspace && it->second->workspace <= workspace_limit) out.push_back(a);
   }
-  return true;
+  return out;
+}
+
+bool entry_covers(const CacheEntry& e, const std::vector<const Algorithm*>& candidates, size_t workspace_limit) {
+  return uncovered(e, candidates, workspace_limit).empty();
 }
 
 }  // namespace convlab

@@ -28,6 +28,7 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
     }
   std::map<std::string, const Algorithm*> by_name;
   for (const Algorithm* a : find_candidates(opt.device)) by_name[std::string(a->name())] = a;
+  const MachineLoad before = load_snapshot();
   for (size_t ti = 0; ti < opt.threads.size(); ++ti) {
     ExecContext ctx;
     ctx.device = opt.device;
@@ -37,8 +38,9 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
       for (Direction dir : lc.dirs.empty() ? opt.dirs : lc.dirs) {
         FindOptions fo;
         fo.max_seconds = opt.max_seconds;
-        const std::vector<AlgoPerf> found = find(lc.problem, dir, ctx, fo);
+        std::vector<AlgoPerf> found = find(lc.problem, dir, ctx, fo);
         const std::vector<AlgoPerf> got = get(lc.problem, dir, ctx, size_t(-1), opt.calibration);
+        if (const AlgoPerf* f = select(found, Constraints{})) mark_ties(found, std::string(f->algo));
         const AlgoPerf* fsel = select(found, Constraints{});
         const AlgoPerf* gsel = select(got, Constraints{});
         std::map<std::string, int> grank;
@@ -65,6 +67,9 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
           r.find_rank = a.status == PerfStatus::ok ? int(i) + 1 : 0;
           r.get_rank = grank.count(a.algo) ? grank[a.algo] : 0;
           r.find_choice = fsel && fsel->algo == a.algo;
+          r.lo = a.lo;
+          r.hi = a.hi;
+          r.tie = a.tie;
           r.get_choice = gsel && gsel->algo == a.algo;
           r.peak_fraction = peak > 0 && std::isfinite(r.gflops()) ? r.gflops() / peak : NAN;
           rows.push_back(r);
@@ -93,6 +98,7 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
       }
     }
   }
+  out.load = check_load(before, load_snapshot());
   return out;
 }
 
@@ -115,7 +121,7 @@ std::string comparison_json(const Comparison& c) {
          json::quote(p.source_name()) + ", \"seconds\": " + json::number(p.seconds) + ", \"device\": " +
          json::quote(p.device) + "}";
   }
-  o += "],\n  \"rows\": [\n";
+  o += "],\n  \"load\": " + load_json(c.load) + ",\n  \"rows\": [\n";
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const ComparisonRow& r = c.rows[i];
     o += "    {\"layer\": " + json::quote(r.layer) + ", \"problem\": " + json::quote(r.problem) +
@@ -128,7 +134,9 @@ std::string comparison_json(const Comparison& c) {
          ", \"workspace_bytes\": " + std::to_string(r.workspace) +
          ", \"max_rel_error\": " + json::number(r.max_rel_error) + ", \"find_rank\": " + std::to_string(r.find_rank) +
          ", \"get_rank\": " + std::to_string(r.get_rank) + ", \"find_choice\": " + (r.find_choice ? "true" : "false") +
-         ", \"get_choice\": " + (r.get_choice ? "true" : "false") + "}" + (i + 1 < c.rows.size() ? ",\n" : "\n");
+         ", \"get_choice\": " + (r.get_choice ? "true" : "false") + ", \"time_lo_ms\": " + json::number(r.lo * 1e3) +
+         ", \"time_hi_ms\": " + json::number(r.hi * 1e3) + ", \"tie\": " + (r.tie ? "true" : "false") + "}" +
+         (i + 1 < c.rows.size() ? ",\n" : "\n");
   }
   o += "  ],\n  \"vendor\": [\n";
   for (size_t i = 0; i < c.vendor.size(); ++i) {
@@ -200,6 +208,7 @@ std::string comparison_markdown(const Comparison& c) {
       std::string v = r.find_rank == 1 ? "**" + std::string(b) + "**" : std::string(b);
       if (r.status != "ok") v += " (" + r.status + ")";
       if (r.find_choice) v += " F";
+      else if (r.tie) v += " \u2248";
       if (r.get_choice) v += " G";
       for (const VendorRow& vr : c.vendor)
         if (vr.threads == threads && vr.layer + " | " + vr.dir == k && vr.choice.algo == a)

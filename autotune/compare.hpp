@@ -14,7 +14,12 @@
 //              {"layer", "problem", "direction", "threads", "algorithm", "family",
 //               "status", "note", "time_ms", "spread", "gflops", "peak_fraction",
 //               "flops", "bytes", "workspace_bytes", "max_rel_error", "find_rank",
-//               "get_rank", "find_choice", "get_choice"} ],
+//               "get_rank", "find_choice", "get_choice",
+//               "time_lo_ms", "time_hi_ms" (the median's 95 % interval, null when
+//               not timed), "tie" (find cannot tell it apart from its choice:
+//               intervals overlap, autotune/perf.hpp mark_ties)} ],
+//    "load": the machine's load around the measurements (core/machine_load.hpp
+//            load_json: "disturbed", "why" and the numbers),
 //    "vendor": [ one per (layer, direction, threads, vendor source):
 //              {"layer", "problem", "direction", "threads",
 //               "status": "ok" or why there is no vendor choice (then "source"
@@ -32,6 +37,7 @@
 #include "autotune/get.hpp"
 #include "autotune/probe.hpp"
 #include "autotune/vendor.hpp"
+#include "core/machine_load.hpp"
 #include "core/peak.hpp"
 
 namespace convlab {
@@ -51,6 +57,8 @@ struct ComparisonRow {
   size_t workspace = 0;
   int find_rank = 0, get_rank = 0;  // 1-based among the ranked lists; 0 = not ranked ok
   bool find_choice = false, get_choice = false;
+  double lo = NAN, hi = NAN;  // the median's 95 % interval, seconds
+  bool tie = false;           // find cannot tell it apart from its choice (the choice too, when it has ties)
   double gflops() const;
   bool ran() const { return status == "ok" || status == "inaccurate"; }
 };
@@ -75,6 +83,7 @@ struct Comparison {
   std::vector<std::pair<int, ProbeOutcome>> probes;  // (threads, what ensure_probe did), CPU
   std::vector<ComparisonRow> rows;
   std::vector<VendorRow> vendor;
+  LoadCheck load;  // the machine around the measurements (every case's find)
 };
 
 struct CompareOptions {
@@ -99,8 +108,9 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
 std::string comparison_json(const Comparison& c);
 std::string comparison_csv(const Comparison& c);
 // rows = (layer, direction), columns = algorithms, cells = median ms, fastest
-// in bold, find's pick marked F, get's G, the vendor's V (oneDNN auto on the
-// CPU, cuDNN Find on a GPU) and cuDNN Get_v7's Vh; the most threads measured.
+// in bold, find's pick marked F, the cells find cannot tell apart from it ≈,
+// get's G, the vendor's V (oneDNN auto on the CPU, cuDNN Find on a GPU) and
+// cuDNN Get_v7's Vh; the most threads measured.
 // A vendor pick with no cell (find did not run it) is listed under the table.
 std::string comparison_markdown(const Comparison& c);
 

@@ -8,8 +8,10 @@
 
 #include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
+#include "autotune/build_identity.hpp"
 #include "autotune/get.hpp"
 #include "core/error.hpp"
+#include "core/stats.hpp"
 
 namespace convlab {
 
@@ -80,38 +82,21 @@ void time_full(const Algorithm& a, const ConvProblem& p, Direction dir, const Ex
   ConvRunner run(a, p, dir, ctx);
   run.upload(ConvData::random(p, opt.seed));
   run.poison();
-  // Warm-up by hand so that a hopeless candidate costs one more run, not max_seconds.
-  double warm = 0;
-  for (int i = 0; i < std::max(1, opt.warmup); ++i) {
-    const double t0 = now_seconds();
-    run.run();
-    warm = now_seconds() - t0;
-  }
   TimingOptions t;
-  t.warmup = 0;
+  t.warmup = std::max(1, opt.warmup);
   t.min_reps = opt.min_reps;
   t.max_reps = opt.max_reps;
   t.max_seconds = opt.max_seconds;
   t.stable_rel = opt.stable_rel;
-  if (std::isfinite(best_so_far) && warm > opt.slow_cutoff * best_so_far) {
-    // One timed rep first: if that is still hopeless, it is the answer; if not,
-    // the warm-up was a first-call cost (plan creation, page faults): time properly.
-    TimingOptions one = t;
-    one.min_reps = one.max_reps = 1;
-    const TimingStats st1 = run.time(one);
-    if (st1.median > opt.slow_cutoff * best_so_far) {
-      if (auto g = run.check_guards(); !g.empty()) {
-        r.status = PerfStatus::failed;
-        r.note = g;
-        return;
-      }
-      r.time = st1.median;
-      r.spread = 0;
-      r.reps = 1;
-      r.note = g3(st1.median / best_so_far) + "x the best so far: 1 timed rep";
-      return;
-    }
-  }
+  // The pruning rule (find.hpp): only the fastest of at least 3 reps can condemn a candidate.
+  const size_t prune_after = size_t(std::max(3, opt.prune_reps));
+  const double cutoff = opt.slow_cutoff * best_so_far;
+  bool pruned = false;
+  if (std::isfinite(cutoff))
+    t.stop_early = [&](const std::vector<double>& s) {
+      pruned = s.size() >= prune_after && *std::min_element(s.begin(), s.end()) > cutoff;
+      return pruned;
+    };
   const TimingStats st = run.time(t);
   if (auto g = run.check_guards(); !g.empty()) {
     r.status = PerfStatus::failed;
@@ -121,6 +106,12 @@ void time_full(const Algorithm& a, const ConvProblem& p, Direction dir, const Ex
   r.time = st.median;
   r.spread = st.spread;
   r.reps = st.reps;
+  const stats::Interval ci = stats::median_ci(st.samples);
+  r.lo = ci.lo;
+  r.hi = ci.hi;
+  if (pruned)
+    r.note = "pruned after " + std::to_string(st.reps) + " timed reps: the fastest of them is " + g3(st.min / best_so_far) +
+             "x the best median so far";
 }
 
 }  // namespace
@@ -135,10 +126,10 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
   if (auto e = p.validate(); !e.empty()) fail(e);
   std::vector<AlgoPerf> out;
   CheckSlice slice(p, opt.check_batch, opt.seed);
-  double best = std::numeric_limits<double>::infinity();
+  double best = opt.best_so_far;
   int index = 0;
   // Measure in the cost model's predicted order so that a fast candidate sets
-  // `best` early and hopeless ones stop after one rep (see slow_cutoff). The
+  // `best` early and hopeless ones are pruned early (see find.hpp). The
   // order affects only how long find takes, not the ranking.
   std::vector<std::pair<double, const Algorithm*>> order;
   const MachineModel model = MachineModel::for_context(ctx);
@@ -156,6 +147,9 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
     if (opt.on_candidate) opt.on_candidate(index, int(candidates.size()), *a);
     ++index;
     AlgoPerf r;
+    const AlgorithmVersion version = algorithm_version(*a);
+    r.code = version.code;
+    r.libs = version.libs;
     if (screen_candidate(*a, p, dir, opt.workspace_limit, r)) {
       try {
         CheckSlice* cs = &slice;

@@ -7,11 +7,26 @@
 //      overrun or (for an algorithm that claims determinism) two runs that
 //      differ bit-wise -> failed. Neither is ever selected.
 //   2. timed at the full problem: warm-up, then repetitions until the median
-//      is stable (core/timing.hpp), bounded by max_reps and max_seconds. A
-//      candidate whose warm-up and then one timed rep are both more than
-//      slow_cutoff x the best median so far stops there (it cannot win within
-//      any plausible noise; its note says so) -- this keeps whole-network
-//      tuning within minutes when slow algorithms are registered.
+//      is stable (core/timing.hpp), bounded by max_reps and max_seconds. Its
+//      result carries the median, the spread and the 95 % bootstrap interval
+//      of the median (AlgoPerf::lo/hi); rank() marks the entries whose
+//      intervals overlap the pick's as ties (AlgoPerf::tie).
+//
+// Pruning (keeps whole-network tuning within minutes when slow algorithms are
+// registered). A candidate stops being timed after prune_reps timed reps when
+// even its FASTEST rep is more than slow_cutoff x the median of the best
+// candidate so far; its note says so. One slow rep can never prune: a
+// disturbance (another process taking the core, a page-fault storm) makes a
+// rep slower, never faster, so the minimum of k reps is above the cutoff only
+// if all k reps are. The bound: suppose the candidate would in fact be the
+// fastest (its undisturbed time <= the best median). Then each of its k reps
+// had to be inflated more than slow_cutoff-fold. If such an inflation hits a
+// rep with probability q, independently of the other reps, the chance of a
+// false prune is at most q^k: with k = 3 and even one rep in ten inflated
+// threefold, 1e-3. (A disturbance that lasts through all k reps -- seconds of
+// a competing job -- is not independent; it also inflates the rest of the
+// run, which the machine-load check of `tune` and `layers` reports:
+// core/machine_load.hpp.)
 // The reference is never a candidate. The result is the full list, ranked by
 // rank() (perf.hpp), non-runnable candidates included with their reason.
 // A candidate that throws DeviceFault (core/error.hpp: a sticky CUDA error, the
@@ -21,6 +36,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
@@ -37,7 +53,9 @@ struct FindOptions {
   int max_reps = 25;
   double max_seconds = 0.3;     // timed work per candidate before giving up on stability
   double stable_rel = 0.02;     // median moved less than this -> stable
-  double slow_cutoff = 3;       // see above
+  double slow_cutoff = 3;       // pruning factor (see above)
+  double best_so_far = std::numeric_limits<double>::infinity();  // a best median already known (cached results)
+  int prune_reps = 3;           // timed reps before a candidate may be pruned (raised to 3 if smaller; see above)
   // Progress display: once when find starts, then before each candidate (index, count, name).
   std::function<void()> on_start;
   std::function<void(int, int, const Algorithm&)> on_candidate;

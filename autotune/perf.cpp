@@ -67,6 +67,34 @@ void rank(std::vector<AlgoPerf>& list) {
   });
   list = std::move(ok);
   for (auto& a : rest) list.push_back(std::move(a));
+  mark_ties(list, list.empty() ? std::string_view() : std::string_view(list.front().algo));
+}
+
+bool indistinguishable(const AlgoPerf& a, const AlgoPerf& b) {
+  if (a.status != PerfStatus::ok || b.status != PerfStatus::ok) return false;
+  const bool intervals = std::isfinite(a.lo) && std::isfinite(a.hi) && std::isfinite(b.lo) && std::isfinite(b.hi);
+  if (intervals && a.lo <= b.hi && b.lo <= a.hi) return true;
+  return near_tie(a, b);
+}
+
+void mark_ties(std::vector<AlgoPerf>& list, std::string_view pick) {
+  const AlgoPerf* p = nullptr;
+  for (const AlgoPerf& a : list)
+    if (a.algo == pick && a.status == PerfStatus::ok) p = &a;
+  std::vector<bool> tied(list.size(), false);
+  bool any = false;
+  for (size_t i = 0; i < list.size(); ++i)
+    if (p && &list[i] != p && indistinguishable(list[i], *p)) tied[i] = any = true;
+  for (size_t i = 0; i < list.size(); ++i) list[i].tie = tied[i] || (any && &list[i] == p);
+}
+
+std::vector<std::string> ties_of(const std::vector<AlgoPerf>& list, std::string_view pick) {
+  std::vector<std::string> out;
+  for (const AlgoPerf& p : list)
+    if (p.algo == pick && p.status == PerfStatus::ok)
+      for (const AlgoPerf& a : list)
+        if (&a != &p && indistinguishable(a, p)) out.push_back(a.algo);
+  return out;
 }
 
 const AlgoPerf* select(const std::vector<AlgoPerf>& ranked, const Constraints& c) {

@@ -38,6 +38,16 @@ struct AlgoPerf {
   double err_ratio = std::numeric_limits<double>::quiet_NaN();      // worst error / declared bound; <= 1 passes
   bool deterministic = true;
   std::string note;                  // why not ok; or how it was measured
+  // The 95 % bootstrap interval of the median (core/stats.hpp median_ci over
+  // the timed reps); NaN for predictions and for lines cached before it was kept.
+  double lo = std::numeric_limits<double>::quiet_NaN(), hi = std::numeric_limits<double>::quiet_NaN();
+  // Not told apart from the pick (mark_ties): set on the pick and on every ok
+  // entry indistinguishable() from it, when there is at least one such entry.
+  bool tie = false;
+  // What produced the entry (autotune/build_identity.hpp algorithm_version):
+  // the algorithm's own code version and the versions of the libraries it
+  // calls. A cached entry whose versions are not this build's is re-measured.
+  std::string code, libs;
 };
 
 // What a caller accepts beyond "ok": the workspace limit, accuracy
@@ -54,7 +64,8 @@ struct Constraints {
 
 // Sorts in place into the order a tuner reports: status ok first, by time,
 // with near-ties broken by the fixed rule (see near_tie); then everything else
-// by status, then name. The result is a pure function of the entries' fields.
+// by status, then name; then marks the ties of the first entry (mark_ties).
+// The result is a pure function of the entries' fields.
 void rank(std::vector<AlgoPerf>& list);
 
 // Two ok entries are within each other's noise when their times differ by at
@@ -63,6 +74,20 @@ void rank(std::vector<AlgoPerf>& list);
 // first, then smaller workspace, then name -- so the choice does not flip
 // between runs on a noisy machine.
 bool near_tie(const AlgoPerf& a, const AlgoPerf& b);
+
+// Whether a measurement cannot tell two ok entries apart: their median
+// intervals overlap (both have one), or they are a near_tie (the noise rule
+// rank() orders by, which also covers entries without intervals).
+bool indistinguishable(const AlgoPerf& a, const AlgoPerf& b);
+
+// Sets `tie` on the entry named `pick` and on every ok entry
+// indistinguishable() from it, when there is at least one; clears it on all
+// others (and on all when `pick` is empty or not an ok entry). rank() marks
+// against its first entry; a caller that picks under constraints (select())
+// marks again against its own pick.
+void mark_ties(std::vector<AlgoPerf>& list, std::string_view pick);
+// The names of the ok entries indistinguishable() from the entry `pick`, in list order (pick left out).
+std::vector<std::string> ties_of(const std::vector<AlgoPerf>& list, std::string_view pick);
 
 // The first entry of a ranked list that is ok and meets the constraints; the
 // accuracy budget applies only to measured entries (a NaN error passes). An

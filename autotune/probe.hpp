@@ -1,9 +1,10 @@
 // The machine probe: a short measurement (about a second on an idle machine;
 // on a busy one nothing starts after 3 s) of the rates get's cost model
 // (autotune/get.hpp) needs, taken once per device fingerprint (CPU model, ISA,
-// threads) and build, and stored in the
-// autotune cache file beside the find entries (autotune/cache_entry.hpp: a
-// line with a "probe" object, keyed by device, build identity and version).
+// threads) and probe identity (its own code version and every CPU algorithm's:
+// autotune/build_identity.hpp probe_identity), and stored in the autotune
+// cache file beside the find entries (autotune/cache_entry.hpp: a line with a
+// "probe" object, keyed by device, probe identity and version).
 //
 // What it measures, on the ISA in use (cpu_info().isa(), capped by
 // CONVLAB_ISA) and the fingerprint's thread count. Every rate is a best of
@@ -100,7 +101,7 @@ struct ProbeOutcome {
   std::string source_name() const;  // "measured", "cache", "process", "none"
 };
 // The probe for ctx (CPU only; other devices: Source::none): this process's
-// registered one, else the cache's entry for this device and build, else
+// registered one, else the cache's entry for this device and probe identity, else
 // measured, registered, and stored in `cache` (saved; a cache that cannot be
 // written is said in `stored`, not thrown). reprobe: measure even when one
 // exists. `cache` may be null (measured and registered only).

@@ -36,8 +36,10 @@ void find_all(std::vector<TunePair>& pairs, const std::vector<const Algorithm*>&
     Tuned t = cache_or_find(cache, pr.problem, pr.dir, opt.ctx, fo, candidates, opt.retune);
     pr.found = std::move(t.results);
     pr.from_cache = t.from_cache;
+    pr.reused = t.reused;
     pr.tune_seconds = t.find_seconds;
     ++(t.from_cache ? res.cache_hits : res.tuned);
+    if (!t.from_cache && t.reused > 0) ++res.partly;
   }
 }
 
@@ -67,6 +69,8 @@ void note_choices(TunePair& pr, const TuneOptions& opt) {
   if (const AlgoPerf* f = opt.find ? select(pr.found, opt.constraints) : nullptr) {
     pr.find_algo = f->algo;
     pr.find_time = f->time;
+    pr.find_ties = ties_of(pr.found, pr.find_algo);
+    mark_ties(pr.found, pr.find_algo);
   }
   if (const AlgoPerf* g = select(pr.got_in_sample, opt.constraints)) {
     pr.get_index = int(g - pr.got_in_sample.data());
@@ -90,8 +94,7 @@ TuneResult tune(const std::vector<ProblemItem>& problems, const TuneOptions& opt
     cache->load();
   }
   // The probe before anything is measured or predicted: find orders its candidates by the model too.
-  if (opt.probe && opt.ctx.device == DeviceKind::cpu)
-    res.probe = cache ? ensure_probe(opt.ctx, cache.get(), opt.reprobe) : ensure_probe(opt.ctx, std::string(), opt.reprobe);
+  if (opt.probe && opt.ctx.device == DeviceKind::cpu) res.probe = ensure_probe(opt.ctx, cache.get(), opt.reprobe);
   for (const ProblemItem& it : problems)
     for (Direction d : item_directions(it, opt.dirs, opt.dirs_given)) {
       TunePair& pr = res.pairs.emplace_back();
@@ -101,7 +104,12 @@ TuneResult tune(const std::vector<ProblemItem>& problems, const TuneOptions& opt
     }
 
   const double t_start = now_seconds();
-  if (opt.find) find_all(res.pairs, candidates, cache.get(), opt, res);
+  if (opt.find) {
+    const MachineLoad before = load_snapshot();
+    find_all(res.pairs, candidates, cache.get(), opt, res);
+    res.load = check_load(before, load_snapshot());
+    res.load_measured = true;
+  }
   if (opt.on_find_done) opt.on_find_done();
   res.find_seconds = now_seconds() - t_start;
   get_all(res.pairs, candidates, cache.get(), opt, res);

@@ -5,15 +5,18 @@
 //      a shape repeated in the list is tuned once);
 //   2. get's ranking three ways: uncalibrated, calibrated in-sample (from this
 //      run's find results, or with a cache from all of its entries of this
-//      device and build) and calibrated leaving the problem's own
+//      device: their results of this build's algorithm versions) and
+//      calibrated leaving the problem's own
 //      measurements out (only when find ran);
 //   3. the vendor's own pick (autotune/vendor.hpp), and how often it agrees
 //      with find's;
 //   4. how get's choice fares against find's (compare_get_find), per pair and
 //      summarised.
 // Before all of it, on the CPU, the machine probe get's model uses
-// (autotune/probe.hpp): this process's, else the cache file's (the default
-// cache when no file is given), else measured and stored there.
+// (autotune/probe.hpp): this process's, else the cache file's, else measured
+// and stored there (without a cache file: measured and kept in the process).
+// Around step 1 the machine's load is measured (core/machine_load.hpp): the
+// result says whether other processes disturbed find's timings.
 // Nothing is printed: the CLI prints the result (tools/cmd_tune.cpp).
 #pragma once
 #include <functional>
@@ -25,6 +28,7 @@
 #include "autotune/get.hpp"
 #include "autotune/probe.hpp"
 #include "autotune/vendor.hpp"
+#include "core/machine_load.hpp"
 #include "core/problem_list.hpp"
 
 namespace convlab {
@@ -36,7 +40,9 @@ struct TuneOptions {
   ExecContext ctx;
   Constraints constraints;   // of every choice; its workspace limit is also find's
   FindOptions find_options;  // its workspace_limit and progress callbacks are set by tune()
-  std::string cache_path;    // "" = no cache: find always runs and get calibrates from this run
+  // "" = no cache file at all: find always runs, nothing is kept, get calibrates from this run and the
+  // machine probe is measured in the process. (`convlab tune` passes the default cache unless --no-cache.)
+  std::string cache_path;
   bool retune = false;       // ignore cache hits (find runs and replaces the entries)
   bool probe = true;         // ensure the machine probe first (CPU)
   bool reprobe = false;      // measure it even when the cache has one
@@ -52,12 +58,17 @@ struct TunePair {
   Direction dir = Direction::fwd;
   std::vector<AlgoPerf> found;  // find's ranked list; empty when find did not run
   bool from_cache = false;      // from the cache, or from an earlier pair of the same shape
+  int reused = 0;               // results taken from the cache (all of them when from_cache; some when find
+                                // re-timed only the algorithms whose code or libraries changed)
   double tune_seconds = 0;      // find's wall time (0 when from_cache)
   std::vector<AlgoPerf> got_uncalibrated, got_in_sample, got_leave_one_out;  // the last only when find ran
   VendorReport vendor;
   // The choices under the constraints ("" where none; find's only when it ran), and find's
   // measured time of each (NaN where it has none): what vendor_text / vendor_json compare with.
   std::string find_algo, get_algo;
+  // The ok entries find cannot tell apart from its choice (ties_of(); `found`'s tie flags are marked
+  // against that choice).
+  std::vector<std::string> find_ties;
   double find_time = std::numeric_limits<double>::quiet_NaN();
   double get_time = std::numeric_limits<double>::quiet_NaN();
   int get_index = -1;  // get's choice in got_in_sample
@@ -73,7 +84,10 @@ struct TuneResult {
   std::string cache_path;   // TuneOptions::cache_path
   ProbeOutcome probe;       // what ensure_probe did (Source::none on a GPU or with probe off)
   int cache_hits = 0, tuned = 0;
+  int partly = 0;           // of `tuned`: pairs where find re-timed only some candidates (the rest from the cache)
   double find_seconds = 0;  // wall time of step 1
+  bool load_measured = false;  // find ran: `load` judges the machine around step 1
+  LoadCheck load;
   int calibration_samples = 0;
   std::vector<TunePair> pairs;  // problem order, then direction order
   int compared = 0;             // pairs with compared set

@@ -63,6 +63,7 @@ TimingStats repeat_until_stable(const std::function<double()>& timed_rep, const 
     const double dt = timed_rep();
     samples.push_back(dt);
     spent += dt;
+    if (opt.stop_early && opt.stop_early(samples)) break;
     if (int(samples.size()) >= opt.min_reps) {
       const double med = summarize(samples).median;
       const bool stable = last_median > 0 && std::fabs(med - last_median) <= opt.stable_rel * med;

@@ -27,10 +27,14 @@ struct TimingOptions {
   double max_seconds = 2.0;       // stop adding reps after this much timed work
   double stable_rel = 0.02;       // ... or once the median moves less than this
   bool flush_caches = false;      // evict caches before every timed rep (llm.c-style)
+  // Asked after every rep with the samples so far; true stops timing there
+  // (a caller's pruning rule, e.g. find's: autotune/find.hpp).
+  std::function<bool(const std::vector<double>& samples)> stop_early;
 };
 
 // Runs fn warmup times, then times it until min_reps are done and either the
-// median is stable, max_seconds has passed or max_reps is reached.
+// median is stable, max_seconds has passed or max_reps is reached -- or
+// stop_early says so.
 TimingStats time_it(const std::function<void()>& fn, const TimingOptions& opt = {});
 
 // The stopping rule of time_it (and of time_cuda, core/cuda_stream.hpp), for a

@@ -5,13 +5,13 @@
 // for the notebooks. The peak it reports against is measured, not assumed.
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <map>
 
 #include "autotune/cache.hpp"
 #include "autotune/compare.hpp"
 #include "core/error.hpp"
+#include "core/machine_load.hpp"
 #include "core/problem_list.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
@@ -32,12 +32,14 @@ void print_case(const LayerCase& lc, Direction dir, int threads, const std::vect
       // No measured peak (a GPU: `convlab peak` measures the CPU): "-", not nan%.
       char peak[16] = "      -";
       if (std::isfinite(r.peak_fraction)) std::snprintf(peak, sizeof peak, "%6.1f%%", r.peak_fraction * 100);
-      std::printf("  %-26s %-12s %10.3f %9.1f %s %9.2fMB %10.2e  %s%s\n", r.algo.c_str(), r.status.c_str(),
+      std::printf("  %-26s %-12s %10.3f %9.1f %s %9.2fMB %10.2e  %s%s%s\n", r.algo.c_str(), r.status.c_str(),
                   r.time * 1e3, r.gflops(), peak, double(r.workspace) / 1e6, r.max_rel_error,
-                  r.find_choice ? "find " : "", r.get_choice ? "get" : "");
+                  r.find_choice ? "find " : "", r.tie && !r.find_choice ? "\u2248find " : "", r.get_choice ? "get" : "");
     } else
       std::printf("  %-26s %-12s %s\n", r.algo.c_str(), r.status.c_str(), r.note.c_str());
   }
+  if (std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& r) { return r.tie && !r.find_choice; }))
+    std::printf("  (\u2248find: not told apart from find's pick -- the medians' 95 %% intervals overlap)\n");
   std::fflush(stdout);
 }
 
@@ -73,7 +75,9 @@ int cmd_layers(int argc, char** argv) {
   args.option("threads", "LIST", "comma-separated CPU thread counts, e.g. 1,2 (0 = all)", "0");
   args.option("json", "F", "write the results as JSON (atomically)");
   args.option("csv", "F", "write the results as CSV (atomically)");
-  args.option("cache", "F", "calibrate get's cost model from this autotune cache (read only: its entries of this device, build and --threads)");
+  args.option("cache", "F",
+              "calibrate get's cost model from this autotune cache (its entries of this device and --threads; the\n"
+              "machine probe is kept there too); created if missing, its folder must exist");
   args.option("max-seconds", "S", "timed work per candidate before the median is taken as is", "0.3");
   args.flag("reprobe", "measure the machine probe again (get's rates; about a second per thread count) even when the cache has one");
   if (!args.parse(argc, argv)) return 0;
@@ -112,11 +116,11 @@ int cmd_layers(int argc, char** argv) {
   if (opt.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab layers --device cuda: no CUDA device (" + cuda_info().reason + ")");
 
-  // --cache: read (for calibration) only, so it must exist. The machine probe of every thread count
-  // comes first (the calibration's predictions use it): loaded from F (or the default cache), else
-  // measured and stored there -- the one line layers may add to F.
-  if (args.has("cache") && !std::filesystem::exists(args.get("cache")))
-    fail("convlab layers --cache: '" + printable(args.get("cache")) + "' does not exist");
+  // --cache F follows the rule of every command's (require_cache_file): created when missing, its folder
+  // must exist. The machine probe of every thread count comes first (the calibration's predictions use
+  // it): loaded from F (or the default cache), else measured and stored there -- the one line layers
+  // adds to F.
+  if (args.has("cache")) require_cache_file(args.get("cache"), "convlab layers --cache", false);
   std::vector<std::pair<int, ProbeOutcome>> probes;
   if (opt.device == DeviceKind::cpu)
     for (int t : opt.threads) {
@@ -125,8 +129,8 @@ int cmd_layers(int argc, char** argv) {
       probes.emplace_back(c.resolved_threads(),
                           ensure_probe(c, args.has("cache") ? args.get("cache") : std::string(), args.has("reprobe")));
     }
-  // Calibrated from the entries of this build at every thread count this run uses (each predicted
-  // with that thread count's machine model).
+  // Calibrated from the entries at every thread count this run uses (their results of this build's
+  // algorithm versions; each predicted with that thread count's machine model).
   Calibration cal;
   std::string cal_line;
   if (args.has("cache")) {
@@ -150,9 +154,9 @@ int cmd_layers(int argc, char** argv) {
     cal = data.fit();
     opt.calibration = &cal;
     cal_line = data.samples() ? "get calibrated from " + std::to_string(data.samples()) + " cached measurements (" +
-                                    std::to_string(entries) + " entries of this device and build in " + printable(f) + ")"
+                                    std::to_string(entries) + " entries of this device in " + printable(f) + ")"
                               : "get uncalibrated: no usable entries in " + printable(f) +
-                                    " (none of this device at these thread counts and this build)";
+                                    " (none of this device at these thread counts measured by this build's algorithms)";
   }
   std::printf("convlab layers on %s%s\n", device_fingerprint(opt.device, 0).c_str(),
               network.empty() ? "" : (", batch " + std::to_string(net_batch)).c_str());
@@ -168,6 +172,7 @@ int cmd_layers(int argc, char** argv) {
   for (const PeakResult& pr : cmp.peaks)
     std::printf("\nmeasured FMA peak: %.1f GFLOP/s with %d thread(s) (%s)", pr.gflops, pr.threads, pr.isa.c_str());
   if (cmp.bandwidth_gbs > 0) std::printf("\nmeasured stream bandwidth: %.1f GB/s\n", cmp.bandwidth_gbs);
+  std::printf("%s%s\n", cmp.bandwidth_gbs > 0 ? "" : "\n", load_text(cmp.load).c_str());
 
   // Thread scaling: each algorithm's time at the fewest threads over its time at the most.
   if (opt.threads.size() > 1) {

@@ -2,6 +2,7 @@
 // convlab cache: show / check / merge cache files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/machine_load.hpp"
 #include "core/paths.hpp"
 #include "core/problem_list.hpp"
 #include "tools/cli.hpp"
@@ -81,19 +83,44 @@ std::string list_json(const std::vector<AlgoPerf>& l) {
   return o + "]";
 }
 
+// A time's 95 % interval, "[lo, hi]" in ms; "-" when there is none.
+std::string interval(const AlgoPerf& r) {
+  if (!std::isfinite(r.lo) || !std::isfinite(r.hi)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, "[%.3f, %.3f]", r.lo * 1e3, r.hi * 1e3);
+  return b;
+}
+
+// The ranked list; "≈" before a rank marks a tie with the choice (AlgoPerf::tie).
 void print_list(const std::vector<AlgoPerf>& l, bool measured) {
-  std::printf("    %-4s %-26s %-14s %10s %7s %12s %10s %4s  %s\n", "rank", "algorithm", "status",
-              measured ? "median ms" : "pred. ms", "spread", "workspace", "max rel", "det", "note");
+  std::printf("    %-5s %-26s %-14s %10s %20s %7s %12s %10s %4s  %s\n", "rank", "algorithm", "status",
+              measured ? "median ms" : "pred. ms", measured ? "95% interval ms" : "", "spread", "workspace", "max rel",
+              "det", "note");
   int i = 0;
   for (const AlgoPerf& r : l) {
     char spread[16] = "-", err[16] = "-";
     if (measured && r.status == PerfStatus::ok) std::snprintf(spread, sizeof spread, "%.1f%%", r.spread * 100);
     if (std::isfinite(r.max_rel_error)) std::snprintf(err, sizeof err, "%.2e", r.max_rel_error);
     // A cache hit's list comes from the cache file: its names and notes are file content.
-    std::printf("    %-4d %-26s %-14s %10s %7s %12zu %10s %4s  %s\n", ++i, printable(r.algo).c_str(),
-                std::string(to_string(r.status)).c_str(), ms(r.time).c_str(), spread, r.workspace, err,
-                r.deterministic ? "yes" : "no", printable(r.note).c_str());
+    std::printf("    %s%-3d %-26s %-14s %10s %20s %7s %12zu %10s %4s  %s\n", r.tie ? "\u2248 " : "  ", ++i,
+                printable(r.algo).c_str(), std::string(to_string(r.status)).c_str(), ms(r.time).c_str(),
+                measured ? interval(r).c_str() : "", spread, r.workspace, err, r.deterministic ? "yes" : "no",
+                printable(r.note).c_str());
   }
+}
+
+// find's choice and the candidates it cannot tell apart from it.
+void tie_line(const TunePair& pr) {
+  if (pr.find_ties.empty()) return;
+  std::string s;
+  for (const std::string& t : pr.find_ties)
+    for (const AlgoPerf& r : pr.found)
+      if (r.algo == t) s += (s.empty() ? "" : ", ") + t + " " + ms(r.time) + " " + interval(r);
+  const AlgoPerf* f = nullptr;
+  for (const AlgoPerf& r : pr.found)
+    if (r.algo == pr.find_algo) f = &r;
+  std::printf("    \u2248 find's %s (%s ms %s) is not told apart from: %s ms\n", pr.find_algo.c_str(),
+              f ? ms(f->time).c_str() : "-", f ? interval(*f).c_str() : "-", s.c_str());
 }
 
 void vendor_lines(const TunePair& pr) {
@@ -101,6 +128,12 @@ void vendor_lines(const TunePair& pr) {
     std::printf("    vendor %s\n", vendor_text(v, pr.find_algo, pr.find_time, pr.get_algo, pr.get_time).c_str());
   if (pr.vendor.status != "ok")
     std::printf("    vendor %s%s\n", pr.vendor.choices.empty() ? "none: " : "", pr.vendor.status.c_str());
+}
+
+std::string names_json(const std::vector<std::string>& names) {
+  std::string o = "[";
+  for (size_t i = 0; i < names.size(); ++i) o += (i ? "," : "") + json::quote(names[i]);
+  return o + "]";
 }
 
 std::string or_null(const std::string& algo) { return algo.empty() ? std::string("null") : json::quote(algo); }
@@ -115,14 +148,18 @@ std::string probe_json(const ProbeOutcome& p) {
 std::string result_json(const TuneResult& res, const std::string& mode, bool find) {
   std::string o = "{\"device\":" + json::quote(res.fingerprint) + ",\"version\":" + json::quote(CONVLAB_VERSION) +
                   ",\"mode\":" + json::quote(mode) + ",\"find_seconds\":" + json::number(res.find_seconds) +
+                  ",\"cache\":" + (res.cache_path.empty() ? std::string("null") : json::quote(res.cache_path)) +
                   ",\"cache_hits\":" + std::to_string(res.cache_hits) + ",\"tuned\":" + std::to_string(res.tuned) +
+                  ",\"tuned_partly\":" + std::to_string(res.partly) +
+                  ",\"load\":" + (res.load_measured ? load_json(res.load) : std::string("null")) +
                   ",\"probe\":" + probe_json(res.probe) + ",\"pairs\":[";
   for (size_t i = 0; i < res.pairs.size(); ++i) {
     const TunePair& pr = res.pairs[i];
     o += std::string(i ? "," : "") + "{\"layer\":" + json::quote(pr.label) + ",\"problem\":" +
          json::quote(pr.problem.key()) + ",\"dir\":" + json::quote(to_string(pr.dir)) +
          ",\"get_choice\":" + or_null(pr.get_algo) + ",\"find_choice\":" + or_null(pr.find_algo) +
-         ",\"from_cache\":" + (pr.from_cache ? "true" : "false") + ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
+         ",\"find_ties\":" + names_json(pr.find_ties) + ",\"from_cache\":" + (pr.from_cache ? "true" : "false") +
+         ",\"reused\":" + std::to_string(pr.reused) + ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
          ",\"get\":" + list_json(pr.got_in_sample) + (find ? ",\"find\":" + list_json(pr.found) : "");
     o += ",\"vendor_status\":" + json::quote(pr.vendor.status) + ",\"vendor\":[";
     for (size_t k = 0; k < pr.vendor.choices.size(); ++k)
@@ -143,14 +180,28 @@ std::string result_json(const TuneResult& res, const std::string& mode, bool fin
   return o + "}";
 }
 
+// get's choice against find's: the same, tied with it (find cannot tell them apart), within 10 %, or not.
+const char* agreement(const TunePair& pr) {
+  const Agreement& a = pr.in_sample;
+  if (a.same()) return "yes";
+  if (std::find(pr.find_ties.begin(), pr.find_ties.end(), a.get_algo) != pr.find_ties.end()) return "tie";
+  return a.slowdown() <= 1.10 ? "within 10%" : "no";
+}
+
 // The text report after its first line: candidates, cache, one line per pair (+ vendor lines, --list), summaries.
 void print_text(const TuneResult& res, bool find, bool list) {
   std::printf("candidates: %zu", res.candidates);
   if (res.candidates == 0) std::printf(" (only the reference is registered for this device: nothing to tune)");
   std::printf("\n");
-  if (!res.cache_path.empty())
-    std::printf("cache: %s (%d hits, %d tuned, calibration from %d measurements)\n", printable(res.cache_path).c_str(),
-                res.cache_hits, res.tuned, res.calibration_samples);
+  if (!res.cache_path.empty()) {
+    std::string partly;
+    if (res.partly)
+      partly = " (" + std::to_string(res.partly) + " of them in part: only the candidates new, changed or fitting the limit since)";
+    std::printf("cache: %s (%d hits, %d tuned%s, calibration from %d measurements)\n", printable(res.cache_path).c_str(),
+                res.cache_hits, res.tuned, partly.c_str(), res.calibration_samples);
+  } else {
+    std::printf("cache: none (nothing is kept)\n");
+  }
   if (res.probe.source != ProbeOutcome::Source::none) std::printf("%s\n", res.probe.text().c_str());
   std::printf("\n");
   if (!find) {
@@ -174,7 +225,8 @@ void print_text(const TuneResult& res, bool find, bool list) {
     else
       std::printf(row, pr.label.c_str(), dir.c_str(), a.get_algo.empty() ? "-" : a.get_algo.c_str(), a.find_algo.c_str(),
                   ms(a.get_time).c_str(), ms(a.find_time).c_str(), ratio(a.slowdown()).c_str(),
-                  a.same() ? "yes" : a.slowdown() <= 1.10 ? "within 10%" : "no");
+                  agreement(pr));
+    tie_line(pr);
     vendor_lines(pr);
     if (list) print_list(pr.found, true);
   }
@@ -189,6 +241,7 @@ void print_text(const TuneResult& res, bool find, bool list) {
                 res.pairs.empty() ? "no pairs" : res.pairs.front().vendor.status.c_str());
   std::printf("find wall time: %.1f s (%d pairs tuned, %d from cache or repeated shapes)\n", res.find_seconds, res.tuned,
               int(res.pairs.size()) - res.tuned);
+  if (res.load_measured) std::printf("%s\n", load_text(res.load).c_str());
 }
 
 }  // namespace
@@ -198,12 +251,18 @@ int cmd_tune(int argc, char** argv) {
             "Autotunes every (layer, direction): find times every candidate algorithm (checked against the\n"
             "fp64 reference on a batch slice; inaccurate ones are never chosen), get ranks them with the\n"
             "cost model (nothing runs; on the CPU its rates come from the machine probe, measured once per\n"
-            "device and build in about a second and kept in the cache file; --reprobe measures it again).\n"
+            "device and algorithm versions in about a second and kept in the cache file; --reprobe measures it\n"
+            "again).\n"
             "Mode both prints, per layer and direction, get's choice after calibration from this run's find\n"
             "results, find's choice, both measured times and whether they agree, then a summary for get\n"
             "uncalibrated (the probed model alone), calibrated in-sample and calibrated leave-one-layer-out.\n"
-            "With --cache, find results are read from / written to the JSON-lines cache file and its other\n"
-            "entries for this device also calibrate get. Under each pair, the vendor's own pick:\n"
+            "find's results are kept in the autotune cache (the default cache unless --cache names another\n"
+            "file, or --no-cache asks for none): a pair tuned before is answered from it, and only algorithms\n"
+            "whose code or libraries changed since are timed again; its other entries for this device also\n"
+            "calibrate get. Candidates find cannot tell apart from its choice (median intervals overlap)\n"
+            "are listed under the pair and marked \u2248 in --list; the machine's load around find is measured\n"
+            "and a disturbed run is said, with its numbers.\n"
+            "Under each pair, the vendor's own pick:\n"
             "on the CPU cpu.onednn_auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
             "algorithm itself) and Get_v7 (its heuristic), each with our find's measured time for it.\n"
             "Reduced-precision algorithms (the cuDNN *_tf32 variants) are candidates only with --tf32.");
@@ -218,8 +277,10 @@ int cmd_tune(int argc, char** argv) {
               "all");
   args.option("batch", "N", "override every minibatch (networks and layer ids default to 32)");
   args.option("cache", "FILE",
-              "autotune cache (JSON lines) to read and update; checked before tuning (created if missing; its folder\n"
-              "must exist). It also keeps the machine probe get's model uses (without --cache: the default cache)");
+              "autotune cache (JSON lines) to read and update instead of the default one ($CONVLAB_CACHE, else\n"
+              "$XDG_CACHE_HOME/convlab/autotune.jsonl, else ~/.cache/convlab/autotune.jsonl); checked before tuning\n"
+              "(created if missing; its folder must exist). It also keeps the machine probe get's model uses");
+  args.flag("no-cache", "read and write no cache file: find times every pair, nothing is kept (the probe too is measured here)");
   args.flag("retune", "ignore cache hits (re-run find and overwrite the entries)");
   args.flag("reprobe", "measure the machine probe again (get's rates; about a second) even when the cache has one");
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
@@ -265,10 +326,21 @@ int cmd_tune(int argc, char** argv) {
     opt.find_options.max_seconds = std::strtod(v.c_str(), &end);
     if (*end != '\0' || !(opt.find_options.max_seconds > 0)) fail("convlab tune: --max-seconds expects a positive number");
   }
+  if (args.has("cache") && args.has("no-cache")) fail("convlab tune: --cache and --no-cache exclude each other");
   if (args.has("cache")) {
     // Up front: a typo must not throw away the tuning (a missing file is an empty cache, created on save).
-    if (opt.find) require_output_path(args.get("cache"), "convlab tune --cache");
+    require_cache_file(args.get("cache"), "convlab tune --cache", opt.find);
     opt.cache_path = args.get("cache");
+  } else if (!args.has("no-cache")) {
+    // The default cache, as a user find-db: a machine where it cannot be written still tunes, and says so.
+    const std::string def = TuneCache::default_path();
+    try {
+      require_cache_file(def, "the default autotune cache", opt.find);
+      opt.cache_path = def;
+    } catch (const Error& e) {
+      std::fprintf(stderr, "warning: %s; nothing will be kept (--cache FILE keeps it elsewhere, --no-cache says so)\n",
+                   e.what());
+    }
   }
   opt.retune = args.has("retune");
   opt.reprobe = args.has("reprobe");
@@ -299,7 +371,8 @@ int cmd_cache(int argc, char** argv) {
             "  show FILE        one line per entry: problem, direction, device, version, winner, time\n"
             "  check FILE       one warning per line this build on this machine would not use (exit 1 if\n"
             "                   any): unreadable or over-long lines, another cache format, another device,\n"
-            "                   stale (tuned by another convlab build or oneDNN/OpenBLAS/FFTW/cuDNN version),\n"
+            "                   another convlab version, a key of a whole build (an older line), results of\n"
+            "                   another code or library version of their algorithm (named, with what differs),\n"
             "                   a problem this build rejects, an unregistered algorithm, no results; the\n"
             "                   machine probe lines (get's measured rates) likewise\n"
             "  merge A B... -o OUT   union of the inputs, per key the most recently tuned entry wins;\n"

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    // Line 2 is what autotune cache entries of this build are keyed on (autotune/build_identity.hpp).
+    // Line 2: this build and the versions of the libraries it calls (autotune/build_identity.hpp).
     std::printf("convlab %s (build %s)\n%s\n", CONVLAB_VERSION, std::string(convlab::build_id()).c_str(),
                 convlab::build_identity(convlab::DeviceKind::cpu).c_str());
     return 0;

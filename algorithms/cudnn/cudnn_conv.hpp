@@ -75,6 +75,7 @@ class CudnnConv final : public Algorithm {
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
   bool deterministic() const override { return deterministic_; }
   std::string_view math() const override { return tf32_ ? "tf32" : "fp32"; }
+  std::string_view source_file() const override { return __FILE__; }
 
   int id(Direction dir) const;
   bool tf32() const { return tf32_; }

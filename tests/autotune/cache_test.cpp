@@ -70,6 +70,10 @@ CacheEntry sample(const std::string& problem = "mb2ic4ih8oc4oh8kh3ph1", const st
   c.algo = "cpu.huge";
   c.status = PerfStatus::over_workspace;
   c.workspace = size_t(1) << 40;
+  a.lo = 1.2e-3;
+  a.hi = 1.3e-3;
+  // Measured by this build: the version a planted (unregistered) algorithm has.
+  for (AlgoPerf* r : {&a, &b, &c}) r->code = algorithm_version(testing::Planted(r->algo)).code;
   e.results = {a, b, c};
   return e;
 }
@@ -91,6 +95,10 @@ void expect_same(const CacheEntry& x, const CacheEntry& y) {
     EXPECT_TRUE(a.err_ratio == b.err_ratio || (std::isnan(a.err_ratio) && std::isnan(b.err_ratio)));
     EXPECT_EQ(a.deterministic, b.deterministic);
     EXPECT_EQ(a.note, b.note);
+    EXPECT_TRUE(a.lo == b.lo || (std::isnan(a.lo) && std::isnan(b.lo)));
+    EXPECT_TRUE(a.hi == b.hi || (std::isnan(a.hi) && std::isnan(b.hi)));
+    EXPECT_EQ(a.code, b.code);
+    EXPECT_EQ(a.libs, b.libs);
   }
 }
 
@@ -507,8 +515,10 @@ TEST_F(Cache, TempFilesOfDeadWritersAreRemoved) {
   EXPECT_NE(again.lookup(sample().key), nullptr);
 }
 
-// issue 16 item 14: the key carries this build's identity; other builds' and old lines are stale misses.
-TEST_F(Cache, BuildIdentityIsPartOfTheKey) {
+// Lines keyed on a whole build (written before each result kept its algorithm's version) still load:
+// they are entries of another key, never used, kept in the file; older lines without any build are
+// entries of this key whose results are all stale.
+TEST_F(Cache, OldBuildKeyedLinesLoadButNeverMatch) {
   EXPECT_FALSE(build_id().empty());
   const std::string& id = build_identity(DeviceKind::cpu);
   EXPECT_EQ(id.rfind(std::string("convlab ") + CONVLAB_VERSION + " " + std::string(build_id()), 0), 0u) << id;
@@ -518,38 +528,120 @@ TEST_F(Cache, BuildIdentityIsPartOfTheKey) {
   EXPECT_NE(id.find("oneDNN "), std::string::npos) << id;
 #endif
   const CacheEntry e = sample();
-  EXPECT_EQ(e.key.build, id);
-  EXPECT_TRUE(is_current_build(e.key));
-  CacheEntry other = sample("mb1ic1ih4oc1oh4kh1");
-  other.key.build = "convlab " CONVLAB_VERSION " 0123456789ab | oneDNN 2.6.2 | OpenBLAS 0.3.20 | FFTW fftw-3.3.8";
-  EXPECT_FALSE(is_current_build(other.key));
-  // A line written before builds were recorded: no "build" field. Readable, never used.
-  std::string old_line = serialize(sample("mb1ic2ih4oc2oh4kh1"));
-  const size_t at = old_line.find(",\"build\":");
-  old_line.erase(at, old_line.find(",\"version\"") - at);
-  ASSERT_EQ(old_line.find("build"), std::string::npos);
-  const auto old = deserialize(old_line);
-  ASSERT_TRUE(old);
-  EXPECT_EQ(old->key.build, "");
+  EXPECT_EQ(e.key.build, "");  // this format keys no build
+  EXPECT_TRUE(is_current_key(e.key));
+  EXPECT_EQ(serialize(e).find("\"build\""), std::string::npos);
+  CacheEntry old = sample("mb1ic1ih4oc1oh4kh1");
+  old.key.build = "convlab " CONVLAB_VERSION " 0123456789ab | oneDNN 2.6.2 | OpenBLAS 0.3.20 | FFTW fftw-3.3.8";
+  EXPECT_FALSE(is_current_key(old.key));
+  // A line written before builds were recorded: no "build", no versions in its results.
+  std::string oldest = serialize(sample("mb1ic2ih4oc2oh4kh1"));
+  for (size_t at; (at = oldest.find(",\"code\":")) != std::string::npos;)
+    oldest.erase(at, oldest.find(",\"libs\":\"\"", at) + 10 - at);
+  ASSERT_EQ(oldest.find("code"), std::string::npos) << oldest;
   const std::string f = path("builds.jsonl");
-  spit(f, serialize(e) + "\n" + serialize(other) + "\n" + old_line + "\n");
+  spit(f, serialize(e) + "\n" + serialize(old) + "\n" + oldest + "\n");
   TuneCache c(f, false);
   ASSERT_NO_THROW(c.load());
   EXPECT_EQ(c.entries().size(), 3u);
   EXPECT_NE(c.lookup(e.key), nullptr);
-  EXPECT_EQ(c.lookup(other.key), nullptr);
-  CacheKey same_but_here = other.key;
-  same_but_here.build = id;
-  EXPECT_EQ(c.lookup(same_but_here), nullptr);  // tuned by the other build: re-tuned here
+  EXPECT_EQ(c.lookup(old.key), nullptr);  // another key: never used
+  CacheKey here = old.key;
+  here.build.clear();
+  EXPECT_EQ(c.lookup(here), nullptr);     // and not found under this build's key either: re-tuned
   ASSERT_EQ(c.warnings().size(), 1u);
-  EXPECT_NE(c.warnings()[0].find("2 entries tuned by another convlab build"), std::string::npos) << c.warnings()[0];
-  EXPECT_EQ(c.measurements({e.key.device}).size(), 1u);  // only this build's entry calibrates
-  // Saving keeps the stale lines (another build may still use them).
+  EXPECT_NE(c.warnings()[0].find("1 entries of another convlab version, or written before each result kept its "
+                                 "algorithm's version, ignored"),
+            std::string::npos)
+      << c.warnings()[0];
+  // The oldest line is found, but answers for nobody: every result is stale.
+  const CacheEntry* o = c.lookup(sample("mb1ic2ih4oc2oh4kh1").key);
+  ASSERT_NE(o, nullptr);
+  testing::Planted fast("cpu.fast"), wrong("cpu.wrong"), huge("cpu.huge");
+  EXPECT_FALSE(entry_covers(*o, {&fast, &wrong, &huge}, size_t(1) << 20));
+  EXPECT_EQ(uncovered(*o, {&fast, &wrong, &huge}, size_t(1) << 20).size(), 3u);
+  EXPECT_NE(stale_reason(o->results[0], fast).find("no algorithm version recorded"), std::string::npos);
+  // Saving keeps the old lines (the build that wrote them may still use them).
   c.put(sample("mb1ic3ih4oc3oh4kh1"));
   c.save();
   const std::string text = slurp(f);
   EXPECT_NE(text.find("0123456789ab"), std::string::npos);
   EXPECT_NE(text.find("mb1ic2ih4oc2oh4kh1"), std::string::npos);
+}
+
+// A result measured by another version of its algorithm's code is a miss: only that candidate is
+// timed again, the others' results stay hits (not re-run, their times kept).
+TEST_F(Cache, AnotherAlgorithmVersionIsAMissOthersStayHits) {
+  testing::Planted kept("test.kept"), changed("test.changed");
+  kept.delay_ms = changed.delay_ms = 1;
+  const ConvProblem p = parse_problem("mb1ic2ih6oc2oh6kh3ph1");
+  ExecContext ctx;
+  ctx.threads = 1;
+  FindOptions fo;
+  fo.max_seconds = 0.02;
+  const std::string f = path("versions.jsonl");
+  {
+    TuneCache c(f, false);
+    c.load();
+    const Tuned first = cache_or_find(&c, p, Direction::fwd, ctx, fo, {&kept, &changed});
+    EXPECT_FALSE(first.from_cache);
+    EXPECT_EQ(first.reused, 0);
+    // As if test.changed had been measured by an older version of its code, test.kept long ago.
+    CacheEntry e = *c.lookup(make_cache_key(p, Direction::fwd, ctx));
+    for (AlgoPerf& r : e.results) {
+      if (r.algo == "test.changed") r.code = "cpu/changed 000000000000";
+      if (r.algo == "test.kept") r.time = 0.5;  // a time no 1 ms run would measure
+    }
+    EXPECT_EQ(uncovered(e, {&kept, &changed}, size_t(-1)), (std::vector<const Algorithm*>{&changed}));
+    EXPECT_NE(stale_reason(e.results[0].algo == "test.changed" ? e.results[0] : e.results[1], changed)
+                  .find("code 'cpu/changed 000000000000', this build has '"),
+              std::string::npos);
+    c.put(e);
+    c.save();
+  }
+  TuneCache c(f, false);
+  c.load();
+  const int kept_runs = kept.runs, changed_runs = changed.runs;
+  const Tuned second = cache_or_find(&c, p, Direction::fwd, ctx, fo, {&kept, &changed});
+  EXPECT_FALSE(second.from_cache);
+  EXPECT_EQ(second.reused, 1);
+  EXPECT_EQ(kept.runs, kept_runs);       // a hit: not run
+  EXPECT_GT(changed.runs, changed_runs);  // a miss: measured again
+  ASSERT_EQ(second.results.size(), 2u);
+  for (const AlgoPerf& r : second.results) {
+    EXPECT_EQ(r.code, algorithm_version(r.algo == "test.kept" ? kept : changed).code) << r.algo;
+    if (r.algo == "test.kept") {
+      EXPECT_EQ(r.time, 0.5);
+    } else {
+      EXPECT_LT(r.time, 0.5);
+    }
+  }
+  EXPECT_EQ(second.results[0].algo, "test.changed");  // ranked together
+  // Stored: the next lookup is a hit for both.
+  TuneCache again(f, false);
+  again.load();
+  const int runs = kept.runs + changed.runs;
+  const Tuned third = cache_or_find(&again, p, Direction::fwd, ctx, fo, {&kept, &changed});
+  EXPECT_TRUE(third.from_cache);
+  EXPECT_EQ(kept.runs + changed.runs, runs);
+}
+
+// Registered algorithms: what differs is named (the code, the libraries).
+TEST_F(Cache, StaleReasonNamesCodeOrLibraries) {
+  const Algorithm& blas = get_algorithm("cpu.im2col_openblas");
+  const AlgorithmVersion v = algorithm_version(blas);
+  AlgoPerf r;
+  r.algo = "cpu.im2col_openblas";
+  r.code = v.code;
+  r.libs = v.libs;
+  EXPECT_EQ(stale_reason(r), "");
+  r.libs = "OpenBLAS 0.0.1";
+  EXPECT_EQ(stale_reason(r), "libraries 'OpenBLAS 0.0.1', this build calls '" + v.libs + "'");
+  r.libs = v.libs;
+  r.code = "cpu/im2col_gemm 000000000000";
+  EXPECT_EQ(stale_reason(r), "code 'cpu/im2col_gemm 000000000000', this build has '" + v.code + "'");
+  r.algo = "cpu.no_such_algorithm";
+  EXPECT_EQ(stale_reason(r), "not a registered algorithm");
 }
 
 // issue 16 item 6: check names every line this build on this machine would not use.
@@ -569,15 +661,24 @@ TEST_F(Cache, CheckWarnsPerUnusableLineWithItsNumber) {
   CacheEntry registered = sample("mb1ic7ih4oc7oh4kh1");
   registered.results.resize(1);
   registered.results[0].algo = "cpu.direct";
+  registered.results[0].code = algorithm_version(get_algorithm("cpu.direct")).code;
+  // A result of an older cpu.direct, beside a current cpu.fft: the stale one is named, with what differs.
+  CacheEntry older = registered;
+  older.key.problem = "mb1ic8ih4oc8oh4kh1";
+  older.results[0].code = "cpu/direct 000000000000";
+  older.results.push_back(registered.results[0]);
+  older.results[1].algo = "cpu.fft";
+  older.results[1].code = algorithm_version(get_algorithm("cpu.fft")).code;
+  older.results[1].libs = algorithm_version(get_algorithm("cpu.fft")).libs;
   const std::string f = path("check.jsonl");
   spit(f, serialize(registered) + "\n" + serialize(other_dev) + "\n" + impossible + "\n" + serialize(unknown) + "\n\n" +
-              serialize(empty) + "\n" + serialize(stale) + "\n" + noncanonical + "\nnot json\n");
+              serialize(empty) + "\n" + serialize(stale) + "\n" + noncanonical + "\nnot json\n" + serialize(older) + "\n");
   (void)good;
   const CacheCheck r = check_cache_file(f);
-  EXPECT_EQ(r.lines, 8);
-  EXPECT_EQ(r.entries, 7);
+  EXPECT_EQ(r.lines, 9);
+  EXPECT_EQ(r.entries, 8);
   EXPECT_EQ(r.usable, 1);
-  ASSERT_EQ(r.warnings.size(), 7u);
+  ASSERT_EQ(r.warnings.size(), 8u);
   auto has = [&](size_t i, const std::string& a, const std::string& b) {
     EXPECT_EQ(r.warnings[i].rfind(a, 0), 0u) << r.warnings[i];
     EXPECT_NE(r.warnings[i].find(b), std::string::npos) << r.warnings[i];
@@ -586,9 +687,12 @@ TEST_F(Cache, CheckWarnsPerUnusableLineWithItsNumber) {
   has(1, "line 3: ", "impossible problem 'mb0ic5");
   has(2, "line 4: ", "winner 'cpu.fast' is not a registered algorithm");
   has(3, "line 6: ", "no results");
-  has(4, "line 7: ", "stale: tuned by convlab 0.1.0, build 'convlab 0.0.9 feedface'");
+  has(4, "line 7: ", "stale: keyed on the whole build 'convlab 0.0.9 feedface'");
   has(5, "line 8: ", "is not canonical");
   has(6, "line 9: ", "unreadable");
+  has(7, "line 10: ", "stale results, re-timed on use: cpu.direct (code 'cpu/direct 000000000000', this build has '" +
+                          algorithm_version(get_algorithm("cpu.direct")).code + "')");
+  EXPECT_EQ(r.warnings[7].find("cpu.fft"), std::string::npos) << r.warnings[7];  // current: not named
   EXPECT_THROW(check_cache_file(path("missing.jsonl")), Error);
   EXPECT_THROW(check_cache_file(dir_.string()), Error);
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "algorithms/registry.hpp"
+#include "autotune/build_identity.hpp"
 #include "autotune/cache.hpp"
 #include "autotune/get.hpp"
 #include "core/timing.hpp"
@@ -89,6 +90,8 @@ TEST(CalibrationScale, NearLinearInCacheEntries) {
   std::vector<std::string> cpu_algos;
   for (const Algorithm* a : registry())
     if (a->device() == DeviceKind::cpu && a->family() != "reference") cpu_algos.push_back(std::string(a->name()));
+  std::vector<AlgorithmVersion> versions;
+  for (const std::string& a : cpu_algos) versions.push_back(algorithm_version(get_algorithm(a)));
   const ExecContext ctx;
   auto write = [&](int n) {
     TuneCache c(dir + "/c" + std::to_string(n) + ".jsonl", false);
@@ -97,7 +100,11 @@ TEST(CalibrationScale, NearLinearInCacheEntries) {
       CacheEntry e;
       e.key = make_cache_key(parse_problem("mb" + mb + "ic4ih" + s + "oc4oh" + s + "kh3ph1"), Direction::fwd, ctx);
       e.tuned_at = 1;
-      for (size_t k = 0; k < cpu_algos.size(); ++k) e.results.push_back(ok(cpu_algos[k], 1e-4 * (1 + k), 1024 * k));
+      for (size_t k = 0; k < cpu_algos.size(); ++k) {
+        e.results.push_back(ok(cpu_algos[k], 1e-4 * (1 + k), 1024 * k));
+        e.results.back().code = versions[k].code;  // measured by this build's algorithms
+        e.results.back().libs = versions[k].libs;
+      }
       c.put(std::move(e));
     }
     c.save();

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "algorithms/registry.hpp"
+#include "autotune/build_identity.hpp"
 #include "autotune/cache.hpp"
 #include "autotune/json_value.hpp"
 #include "core/device.hpp"
@@ -20,24 +22,28 @@ namespace {
 using Result = testing::CliResult;
 class TuneCli : public testing::CliTest {
  protected:
-  // A key as the convlab binary makes it: its build identity is asked of it (`convlab --version`,
-  // line 2), so the test does not depend on this test binary having been linked in the same build.
+  // A key as the convlab binary makes it (the test and the binary are built from the same tree).
   CacheKey binary_key(const std::string& problem, const ExecContext& ctx) const {
-    CacheKey k = make_cache_key(parse_problem(problem), Direction::fwd, ctx);
-    const Result v = run("--version");
-    const size_t nl = v.out.find('\n');
-    if (v.code == 0 && nl != std::string::npos) k.build = v.out.substr(nl + 1, v.out.find('\n', nl + 1) - nl - 1);
-    return k;
+    return make_cache_key(parse_problem(problem), Direction::fwd, ctx);
   }
-  // One cache entry of this binary's build for a 1x1 problem, with one ok result of `algo`.
+  // A result of `algo` with the versions this build's algorithm has (none for an unregistered name).
+  static AlgoPerf result(const std::string& algo, double time) {
+    AlgoPerf r;
+    r.algo = algo;
+    r.time = time;
+    if (const Algorithm* a = find_algorithm(algo)) {
+      const AlgorithmVersion v = algorithm_version(*a);
+      r.code = v.code;
+      r.libs = v.libs;
+    }
+    return r;
+  }
+  // One cache entry of this build for a 1x1 problem, with one ok result of `algo`.
   CacheEntry one_entry(const std::string& algo) const {
     CacheEntry e;
     e.key = binary_key("mb1ic1ih4oc1oh4kh1", ExecContext{});
     e.tuned_at = 5;
-    AlgoPerf r;
-    r.algo = algo;
-    r.time = 1e-3;
-    e.results = {r};
+    e.results = {result(algo, 1e-3)};
     return e;
   }
 };
@@ -219,12 +225,7 @@ TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   CacheEntry e;
   e.key = binary_key("mb1ic4ih8oc4oh8kh3ph1", one);
   e.tuned_at = 5;
-  for (const char* a : {"cpu.direct", "cpu.im2col_gemm"}) {
-    AlgoPerf r;
-    r.algo = a;
-    r.time = 1e-4;
-    e.results.push_back(r);
-  }
+  for (const char* a : {"cpu.direct", "cpu.im2col_gemm"}) e.results.push_back(result(a, 1e-4));
   const std::string cache = path("one.jsonl");
   std::ofstream(cache) << serialize(e) << "\n";
   const std::string layers = "layers mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.01 --cache " + cache;
@@ -241,11 +242,9 @@ TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   e.key = binary_key("mb1ic4ih8oc4oh8kh3ph1", three);
   const std::string other = path("three.jsonl");
   std::ofstream(other) << serialize(e) << "\n";
-  EXPECT_FALSE(e.key.build.empty());
   const Result r2 = run("layers mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.01 --threads 1 --cache " + other);
   EXPECT_EQ(r2.code, 0) << r2.err;
   EXPECT_NE(r2.out.find("get uncalibrated: no usable entries in " + other), std::string::npos) << r2.out;
-  expect_one_line_error("layers mb1ic4ih8oc4oh8kh3ph1 --cache " + path("missing.jsonl"), "does not exist");
 }
 
 // issue 18 item 4: tune says whether the machine probe was measured or loaded; --reprobe measures
@@ -290,6 +289,107 @@ TEST_F(TuneCli, MachineProbeMeasuredOnceThenLoaded) {
   EXPECT_NE(bad.out.find("machine probe: measured in"), std::string::npos) << bad.out;
   EXPECT_TRUE(std::filesystem::exists(cache + ".bad"));
   EXPECT_EQ(run("cache check " + cache).code, 0);
+}
+
+// find's results are kept in the default cache (a user find-db): a second run is answered from it;
+// --no-cache reads and keeps nothing.
+TEST_F(TuneCli, FindResultsKeptInTheDefaultCacheUnlessNoCache) {
+  const std::string def = default_cache();  // CONVLAB_CACHE of every run here (cli_fixture.hpp)
+  const std::string tune = "tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --json --quiet --max-seconds 0.02";
+  const Result none = run(tune + " --no-cache");
+  EXPECT_TRUE(none.code == 0 || none.code == 1) << none.err;
+  const auto v0 = json::parse(none.out);
+  ASSERT_TRUE(v0) << none.out;
+  EXPECT_EQ(v0->get("cache")->type, json::Value::Type::null);
+  EXPECT_FALSE(std::filesystem::exists(def)) << "--no-cache wrote " << def;
+  EXPECT_NE(run("tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --quiet --max-seconds 0.02 --no-cache").out.find("cache: none"),
+            std::string::npos);
+
+  const Result first = run(tune);
+  EXPECT_TRUE(first.code == 0 || first.code == 1) << first.err;
+  const auto v1 = json::parse(first.out);
+  ASSERT_TRUE(v1) << first.out;
+  EXPECT_EQ(v1->get("cache")->str, def);
+  EXPECT_EQ(v1->get("tuned")->num, 1);
+  ASSERT_TRUE(std::filesystem::exists(def));
+  EXPECT_NE(slurp(def).find("\"problem\":\"mb1ic4ih8oc4oh8kh3ph1\""), std::string::npos) << slurp(def);
+  const Result second = run(tune);
+  const auto v2 = json::parse(second.out);
+  ASSERT_TRUE(v2) << second.out;
+  EXPECT_EQ(v2->get("cache_hits")->num, 1);
+  EXPECT_EQ(v2->get("tuned")->num, 0);
+  expect_one_line_error(tune + " --no-cache --cache " + path("x.jsonl"), "exclude each other");
+}
+
+// --cache F follows one rule in every command that takes it: created when missing, its folder must exist.
+TEST_F(TuneCli, CacheOptionCreatesAMissingFileInEveryCommand) {
+  int i = 0;
+  for (const std::string& cmd : {std::string("tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --quiet --max-seconds 0.01"),
+                                std::string("tune mb1ic4ih8oc4oh8kh3ph1 --dir fwd --quiet --mode get"),
+                                std::string("layers mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.01 --threads 1")}) {
+    const std::string f = path("new" + std::to_string(i++) + ".jsonl");
+    const Result r = run(cmd + " --cache " + f);
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << cmd << "\n" << r.err;
+    EXPECT_TRUE(std::filesystem::exists(f)) << cmd;
+    EXPECT_EQ(run("cache check " + f).code, 0) << cmd << "\n" << slurp(f);
+    expect_one_line_error(cmd + " --cache " + path("no/such/folder/c.jsonl"), "does not exist");
+    expect_one_line_error(cmd + " --cache " + dir_.string(), "is a folder");
+    expect_one_line_error(cmd + " --cache /dev/zero", "not a regular file");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("no")));  // a folder is never created
+}
+
+// The machine's load around the measurements and find's ties, in tune's and layers' text and JSON.
+TEST_F(TuneCli, LoadAndTiesInTuneAndLayersOutputs) {
+  const std::string prob = "mb1ic4ih8oc4oh8kh3ph1 --dir fwd --max-seconds 0.02";
+  const Result t = run("tune " + prob + " --quiet --list");
+  EXPECT_TRUE(t.code == 0 || t.code == 1) << t.err;
+  EXPECT_TRUE(t.out.find("\nmachine: quiet while measuring (") != std::string::npos ||
+              t.out.find("\nmachine: DISTURBED while measuring: ") != std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("95% interval ms"), std::string::npos) << t.out;
+  const Result tj = run("tune " + prob + " --quiet --json --retune");
+  const auto v = json::parse(tj.out);
+  ASSERT_TRUE(v) << tj.out;
+  const json::Value* load = v->get("load");
+  ASSERT_TRUE(load && load->is_object()) << tj.out;
+  EXPECT_EQ(load->get("disturbed")->type, json::Value::Type::boolean);
+  EXPECT_EQ(load->get("why")->type, json::Value::Type::string);
+  EXPECT_EQ(load->get("probe_spread")->arr.size(), 2u);
+  const json::Value& pair = v->get("pairs")->arr.at(0);
+  ASSERT_EQ(pair.get("find_ties")->type, json::Value::Type::array) << tj.out;
+  int ok = 0;
+  for (const json::Value& r : pair.get("find")->arr) {
+    EXPECT_EQ(r.get("tie")->type, json::Value::Type::boolean);
+    if (r.get("status")->str != "ok") continue;
+    ++ok;
+    EXPECT_LE(r.get("lo")->num, r.get("time")->num);
+    EXPECT_GE(r.get("hi")->num, r.get("time")->num);
+    EXPECT_FALSE(r.get("code")->str.empty());
+    // find's ties are exactly the rows marked tie (the choice too, when it has any).
+    const bool listed = std::any_of(pair.get("find_ties")->arr.begin(), pair.get("find_ties")->arr.end(),
+                                    [&](const json::Value& n) { return n.str == r.get("algo")->str; });
+    const bool choice = r.get("algo")->str == pair.get("find_choice")->str;
+    EXPECT_EQ(r.get("tie")->b, listed || (choice && !pair.get("find_ties")->arr.empty())) << r.get("algo")->str;
+  }
+  EXPECT_GT(ok, 0);
+
+  const std::string lj = path("layers.json");
+  const Result l = run("layers " + prob + " --threads 1 --json " + lj);
+  EXPECT_EQ(l.code, 0) << l.err;
+  EXPECT_TRUE(l.out.find("\nmachine: quiet while measuring (") != std::string::npos ||
+              l.out.find("\nmachine: DISTURBED while measuring: ") != std::string::npos)
+      << l.out;
+  const auto lv = json::parse(slurp(lj));
+  ASSERT_TRUE(lv);
+  ASSERT_TRUE(lv->get("load") && lv->get("load")->is_object());
+  EXPECT_EQ(lv->get("load")->get("disturbed")->type, json::Value::Type::boolean);
+  for (const json::Value& r : lv->get("rows")->arr) {
+    EXPECT_EQ(r.get("tie")->type, json::Value::Type::boolean);
+    if (r.get("status")->str == "ok") {
+      EXPECT_LE(r.get("time_lo_ms")->num, r.get("time_ms")->num);
+    }
+  }
 }
 
 }  // namespace

@@ -168,5 +168,55 @@ TEST(Find, RegistryCandidatesExcludeTheReference) {
   for (const auto& r : ranked) EXPECT_NE(r.algo, "cpu.reference");
 }
 
+// One disturbed rep must not prune: a candidate whose warm-up and first timed
+// rep are both 100x slower than it really is (another process had the core),
+// behind a faster candidate, is timed in full and ranked by its median.
+TEST(Find, OneOutlierRepDoesNotPrune) {
+  Planted fast("test.fast"), noisy("test.noisy_first_rep");
+  fast.delay_ms = 2;
+  noisy.delay_ms = 3;
+  noisy.outlier_first = 3;  // the warm-up ...
+  noisy.outlier_last = 4;   // ... and the first timed rep
+  noisy.outlier_ms = 300;
+  const auto ranked = find(kSmall, Direction::fwd, one_thread(), quick(), {&fast, &noisy});
+  const AlgoPerf& r = entry(ranked, "test.noisy_first_rep");
+  EXPECT_EQ(r.status, PerfStatus::ok);
+  EXPECT_GE(r.reps, 3) << r.note;
+  EXPECT_EQ(r.note.find("pruned"), std::string::npos) << r.note;
+  EXPECT_LT(r.time, 0.1) << "the median of its reps, not the outlier";
+  EXPECT_LE(r.lo, r.time);
+  EXPECT_GE(r.hi, r.time);
+  EXPECT_GE(noisy.runs.load(), 2 + 1 + 3);  // check (2), warm-up, at least 3 timed reps
+}
+
+// A candidate slower than the cutoff in every rep is pruned -- after 3 timed reps, not 1.
+TEST(Find, ConsistentlySlowCandidateIsPrunedAfterThreeReps) {
+  Planted fast("test.fast"), slow("test.slow");
+  fast.delay_ms = 2;
+  slow.delay_ms = 100;  // 50x: beyond the 3x cutoff in every rep, even on a busy machine
+  FindOptions o = quick();
+  o.max_seconds = 5;  // without pruning it would keep timing
+  const auto ranked = find(kSmall, Direction::fwd, one_thread(), o, {&fast, &slow});
+  const AlgoPerf& r = entry(ranked, "test.slow");
+  EXPECT_EQ(r.status, PerfStatus::ok);
+  EXPECT_EQ(r.reps, 3) << r.note;
+  EXPECT_NE(r.note.find("pruned after 3 timed reps"), std::string::npos) << r.note;
+  EXPECT_EQ(ranked[0].algo, "test.fast");
+  // A cutoff from a best time known before find starts (cached results) prunes the same way.
+  FindOptions known = o;
+  known.best_so_far = 0.002;
+  const auto alone = find(kSmall, Direction::fwd, one_thread(), known, {&slow});
+  EXPECT_EQ(entry(alone, "test.slow").reps, 3) << entry(alone, "test.slow").note;
+}
+
+// Every result says what produced it: its algorithm's code and library versions.
+TEST(Find, ResultsCarryTheirAlgorithmVersion) {
+  const Algorithm& direct = get_algorithm("cpu.direct");
+  const auto ranked = find(kSmall, Direction::fwd, one_thread(), quick(), {&direct});
+  ASSERT_EQ(ranked.size(), 1u);
+  EXPECT_EQ(ranked[0].code.rfind("cpu/direct ", 0), 0u) << ranked[0].code;
+  EXPECT_TRUE(std::isfinite(ranked[0].lo) && std::isfinite(ranked[0].hi));
+}
+
 }  // namespace
 }  // namespace convlab

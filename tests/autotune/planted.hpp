@@ -18,6 +18,10 @@ class Planted final : public Algorithm {
   explicit Planted(std::string name, std::string family = "direct") : name_(std::move(name)), family_(std::move(family)) {}
   std::string name_, family_;
   double delay_ms = 0;          // sleep after computing (orders candidates by time)
+  // Calls number outlier_first..outlier_last to run() (1-based) sleep outlier_ms more: one disturbed rep.
+  // find makes two calls for its accuracy check and one warm-up, so call 4 is the first timed rep.
+  int outlier_first = 0, outlier_last = 0;
+  double outlier_ms = 0;
   float perturb = 0;            // added to every output element (a wrong algorithm)
   bool drift = false;           // every run adds a different tiny amount (nondeterministic)
   bool claims_deterministic = true;
@@ -51,6 +55,8 @@ class Planted final : public Algorithm {
     if (drift) out[0] += float(n % 2 + 1) * 1e-6f * (out[0] == 0 ? 1e-3f : out[0]);  // alternates: runs differ
     if (overrun) static_cast<unsigned char*>(ws)[workspace_bytes(p, dir)] = 0;
     if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms));
+    if (n >= outlier_first && n <= outlier_last && outlier_ms > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(outlier_ms));
   }
 
  private:

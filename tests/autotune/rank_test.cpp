@@ -104,3 +104,56 @@ TEST(Rank, SelectAppliesConstraintsAndSkipsFailures) {
 
 }  // namespace
 }  // namespace convlab
+
+namespace convlab {
+namespace {
+
+AlgoPerf timed(std::string name, double t, double lo, double hi) {
+  AlgoPerf a = ok(std::move(name), t, 0.02);
+  a.lo = lo;
+  a.hi = hi;
+  return a;
+}
+
+// Ties are marked from the medians' intervals: overlapping intervals are a tie
+// with the pick even 15 % apart (beyond the near-tie noise cap), separated ones
+// are not.
+TEST(Rank, TiesMarkedWhenIntervalsOverlapNotWhenSeparated) {
+  std::vector<AlgoPerf> l = {timed("b", 1.15, 1.05, 1.25), timed("a", 1.00, 0.95, 1.10), timed("c", 3.0, 2.9, 3.1)};
+  EXPECT_FALSE(near_tie(l[0], l[1]));  // 15 % apart: not within the spread rule
+  rank(l);
+  ASSERT_EQ(names(l), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(l[0].tie);   // the pick has a tie ...
+  EXPECT_TRUE(l[1].tie);   // ... b, whose interval overlaps a's
+  EXPECT_FALSE(l[2].tie);  // c is separated
+  EXPECT_EQ(ties_of(l, "a"), (std::vector<std::string>{"b"}));
+
+  // Separated intervals: no tie anywhere.
+  std::vector<AlgoPerf> s = {timed("a", 1.00, 0.95, 1.04), timed("b", 1.15, 1.08, 1.25)};
+  rank(s);
+  for (const AlgoPerf& x : s) EXPECT_FALSE(x.tie) << x.algo;
+  EXPECT_TRUE(ties_of(s, "a").empty());
+
+  // Marked against another pick (a caller's choice under constraints): b's ties are a, not c.
+  mark_ties(l, "b");
+  EXPECT_TRUE(l[0].tie);
+  EXPECT_TRUE(l[1].tie);
+  EXPECT_FALSE(l[2].tie);
+  // No pick (or a pick that is not an ok entry): nothing is a tie.
+  mark_ties(l, "");
+  for (const AlgoPerf& x : l) EXPECT_FALSE(x.tie) << x.algo;
+}
+
+// Entries without intervals (predictions, lines cached before intervals were kept) tie by the
+// near-tie rule rank() orders by, so a pick that sits on a slower row is always marked.
+TEST(Rank, WithoutIntervalsTheNearTieRuleMarksTies) {
+  std::vector<AlgoPerf> l = {ok("fast_nondet", 1.00, 0.03, false), ok("det", 1.01, 0.03, true), ok("slow", 2.0)};
+  rank(l);
+  ASSERT_EQ(l[0].algo, "det");  // the pick sits on the slower row of the two ...
+  EXPECT_TRUE(l[0].tie);
+  EXPECT_TRUE(l[1].tie);        // ... and the faster row is marked as its tie
+  EXPECT_FALSE(l[2].tie);
+}
+
+}  // namespace
+}  // namespace convlab

@@ -26,8 +26,15 @@ class CliTest : public ::testing::Test {
     dir_ = std::filesystem::temp_directory_path() /
            ("convlab_" + std::string(info->test_suite_name()) + "_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
+    // The default autotune cache of every run here is the test's own: `tune` keeps find's results in
+    // it, and nothing another test (or the user) stored there may answer for this one.
+    ::setenv("CONVLAB_CACHE", default_cache().c_str(), 1);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override {
+    ::unsetenv("CONVLAB_CACHE");
+    std::filesystem::remove_all(dir_);
+  }
+  std::string default_cache() const { return path("default-autotune.jsonl"); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // `convlab train` on the tiny network at its smallest: each run is a fraction of a second.
