@@ -1,11 +1,13 @@
 // The CUDA runtime half of core/device.hpp, compiled by nvcc. On a machine
-// without a GPU every entry point reports the runtime's own reason ("no CUDA
-// device", "CUDA driver version is insufficient", ...) instead of crashing.
+// without a GPU every entry point reports why ("no CUDA device", "no NVIDIA
+// driver: libcuda.so.1 is not installed", a driver older than the runtime)
+// instead of crashing.
 // The runtime is linked statically and opens the driver on its first call;
 // cuDNN (for its version) is opened only where a device exists
 // (core/cuda_libraries.hpp).
 #include <cuda_runtime.h>
 #include <cudnn.h>
+#include <dlfcn.h>
 
 #include <string>
 
@@ -36,6 +38,23 @@ int cudnn_version() {
     return 0;
   }
 }
+// What a failed device count means, in the user's words: the runtime says "CUDA driver version is
+// insufficient for CUDA runtime version" both when the driver is too old and when there is none at all.
+std::string driver_problem(cudaError_t e) {
+  if (e == cudaErrorInsufficientDriver) {
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver) return "no NVIDIA driver: libcuda.so.1 is not installed";
+    dlclose(driver);
+    int have = 0, need = 0;
+    cudaDriverGetVersion(&have);
+    cudaRuntimeGetVersion(&need);
+    return "the NVIDIA driver supports CUDA " + std::to_string(have / 1000) + "." + std::to_string(have % 1000 / 10) +
+           ", older than the CUDA " + std::to_string(need / 1000) + "." + std::to_string(need % 1000 / 10) +
+           " this build needs: update the driver";
+  }
+  if (e == cudaErrorNoDevice) return "no CUDA device";
+  return cudaGetErrorString(e);
+}
 }  // namespace
 
 CudaInfo query() {
@@ -43,8 +62,8 @@ CudaInfo query() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
-    info.reason = cudaGetErrorString(e);
     (void)cudaGetLastError();  // clear the sticky error
+    info.reason = driver_problem(e);
     return info;
   }
   if (count == 0) {

@@ -79,6 +79,8 @@ void md_measurement(Out& o, const TrainReport& r) {
        "equally often. Timed rounds as run:";
   for (size_t i = 0; i < r.order.size() && i < 4; ++i) o << (i ? "; " : " ") << (i + 1) << ": " << order_text(r, r.order[i]);
   o << (r.order.size() > 4 ? "; ...\n" : "\n");
+  o << "- " << (r.load.disturbed ? "**" : "") << load_text(r.load) << (r.load.disturbed ? "**" : "")
+    << " (from before the choosing to after the timed rounds)\n";
   o << "- every time is a median over the timed rounds with a 95 % percentile-bootstrap interval (2000 resamples, "
        "fixed seed); a speedup or a difference resamples whole rounds, so both policies' iterations of a round stay "
        "together; a speedup whose interval holds 1.0 is \"not significant\". With "
@@ -231,6 +233,7 @@ void json_measurement(Out& o, const TrainReport& r) {
     }
     o << "]";
   };
+  o << ",\n  \"load\": " << load_json(r.load);
   o << ",\n  \"rounds\": " << r.order.size() << ",\n  \"warmup_rounds\": " << r.warmup_order.size() << ",\n  \"order\": ";
   orders(r.order);
   o << ",\n  \"warmup_order\": ";

@@ -468,6 +468,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   }
   if (comm) comm->barrier();  // the other ranks sleep while rank 0 measures
 
+  const MachineLoad load_before = load_snapshot();
   // One net per policy, each chosen and initialised from the same seed. Data-parallel:
   // rank 0 chooses, the others run its choices.
   std::vector<Runner> runners;
@@ -580,6 +581,8 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
       }
     }
   }
+  rep.load = check_load(load_before, load_snapshot());
+  say(load_text(rep.load));
   for (Runner& run : runners) {
     PolicyResult& pr = rep.policies[run.policy];
     summarise(pr, run, cfg, rep.limit);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/machine_load.hpp"
 #include "core/stats.hpp"
 #include "train/context_find.hpp"
 #include "train/data.hpp"
@@ -164,6 +165,9 @@ struct TrainReport {
   double margin = 0;
   std::string margin_pair;  // the policy that ran the baseline's code
   DriftBound drift;         // what a policy's loss may differ from the baseline's
+  // How busy the machine was from before the choosing to after the timed rounds
+  // (core/machine_load.hpp): whether other work competed with the measurement.
+  LoadCheck load;
   std::vector<ExpectationResult> expectations;  // config.expect, checked against the iterations
   // Whether every expectation was met (true when there are none).
   bool expectations_met() const;

@@ -5,6 +5,7 @@
 // (tests/CMakeLists.txt), so the narrower paths are exercised on any CPU.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <sched.h>
 
 #include <cstdlib>
@@ -118,6 +119,27 @@ TEST(DeviceThreads, FollowTheAffinityMask) {
   if (const char* want = std::getenv("CONVLAB_EXPECT_CPUS")) {
     EXPECT_EQ(cpu_info().hardware_threads, std::atoi(want));
   }
+}
+
+}  // namespace
+}  // namespace convlab
+
+namespace convlab {
+namespace {
+
+// Without the driver library the runtime only says "CUDA driver version is insufficient for CUDA runtime
+// version"; the reason a user reads says that there is no NVIDIA driver.
+TEST(DeviceCuda, NoDriverIsSaidInTheUsersWords) {
+  if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+    dlclose(driver);
+    GTEST_SKIP() << "an NVIDIA driver library is installed here";
+  }
+  const CudaInfo& info = cuda_info();
+  EXPECT_FALSE(info.available);
+#ifdef CONVLAB_HAS_CUDA
+  EXPECT_EQ(info.reason, "no NVIDIA driver: libcuda.so.1 is not installed");
+#endif
+  EXPECT_EQ(info.reason.find("insufficient"), std::string::npos) << info.reason;
 }
 
 }  // namespace

@@ -308,6 +308,11 @@ void header(Out& o, const HtmlInputs& in, const std::vector<TrainView>& trains, 
       << (l0->bandwidth_gbs > 0 ? ", stream bandwidth " + num(l0->bandwidth_gbs) + " GB/s" : "") << "</span>";
   o << "<b>command</b><span><code>" << (in.command.empty() ? "(not recorded)" : esc(in.command)) << "</code></span>";
   if (!in.source.empty()) o << "<b>data</b><span>" << esc(in.source) << "</span>";
+  if (t0 && t0->load_disturbed == 1)
+    o << "<b>machine load</b><span class=\"warn\">disturbed while measuring: " << esc(t0->load_why)
+      << " — timings may be inflated</span>";
+  else if (t0 && t0->load_disturbed == 0)
+    o << "<b>machine load</b><span>quiet while measuring</span>";
   if (t0 && std::isfinite(t0->wall_seconds))
     o << "<b>training run</b><span>" << fmt("%.1f", t0->wall_seconds) << " s wall, peak RSS "
       << fmt("%.0f", t0->peak_rss_kb / 1024) << " MiB</span>";

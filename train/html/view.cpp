@@ -169,6 +169,10 @@ TrainView read_train(const std::string& json_text, const std::string& what) {
     k.find_policy = text(*c, "find_policy");
   }
   o.margin = number(v, "margin");
+  if (const Value* l = v.get("load"); l && l->is_object()) {
+    o.load_disturbed = boolean(*l, "disturbed");
+    o.load_why = text(*l, "why");
+  }
   o.margin_pair = text(v, "margin_pair");
   return o;
 }

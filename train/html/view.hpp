@@ -89,6 +89,8 @@ struct TrainView {
   std::vector<InContextView> in_context;
   ContextClaimView context_claim;
   double margin = NAN;               // the equivalence margin of a speedup (NaN: not in train.json)
+  int load_disturbed = -1;           // the machine was busy with other work while measuring (-1: unknown)
+  std::string load_why;
   std::string margin_pair;
   const PolicyView* base() const;  // the baseline policy (by name), else the first that ran; null if none ran
 };
