@@ -343,12 +343,16 @@ std::vector<Measured> TuneCache::measurements(const std::vector<std::string>& de
   return out;
 }
 
+const CacheEntry* cached_answer(const TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                                const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune) {
+  const CacheEntry* hit = cache && !retune ? cache->lookup(make_cache_key(p, dir, ctx)) : nullptr;
+  return hit && entry_covers(*hit, candidates, opt.workspace_limit) ? hit : nullptr;
+}
+
 Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                     const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune) {
   const CacheKey key = make_cache_key(p, dir, ctx);
-  if (const CacheEntry* hit = cache && !retune ? cache->lookup(key) : nullptr;
-      hit && entry_covers(*hit, candidates, opt.workspace_limit))
-    return {hit->results, true, 0};
+  if (const CacheEntry* hit = cached_answer(cache, p, dir, ctx, opt, candidates, retune)) return {hit->results, true, 0};
   Tuned out;
   const double t0 = now_seconds();
   out.results = find(p, dir, ctx, opt, candidates);

@@ -103,6 +103,9 @@ struct Tuned {
 // opt.workspace_limit (entry_covers()); otherwise find runs with `opt` and its
 // results are stored in `cache` and saved. `cache` may be null: find runs and
 // nothing is stored. `retune` ignores the entry (find runs and replaces it).
+// The entry that cache_or_find would answer (p, dir, ctx) with, or null when it would run find.
+const CacheEntry* cached_answer(const TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                                const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune);
 Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                     const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune = false);
 
