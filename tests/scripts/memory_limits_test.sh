@@ -21,7 +21,7 @@ expect() {
   local t0 t1 rc errors
   rm -f core core.* out err
   t0=$(date +%s.%N)
-  (ulimit -v "$limit" && exec timeout 60 "$convlab" "$@") >out 2>err
+  (ulimit -v "$limit" && exec timeout 30 "$convlab" "$@") >out 2>err
   rc=$?
   t1=$(date +%s.%N)
   local secs
