@@ -14,7 +14,10 @@
 
 namespace convlab {
 
-ConvData::ConvData(const ConvProblem& p) : src(src_shape(p)), wei(wei_shape(p)), dst(dst_shape(p)) {}
+ConvData::ConvData(const ConvProblem& p)
+    : src(naming_memory("the host copy of src", [&] { return Tensor(src_shape(p)); })),
+      wei(naming_memory("the host copy of wei", [&] { return Tensor(wei_shape(p)); })),
+      dst(naming_memory("the host copy of dst", [&] { return Tensor(dst_shape(p)); })) {}
 
 ConvData ConvData::random(const ConvProblem& p, uint64_t seed) {
   ConvData d(p);
@@ -34,7 +37,9 @@ const Tensor& ConvData::output(Direction d) const {
 Reference compute_reference(const ConvProblem& p, Direction dir, const ConvData& in, int threads) {
   const ConvShape sh = to_shape(p);
   const size_t n = size_t(in.output(dir).size());
-  Reference ref{AlignedBuffer<double>(n), AlignedBuffer<double>(n)};
+  Reference ref = naming_memory("the fp64 reference", [&] {
+    return Reference{AlignedBuffer<double>(n), AlignedBuffer<double>(n)};
+  });
   const int saved = omp_get_max_threads();
   if (threads > 0) omp_set_num_threads(threads);
   switch (dir) {
@@ -81,6 +86,22 @@ constexpr unsigned char kGuardByte = 0xA5;
 constexpr unsigned char kPoisonByte = 0xFF;  // as fp32: NaN
 }  // namespace
 
+size_t data_bytes(const ConvProblem& p) { return size_t(p.src_elems() + p.wei_elems() + p.dst_elems()) * sizeof(float); }
+
+size_t reference_bytes(const ConvProblem& p, Direction dir) {
+  const int64_t n = dir == Direction::fwd ? p.dst_elems() : dir == Direction::bwd_data ? p.src_elems() : p.wei_elems();
+  return 2 * size_t(n) * sizeof(double);
+}
+
+size_t runner_bytes(const Algorithm& a, const ConvProblem& p, Direction dir) {
+  return data_bytes(p) + a.workspace_bytes(p, dir) + 4 * kGuardBytes;
+}
+
+void MemoryNeed::require(DeviceKind device_kind, const std::string& what) const {
+  require_memory(DeviceKind::cpu, host, what);
+  if (device_kind != DeviceKind::cpu) require_memory(device_kind, device, what);
+}
+
 ConvRunner::ConvRunner(const Algorithm& algo, const ConvProblem& p, Direction dir, const ExecContext& ctx)
     : algo_(algo), p_(p), dir_(dir), ctx_(ctx) {
   ctx_.device = algo.device();
@@ -89,10 +110,14 @@ ConvRunner::ConvRunner(const Algorithm& algo, const ConvProblem& p, Direction di
   if (auto s = algo.supports(p, dir); !s) fail("unsupported: " + s.reason);
   ws_bytes_ = algo.workspace_bytes(p, dir);
   const DeviceKind d = algo.device();
-  src_ = DeviceBuffer(d, size_t(p.src_elems()) * 4 + kGuardBytes);
-  wei_ = DeviceBuffer(d, size_t(p.wei_elems()) * 4 + kGuardBytes);
-  dst_ = DeviceBuffer(d, size_t(p.dst_elems()) * 4 + kGuardBytes);
-  ws_ = DeviceBuffer(d, ws_bytes_ + kGuardBytes);
+  auto buffer = [&](const char* what, size_t bytes) {
+    return naming_memory(std::string(algo.name()) + "'s " + what + " buffer",
+                         [&] { return DeviceBuffer(d, bytes + kGuardBytes); });
+  };
+  src_ = buffer("src", size_t(p.src_elems()) * 4);
+  wei_ = buffer("wei", size_t(p.wei_elems()) * 4);
+  dst_ = buffer("dst", size_t(p.dst_elems()) * 4);
+  ws_ = buffer("workspace", ws_bytes_);
   for (auto* b : {&src_, &wei_, &dst_, &ws_}) device_fill_bytes(d, b->get(), kGuardByte, b->bytes());
 }
 

@@ -2,6 +2,7 @@
 // Shared by the CLI, the tester, the autotuner and the reports so that "run",
 // "poison", "time" and "max error" mean the same thing everywhere.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,6 +42,27 @@ struct ErrorStats {
   bool passed() const { return bad == 0 && non_finite == 0; }
 };
 ErrorStats compare(const float* out, const Reference& ref, const Tolerance& tol);
+
+// What running and checking an algorithm holds, counted before it is allocated
+// (core/device.hpp require_memory):
+//   data_bytes       one ConvData (src, wei, dst as fp32; host)
+//   reference_bytes  compute_reference's fp64 value and magnitude of `dir`'s output (host)
+//   runner_bytes     one ConvRunner on the algorithm's device: the three tensors and the
+//                    workspace, each with its guard zone (the algorithm must support p, dir)
+size_t data_bytes(const ConvProblem& p);
+size_t reference_bytes(const ConvProblem& p, Direction dir);
+size_t runner_bytes(const Algorithm& a, const ConvProblem& p, Direction dir);
+
+// Bytes on the host and on a device (equal to the host on the CPU: one sum).
+struct MemoryNeed {
+  size_t host = 0, device = 0;
+  // `bytes` more on `d`'s memory (the host for the CPU).
+  void add(DeviceKind d, size_t bytes) { (d == DeviceKind::cpu ? host : device) += bytes; }
+  // The larger of this and `o`, each memory on its own (the peak of two phases).
+  void keep_max(const MemoryNeed& o) { host = std::max(host, o.host); device = std::max(device, o.device); }
+  // require_memory for both: "<what> needs ... of memory but ...".
+  void require(DeviceKind device_kind, const std::string& what) const;
+};
 
 // Device buffers for one (algorithm, problem, direction): inputs, output and
 // workspace, each followed by a guard zone that must survive the run.

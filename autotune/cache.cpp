@@ -438,6 +438,12 @@ std::vector<Measured> TuneCache::measurements(const std::vector<std::string>& de
   return out;
 }
 
+const CacheEntry* cached_answer(const TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                                const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune) {
+  const CacheEntry* hit = cache && !retune ? cache->lookup(make_cache_key(p, dir, ctx)) : nullptr;
+  return hit && uncovered(*hit, candidates, opt.workspace_limit).empty() ? hit : nullptr;
+}
+
 Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                     const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune) {
   const CacheKey key = make_cache_key(p, dir, ctx);

@@ -138,6 +138,10 @@ struct Tuned {
 // and the new results, ranked together, are stored in `cache` and saved.
 // `cache` may be null: find runs and nothing is stored. `retune` ignores the
 // entry (find runs on every candidate and replaces it).
+// The entry that cache_or_find would answer (p, dir, ctx) with alone, or null when it would run find (on
+// some candidates or all).
+const CacheEntry* cached_answer(const TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
+                                const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune);
 Tuned cache_or_find(TuneCache* cache, const ConvProblem& p, Direction dir, const ExecContext& ctx,
                     const FindOptions& opt, const std::vector<const Algorithm*>& candidates, bool retune = false);
 

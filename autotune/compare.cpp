@@ -12,7 +12,18 @@ namespace convlab {
 
 double ComparisonRow::gflops() const { return std::isfinite(time) && time > 0 ? flops / time * 1e-9 : NAN; }
 
+void require_compare_memory(const std::vector<LayerCase>& cases, const CompareOptions& opt) {
+  ExecContext ctx;
+  ctx.device = opt.device;
+  const std::vector<const Algorithm*> candidates = find_candidates(opt.device);
+  for (const LayerCase& lc : cases)
+    for (Direction dir : lc.dirs.empty() ? opt.dirs : lc.dirs)
+      find_memory(lc.problem, dir, ctx, FindOptions{}, candidates)
+          .require(opt.device, "find on " + lc.label + " " + std::string(to_string(dir)));
+}
+
 Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOptions& opt) {
+  require_compare_memory(cases, opt);  // before the peaks and any find
   Comparison out;
   out.device = opt.device;
   out.fingerprint = device_fingerprint(opt.device, 0);

@@ -103,6 +103,11 @@ struct CompareOptions {
   std::function<void(const std::vector<VendorRow>&)> on_vendor;
 };
 
+// Throws OutOfMemory (one line naming the case and the sizes) when find on some
+// case would not fit in the available memory (find_memory). compare_layers
+// calls it first; `convlab layers` before its machine probe.
+void require_compare_memory(const std::vector<LayerCase>& cases, const CompareOptions& opt);
+
 Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOptions& opt);
 
 std::string comparison_json(const Comparison& c);

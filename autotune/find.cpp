@@ -31,12 +31,14 @@ std::string g3(double v) {
 }
 
 // The slice used for the accuracy check: the first `check_batch` images.
+ConvProblem check_problem(const ConvProblem& full, int batch) { return full.with_batch(std::max(1, std::min(batch, full.n))); }
+
 struct CheckSlice {
   ConvProblem p;
   ConvData data;
   std::optional<Reference> ref;  // computed on first use
   CheckSlice(const ConvProblem& full, int batch, uint64_t seed)
-      : p(full.with_batch(std::max(1, std::min(batch, full.n)))), data(ConvData::random(p, seed)) {}
+      : p(check_problem(full, batch)), data(ConvData::random(p, seed)) {}
 };
 
 // Runs the candidate on the slice twice and fills status / error fields.
@@ -116,6 +118,32 @@ void time_full(const Algorithm& a, const ConvProblem& p, Direction dir, const Ex
 
 }  // namespace
 
+MemoryNeed find_memory(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt,
+                       const std::vector<const Algorithm*>& candidates) {
+  const ConvProblem slice = check_problem(p, opt.check_batch);
+  MemoryNeed held;  // the check slice, alive through every candidate
+  held.host = data_bytes(slice) + reference_bytes(slice, dir);
+  MemoryNeed most = held;
+  for (const Algorithm* a : candidates) {
+    AlgoPerf r;
+    if (a->family() == "reference" || a->device() != ctx.device ||
+        !screen_candidate(*a, p, dir, opt.workspace_limit, r))
+      continue;
+    MemoryNeed checking = held, timing = held;
+    // The rare algorithm that rejects the slice is checked on a full-size slice of its own.
+    const bool own_slice = !a->supports(slice, dir);
+    const ConvProblem& cp = own_slice ? p : slice;
+    if (own_slice) checking.host += data_bytes(p) + reference_bytes(p, dir);
+    checking.add(ctx.device, runner_bytes(*a, cp, dir));
+    checking.host += 2 * data_bytes(cp);
+    timing.add(ctx.device, runner_bytes(*a, p, dir));
+    timing.host += data_bytes(p);
+    most.keep_max(checking);
+    most.keep_max(timing);
+  }
+  return most;
+}
+
 std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt) {
   return find(p, dir, ctx, opt, find_candidates(ctx.device));
 }
@@ -124,6 +152,7 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
                            const std::vector<const Algorithm*>& candidates) {
   if (opt.on_start) opt.on_start();
   if (auto e = p.validate(); !e.empty()) fail(e);
+  find_memory(p, dir, ctx, opt, candidates).require(ctx.device, "find on " + p.canonical() + " " + std::string(to_string(dir)));
   std::vector<AlgoPerf> out;
   CheckSlice slice(p, opt.check_batch, opt.seed);
   double best = opt.best_so_far;

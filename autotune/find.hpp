@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/execute.hpp"
 #include "autotune/perf.hpp"
 
 namespace convlab {
@@ -65,6 +66,16 @@ struct FindOptions {
 // unless tf32 is set, except those with reduced-precision math
 // (Algorithm::math() != "fp32": the cuDNN _tf32 variants).
 std::vector<const Algorithm*> find_candidates(DeviceKind device, bool tf32 = false);
+
+// The most memory find(p, dir, ctx, opt, candidates) holds at once, on the host
+// and on ctx.device: the check slice's tensors and fp64 reference, plus for the
+// candidate that needs most either its check (its buffers on the slice and two
+// output copies) or its timing (its buffers at the full problem and the random
+// inputs uploaded to them). find checks it against the available memory before
+// allocating (an OutOfMemory naming the problem and both sizes); tune and
+// layers check every pair's before any work.
+MemoryNeed find_memory(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt,
+                       const std::vector<const Algorithm*>& candidates);
 
 std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContext& ctx, const FindOptions& opt = {});
 // The same over an explicit candidate list (tests plant algorithms that are

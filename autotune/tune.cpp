@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "autotune/cache.hpp"
+#include "autotune/find.hpp"
 #include "core/timing.hpp"
 
 namespace convlab {
@@ -93,8 +94,6 @@ TuneResult tune(const std::vector<ProblemItem>& problems, const TuneOptions& opt
     cache = std::make_unique<TuneCache>(opt.cache_path);
     cache->load();
   }
-  // The probe before anything is measured or predicted: find orders its candidates by the model too.
-  if (opt.probe && opt.ctx.device == DeviceKind::cpu) res.probe = ensure_probe(opt.ctx, cache.get(), opt.reprobe);
   for (const ProblemItem& it : problems)
     for (Direction d : item_directions(it, opt.dirs, opt.dirs_given)) {
       TunePair& pr = res.pairs.emplace_back();
@@ -102,7 +101,18 @@ TuneResult tune(const std::vector<ProblemItem>& problems, const TuneOptions& opt
       pr.problem = it.problem;
       pr.dir = d;
     }
-
+  // Every pair find will measure must fit in memory: refused now, before the probe and any find.
+  if (opt.find)
+    for (const TunePair& pr : res.pairs) {
+      FindOptions fo = opt.find_options;
+      fo.workspace_limit = opt.constraints.workspace_limit;
+      if (cached_answer(cache.get(), pr.problem, pr.dir, opt.ctx, fo, candidates, opt.retune)) continue;
+      find_memory(pr.problem, pr.dir, opt.ctx, fo, candidates)
+          .require(opt.ctx.device, "find on " + pr.label + " " + std::string(to_string(pr.dir)));
+    }
+  // The probe before anything is measured or predicted: find orders its candidates by the model too.
+  if (opt.probe && opt.ctx.device == DeviceKind::cpu)
+    res.probe = ensure_probe(opt.ctx, cache.get(), opt.reprobe);
   const double t_start = now_seconds();
   if (opt.find) {
     const MachineLoad before = load_snapshot();

@@ -7,9 +7,10 @@
 //     failure, trap, ...). Every later CUDA call in the process returns it again,
 //     so it becomes convlab::DeviceFault and whoever runs several candidates stops.
 //   * not sticky (out of memory, invalid configuration, invalid value, ...): the
-//     call failed, the device is fine. It becomes convlab::Error, and the
-//     runtime's last-error slot is cleared right there (cudaGetLastError) so the
-//     next kernel's launch check does not find it and blame itself.
+//     call failed, the device is fine. It becomes convlab::Error (OutOfMemory for
+//     out of memory), and the runtime's last-error slot is cleared right there
+//     (cudaGetLastError) so the next kernel's launch check does not find it and
+//     blame itself.
 //
 // cuda_error_is_sticky needs only the enum (driver_types.h), so host-only tests
 // can check the table; in a translation unit that also includes simt.hpp for the
@@ -52,6 +53,7 @@ constexpr bool cuda_error_is_sticky(cudaError_t e) {
   if (cuda_error_is_sticky(e))
     throw DeviceFault("CUDA device fault in " + where + ": " + text +
                       "; the CUDA context is unusable for the rest of this process");
+  if (e == cudaErrorMemoryAllocation) throw OutOfMemory(where + ": " + text);
   throw Error(where + ": " + text);
 }
 

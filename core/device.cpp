@@ -2,7 +2,12 @@
 
 #include <cpuid.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -10,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -154,11 +160,27 @@ std::string device_fingerprint(DeviceKind d, int threads) {
 
 int ExecContext::resolved_threads() const { return threads > 0 ? threads : cpu_info().hardware_threads; }
 
+void fail_allocation(DeviceKind d, size_t bytes, const std::string& detail) {
+  std::string source;
+  const size_t avail = available_memory_bytes(d, &source);
+  std::string msg = "cannot allocate " + format_bytes(bytes) + " (" + std::to_string(bytes) + " bytes) of " +
+                    (d == DeviceKind::cpu ? "host" : std::string(to_string(d))) + " memory";
+  if (!detail.empty()) msg += " (" + detail + ")";
+  if (avail) msg += "; " + format_bytes(avail) + " is available (" + source + ")";
+  throw OutOfMemory(msg);
+}
+
 void* device_alloc(DeviceKind d, size_t bytes) {
-  if (d == DeviceKind::cuda) return cuda_rt::alloc(bytes);
+  if (d == DeviceKind::cuda) {
+    try {
+      return cuda_rt::alloc(bytes);
+    } catch (const OutOfMemory& e) {
+      fail_allocation(d, bytes, e.what());
+    }
+  }
   const size_t rounded = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded ? rounded : 64);
-  if (!p) fail("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  if (!p) fail_allocation(d, bytes);
   return p;
 }
 
@@ -190,7 +212,7 @@ void device_copy(const ExecContext& ctx, void* dst, const void* src, size_t byte
 namespace {
 
 // The first number in `path` ("max" or a missing file: 0 = no limit / unknown).
-size_t read_bytes(const char* path) {
+size_t read_bytes(const std::string& path) {
   std::ifstream in(path);
   unsigned long long v = 0;
   return in >> v ? size_t(v) : 0;
@@ -209,7 +231,56 @@ size_t mem_available() {
   return 0;
 }
 
+// What the address-space limit leaves: RLIMIT_AS minus this process's virtual
+// size; SIZE_MAX without a limit.
+size_t address_space_room() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  std::ifstream statm("/proc/self/statm");
+  unsigned long long pages = 0;
+  if (!(statm >> pages)) return SIZE_MAX;
+  const size_t vm = size_t(pages) * size_t(sysconf(_SC_PAGESIZE));
+  return size_t(lim.rlim_cur) > vm ? size_t(lim.rlim_cur) - vm : 0;
+}
+
 }  // namespace
+
+size_t cgroup_memory_room(const std::string& proc_cgroup, const std::string& root, std::string* source) {
+  std::ifstream in(proc_cgroup);
+  std::string line;
+  size_t best = SIZE_MAX;
+  while (std::getline(in, line)) {
+    // hierarchy-ID:controller-list:path ("0::/a/b" on v2, "4:memory:/a/b" on v1)
+    const size_t c1 = line.find(':'), c2 = c1 == std::string::npos ? c1 : line.find(':', c1 + 1);
+    if (c2 == std::string::npos) continue;
+    const std::string controllers = line.substr(c1 + 1, c2 - c1 - 1);
+    std::string path = line.substr(c2 + 1);
+    const bool v1 = ("," + controllers + ",").find(",memory,") != std::string::npos;
+    if (!v1 && !(line.compare(0, 2, "0:") == 0 && controllers.empty())) continue;
+    // The mounts a hierarchy may sit at: v1 under root/memory; v2 at root (unified) or root/unified (hybrid).
+    const std::vector<std::string> mounts = v1 ? std::vector<std::string>{root + "/memory"}
+                                               : std::vector<std::string>{root, root + "/unified"};
+    const char* limit_name = v1 ? "/memory.limit_in_bytes" : "/memory.max";
+    const char* usage_name = v1 ? "/memory.usage_in_bytes" : "/memory.current";
+    // This cgroup and every parent: a parent's limit bounds its children too.
+    while (!path.empty() && path.back() == '/') path.pop_back();
+    for (;;) {
+      for (const std::string& m : mounts) {
+        const std::string dir = m + path;
+        const size_t limit = read_bytes(dir + limit_name), usage = read_bytes(dir + usage_name);
+        if (limit == 0 || limit >= (size_t(1) << 60)) continue;  // "max", v1's "unlimited", or not there
+        const size_t room = limit > usage ? limit - usage : 0;
+        if (room < best) {
+          best = room;
+          if (source) *source = "cgroup " + dir + limit_name + " - usage";
+        }
+      }
+      if (path.empty()) break;
+      path.erase(path.rfind('/'));
+    }
+  }
+  return best;
+}
 
 size_t available_memory_bytes(DeviceKind d, std::string* source) {
   if (d == DeviceKind::cuda) {
@@ -218,20 +289,34 @@ size_t available_memory_bytes(DeviceKind d, std::string* source) {
   }
   size_t avail = mem_available();
   std::string from = "MemAvailable";
-  // A cgroup limit far below the machine's memory (containers, CI) is the real bound.
-  for (auto [limit_file, usage_file] : {std::pair{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-                                        std::pair{"/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
-    const size_t limit = read_bytes(limit_file), usage = read_bytes(usage_file);
-    if (limit == 0 || limit >= (size_t(1) << 60)) continue;  // "max" or v1's "unlimited"
-    const size_t room = limit > usage ? limit - usage : 0;
-    if (avail == 0 || room < avail) {
-      avail = room;
-      from = std::string("cgroup ") + limit_file + " - usage";
+  auto consider = [&](size_t room, const std::string& what) {
+    if (room != SIZE_MAX && (avail == 0 || room < avail)) {
+      avail = std::max<size_t>(room, 1);  // no room at all is still a reading (0 means none)
+      from = what;
     }
-  }
+  };
+  // A cgroup limit far below the machine's memory (containers, CI) is the real bound.
+  std::string cgroup;
+  const size_t cg = cgroup_memory_room("/proc/self/cgroup", "/sys/fs/cgroup", &cgroup);
+  consider(cg, cgroup);
+  consider(address_space_room(), "the address-space limit (ulimit -v) minus this process's size");
   if (source) *source = avail ? from : "nothing readable";
   return avail;
+}
+
+std::string memory_refusal(size_t need, size_t available, const std::string& source, const std::string& memory) {
+  if (available == 0 || double(need) <= (1 - kMemoryMargin) * double(available)) return {};
+  return "needs " + format_bytes(need) + " of " + memory + " but " + format_bytes(available) + " is available (" +
+         source + "; runs over " + std::to_string(int(std::lround(100 * (1 - kMemoryMargin)))) +
+         " % of it are refused)";
+}
+
+void require_memory(DeviceKind d, size_t need, const std::string& what) {
+  std::string source;
+  const size_t avail = available_memory_bytes(d, &source);
+  const std::string why =
+      memory_refusal(need, avail, source, d == DeviceKind::cpu ? "memory" : std::string(to_string(d)) + " memory");
+  if (!why.empty()) throw OutOfMemory(what + " " + why);
 }
 
 void device_synchronize(const ExecContext& ctx) {

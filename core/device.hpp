@@ -83,8 +83,13 @@ struct ExecContext {
   int resolved_threads() const;
 };
 
-// Device memory. All throw Error on failure (with the runtime's message).
+// Device memory. All throw Error on failure (with the runtime's message);
+// an allocation that cannot be had throws OutOfMemory naming its size.
 void* device_alloc(DeviceKind d, size_t bytes);
+// Throws OutOfMemory: "cannot allocate 1.50 GiB (1610612736 bytes) of host
+// memory (detail); 1.20 GiB is available (source)". For every allocation that
+// fails (device_alloc, AlignedBuffer).
+[[noreturn]] void fail_allocation(DeviceKind d, size_t bytes, const std::string& detail = {});
 void device_free(DeviceKind d, void* p) noexcept;
 void copy_to_device(DeviceKind d, void* dst, const void* src, size_t bytes);
 void copy_to_host(DeviceKind d, void* dst, const void* src, size_t bytes);
@@ -93,12 +98,38 @@ void device_fill_bytes(DeviceKind d, void* dst, unsigned char value, size_t byte
 void device_copy(const ExecContext& ctx, void* dst, const void* src, size_t bytes);
 void device_synchronize(const ExecContext& ctx);
 
-// Bytes a new allocation on `d` can count on now: on the CPU the smaller of
-// /proc/meminfo's MemAvailable and the cgroup's room (v2 memory.max minus
-// memory.current, v1 memory.limit_in_bytes minus memory.usage_in_bytes); on
-// CUDA cudaMemGetInfo's free bytes. `source` (optional) says which it was.
-// 0 when nothing could be read (the caller then cannot check).
+// Bytes a new allocation on `d` can count on now. On the CPU the smallest of
+//   - /proc/meminfo's MemAvailable (pages allocated but never touched are still
+//     in it, so read it before allocating what is being planned);
+//   - the room in this process's memory cgroup and each of its parents (v2
+//     memory.max minus memory.current, v1 memory.limit_in_bytes minus
+//     memory.usage_in_bytes; the paths from /proc/self/cgroup);
+//   - the room under the address-space limit (RLIMIT_AS, `ulimit -v`) minus
+//     this process's virtual size (/proc/self/statm), where a limit is set.
+// On CUDA cudaMemGetInfo's free bytes. `source` (optional) says which figure
+// it was. 0 when nothing could be read (the caller then cannot check).
+// Every memory check in convlab reads this one function.
 size_t available_memory_bytes(DeviceKind d, std::string* source = nullptr);
+
+// The smallest room (limit minus usage) over the memory cgroups that the file
+// `proc_cgroup` (in /proc/<pid>/cgroup's format) lists, each looked up under
+// `root` (normally /sys/fs/cgroup) with its parents; SIZE_MAX when none of them
+// has a limit. `source` names the cgroup file that gave the figure.
+size_t cgroup_memory_room(const std::string& proc_cgroup, const std::string& root, std::string* source = nullptr);
+
+// Keep this fraction of the available memory free (other processes, allocator
+// overhead, what a command allocates besides what it counts): every command
+// refuses a run whose counted bytes exceed 80 % of available_memory_bytes.
+inline constexpr double kMemoryMargin = 0.2;
+
+// "" when `need` bytes fit in (1 - kMemoryMargin) of `available` (or when
+// `available` is 0: nothing could be read); else one line: "needs 12.00 GiB
+// of memory but 9.80 GiB is available (MemAvailable; runs over 80 % of it are
+// refused)". Callers put the subject in front ("cpu.direct on ... fwd ").
+std::string memory_refusal(size_t need, size_t available, const std::string& source, const std::string& memory = "memory");
+// Reads available_memory_bytes(d) and throws OutOfMemory ("<what> " +
+// memory_refusal's line) when `need` does not fit. Call it before allocating.
+void require_memory(DeviceKind d, size_t need, const std::string& what);
 
 class DeviceBuffer {
  public:

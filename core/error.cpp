@@ -1,8 +1,23 @@
 #include "core/error.hpp"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace convlab {
+
+std::string format_bytes(size_t bytes) {
+  char b[48];
+  const double v = double(bytes);
+  if (bytes >= (size_t(1) << 30))
+    std::snprintf(b, sizeof b, "%.2f GiB", v / double(size_t(1) << 30));
+  else if (bytes >= (size_t(1) << 20))
+    std::snprintf(b, sizeof b, "%.1f MiB", v / double(size_t(1) << 20));
+  else if (bytes >= 1024)
+    std::snprintf(b, sizeof b, "%.1f KiB", v / 1024);
+  else
+    std::snprintf(b, sizeof b, "%zu bytes", bytes);
+  return b;
+}
 
 namespace {
 // Length of the valid UTF-8 sequence starting at s[i] (0 when invalid).

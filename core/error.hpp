@@ -2,6 +2,8 @@
 // file, cache file, CLI argument) is reported by throwing convlab::Error with a
 // single human-readable line; the CLI prints it and exits non-zero.
 #pragma once
+#include <cstddef>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -32,7 +34,34 @@ class WriteError : public Error {
   using Error::Error;
 };
 
+// Memory that could not be had: an allocation that failed (its message names the
+// memory and the size), or a run refused before allocating because its total
+// does not fit in what is available. Whoever allocates on behalf of something
+// named (a layer's output, find's check data) catches it and throws it again
+// with that name in front, so the one line says what failed and how big it was.
+class OutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] inline void fail(const std::string& message) { throw Error(message); }
+
+// f(), an OutOfMemory from it thrown again as "<what>: <its message>": how an
+// allocation names the buffer it was for ("conv1's output: cannot allocate ...").
+// A std::bad_alloc (a container's allocation, its size unknown) becomes one too.
+template <class F>
+decltype(auto) naming_memory(const std::string& what, F&& f) {
+  try {
+    return f();
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(what + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory(what + ": an allocation failed (std::bad_alloc; its size is not known)");
+  }
+}
+
+// "1.50 GiB", "12.0 MiB", "512 bytes": sizes in messages.
+std::string format_bytes(size_t bytes);
 
 // `text` safe to print on one line: C0/C1 control characters, DEL and bytes
 // that are not valid UTF-8 are written as \xHH; the characters that reorder or

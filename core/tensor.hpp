@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device.hpp"
 #include "core/problem.hpp"
 
 namespace convlab {
@@ -29,7 +30,7 @@ class AlignedBuffer {
     if (count == 0) return;
     const size_t bytes = (count * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;
     void* p = std::aligned_alloc(kAlignment, bytes);
-    if (!p) throw std::bad_alloc();
+    if (!p) fail_allocation(DeviceKind::cpu, bytes);
     data_.reset(static_cast<T*>(p));
   }
   T* data() { return data_.get(); }

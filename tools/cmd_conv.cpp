@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -75,11 +76,6 @@ int cmd_conv(int argc, char** argv) {
   const int threads = int(args.get_int("threads", 0, 4096));
   const uint64_t seed = uint64_t(args.get_int("seed", 0, 1L << 62));
 
-  ConvData data = ConvData::random(p, seed);
-  load_input(args, "x", data.src, "src", dir != Direction::bwd_data, dir);
-  load_input(args, "w", data.wei, "wei", dir != Direction::bwd_filter, dir);
-  load_input(args, "dy", data.dst, "diff_dst", dir != Direction::fwd, dir);
-
   if (auto why = algo.unavailable_reason(); !why.empty()) {
     std::fprintf(stderr, "error: %s: %s\n", std::string(algo.name()).c_str(), why.c_str());
     return 2;
@@ -89,6 +85,24 @@ int cmd_conv(int argc, char** argv) {
                  p.canonical().c_str(), std::string(to_string(dir)).c_str(), s.reason.c_str());
     return 2;
   }
+  // Everything the run holds, checked before any of it is allocated: the host tensors, one input
+  // read from .npy beside them, the algorithm's buffers and workspace with their guard zones, and
+  // --check's fp64 reference.
+  MemoryNeed need;
+  need.host = data_bytes(p);
+  size_t loaded = 0;
+  for (auto [opt, elems] : {std::pair{"x", p.src_elems()}, std::pair{"w", p.wei_elems()}, std::pair{"dy", p.dst_elems()}})
+    if (args.has(opt)) loaded = std::max(loaded, size_t(elems) * sizeof(float));
+  need.host += loaded;
+  need.add(algo.device(), runner_bytes(algo, p, dir));
+  if (args.has("check")) need.host += reference_bytes(p, dir);
+  need.require(algo.device(), "convlab conv: " + std::string(algo.name()) + " on " + p.canonical() + " " +
+                                  std::string(to_string(dir)));
+
+  ConvData data = ConvData::random(p, seed);
+  load_input(args, "x", data.src, "src", dir != Direction::bwd_data, dir);
+  load_input(args, "w", data.wei, "wei", dir != Direction::bwd_filter, dir);
+  load_input(args, "dy", data.dst, "diff_dst", dir != Direction::fwd, dir);
   ExecContext ctx;
   ctx.threads = threads;
   ConvRunner runner(algo, p, dir, ctx);

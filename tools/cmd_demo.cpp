@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 
 #include "algorithms/execute.hpp"
@@ -21,6 +22,19 @@ int cmd_demo(int argc, char** argv) {
   const auto layers = network_layers(args.get("net"), batch);
   ExecContext ctx;
   ctx.threads = threads;
+  // The most any (layer, direction, algorithm) holds at once, checked before anything is allocated:
+  // the inputs, the fp64 reference, the output copy and the algorithm's buffers.
+  for (const auto& layer : layers)
+    for (Direction dir : kAllDirections) {
+      size_t runner = 0;
+      for (const Algorithm* algo : registry())
+        if (algo->device() == DeviceKind::cpu && algo->unavailable_reason().empty() && algo->supports(layer.problem, dir))
+          runner = std::max(runner, runner_bytes(*algo, layer.problem, dir));
+      require_memory(DeviceKind::cpu,
+                     2 * data_bytes(layer.problem) + reference_bytes(layer.problem, dir) + runner,
+                     "convlab demo: " + layer.id + " " + std::string(to_string(dir)) + " at batch " +
+                         std::to_string(batch));
+    }
   std::printf("convlab demo: %s at batch %d on %s\n\n", args.get("net").c_str(), batch,
               device_fingerprint(DeviceKind::cpu, threads).c_str());
   std::printf("%-20s %-10s %-24s %10s %9s %10s %s\n", "layer", "dir", "algorithm", "median ms", "GFLOP/s",

@@ -115,6 +115,7 @@ int cmd_layers(int argc, char** argv) {
   const int net_batch = set.network_batch;
   if (opt.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab layers --device cuda: no CUDA device (" + cuda_info().reason + ")");
+  require_compare_memory(cases, opt);  // before the machine probe and any find
 
   // --cache F follows the rule of every command's (require_cache_file): created when missing, its folder
   // must exist. The machine probe of every thread count comes first (the calibration's predictions use

@@ -166,7 +166,8 @@ int cmd_train(int argc, char** argv) {
             "and default; peak RSS. Algorithms are chosen once per (layer, direction) at setup.\n"
             "A policy whose algorithms cannot run here is skipped with the reason (exit 2 when no\n"
             "requested policy can run on the device; exit 1 when every policy was skipped while\n"
-            "choosing). Progress goes to stderr, the report (Markdown) to stdout.");
+            "choosing, or when a policy's loss went non-finite: that policy stops there and is never\n"
+            "counted as agreeing). Progress goes to stderr, the report (Markdown) to stdout.");
   args.positionals("NET", "alexnet, alexnet-owt or tiny", 1, 1);
   add_train_options(args, "8", "3");
   args.option("device", "DEV", "cpu, or cuda: every layer on the GPU (hand-written kernels, cuBLAS for fc), "
@@ -262,6 +263,11 @@ int cmd_train(int argc, char** argv) {
     if (args.has("json")) write_file_atomic(args.get("json"), train::scaling_json(rep));
     if (args.has("md")) write_file_atomic(args.get("md"), md);
     if (args.has("csv")) write_file_atomic(args.get("csv"), train::report_csv(rep.runs.back()));
+    for (const train::TrainReport& run : rep.runs)
+      if (std::string why = train::stopped_line(run); !why.empty()) {
+        std::fprintf(stderr, "error: %d rank%s: %s\n", run.ranks, run.ranks == 1 ? "" : "s", printable(why).c_str());
+        return 1;
+      }
     if (rep.runs.back().baseline() < 0) {
       std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
       return 1;
@@ -275,6 +281,10 @@ int cmd_train(int argc, char** argv) {
   if (args.has("json")) write_file_atomic(args.get("json"), train::report_json(rep));
   if (args.has("md")) write_file_atomic(args.get("md"), md);
   if (args.has("csv")) write_file_atomic(args.get("csv"), train::report_csv(rep));
+  if (std::string why = train::stopped_line(rep); !why.empty()) {
+    std::fprintf(stderr, "error: %s\n", printable(why).c_str());
+    return 1;
+  }
   if (rep.baseline() < 0) {
     std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
     return 1;
@@ -344,6 +354,7 @@ int cmd_report(int argc, char** argv) {
   train::HtmlInputs html;  // report.html: drawn from the same JSON texts the files get
   html.command = command_line("convlab", argc, argv);
   bool all_ran = true, expectations_met = true;
+  std::string stopped;  // the first half's policy whose loss went non-finite
   // One half: the per-layer comparison and the training run on `device`; files get `suffix`.
   auto half = [&](DeviceKind device, const std::string& suffix) {
     const std::string where(to_string(device));
@@ -405,6 +416,7 @@ int cmd_report(int argc, char** argv) {
     written.push_back("train" + suffix + ".json");
     written.push_back("train" + suffix + ".csv");
     if (rep.baseline() < 0) all_ran = false;
+    if (stopped.empty()) stopped = train::stopped_line(rep);
   };
   half(DeviceKind::cpu, "");
   if (!gpu_skip.empty()) {
@@ -435,6 +447,10 @@ int cmd_report(int argc, char** argv) {
     std::string names;
     for (const auto& f : removed) names += (names.empty() ? "" : ", ") + f;
     std::printf("removed from %s/, of an earlier run: %s\n", printable(dir).c_str(), names.c_str());
+  }
+  if (!stopped.empty()) {
+    std::fprintf(stderr, "error: %s\n", printable(stopped).c_str());
+    return 1;
   }
   if (!all_ran) {
     std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");

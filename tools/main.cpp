@@ -7,13 +7,18 @@
 //        demo     an algorithm exceeded its declared error bound
 //        tune     some (layer, direction) has no algorithm within the constraints
 //        cache    check found warnings
-//        train    no policy could run (each was skipped, with its reason, while choosing), or an --expect not met
-//        report   no policy could run in a half, the GPU half failed (the CPU half is still written), or an
+//        train    no policy could run (each was skipped, with its reason, while choosing), a policy's loss
+//                 went non-finite (it stopped there; the report never counts it as agreeing), or an
 //                 --expect not met
+//        report   no policy could run in a half, a policy's loss went non-finite, the GPU half failed
+//                 (the CPU half is still written), or an --expect not met
 //      and every command whose results could not be written after the work (a full disk, a file-size
 //      limit, standard output closed or full): one line naming the file and the system's reason.
 //   2  bad input, refused before any long work: arguments, problem strings, .npy files, cache files,
-//      output paths, a policy or algorithm that cannot run here, no CUDA device for --device cuda;
+//      output paths, a policy or algorithm that cannot run here, no CUDA device for --device cuda,
+//      memory the run cannot have (every command that allocates tensors or workspace counts them
+//      first against the available memory: core/device.hpp require_memory; an allocation that fails
+//      anyway is also 2, its line naming the buffer and its size);
 //      one line on stderr ("error: ...") with every user-supplied text escaped (printable()).
 //   3  the CUDA device faulted (a sticky error: illegal address, launch failure, ...); find, tune, layers,
 //      train and conv stop at the first fault with one line on stderr instead of failing every later candidate.
@@ -112,7 +117,8 @@ int main(int argc, char** argv) {
       // printable() again (in error_exit): whatever text a message carries, it stays one line on a terminal.
       return error_exit(2, e.what());
     } catch (const std::bad_alloc&) {
-      return error_exit(2, "out of memory");
+      // convlab's own buffers throw OutOfMemory naming what and how much; this is a container's.
+      return error_exit(2, "out of memory: an allocation of unknown size failed (std::bad_alloc)");
     } catch (const std::exception& e) {
       return error_exit(2, e.what());
     }

@@ -88,6 +88,16 @@ class NpyData : public DataSource {
     if (images_.shape[1] != in.c || images_.shape[2] != in.h || images_.shape[3] != in.w)
       fail("images '" + ip + "' are " + images_.shape_string() + " but the network takes (N, " + std::to_string(in.c) +
            ", " + std::to_string(in.h) + ", " + std::to_string(in.w) + ") (no resizing is done)");
+    // A NaN or Inf pixel would train silently (ReLU and max pooling pass a finite value on): refused here.
+    const float* px = images_.data();
+    for (int64_t i = 0; i < images_.size(); ++i)
+      if (!std::isfinite(px[i])) {
+        const int64_t per = in.per_sample(), hw = int64_t(in.h) * in.w;
+        fail("images '" + ip + "': element " + std::to_string(i) + " (sample " + std::to_string(i / per) +
+             ", channel " + std::to_string(i % per / hw) + ", row " + std::to_string(i % hw / in.w) + ", column " +
+             std::to_string(i % in.w) + ") is " + (std::isnan(px[i]) ? "nan" : px[i] > 0 ? "inf" : "-inf") +
+             ": images must be finite");
+      }
     n_ = images_.shape[0];
     if (n_ < in.n)
       fail("images '" + ip + "' hold " + std::to_string(n_) + " samples, fewer than the batch " + std::to_string(in.n));

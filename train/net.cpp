@@ -1,6 +1,7 @@
 #include "train/net.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -23,7 +24,7 @@ Layer& Net::add(std::unique_ptr<Layer> layer) {
       c->fuse_relu(layer->name());  // the ReLU runs in the conv's output pass (train/layers.hpp)
       return *c;
     }
-  tail_ = layer->setup(tail_, opt_.ctx);
+  tail_ = naming_memory(layer->name() + "'s parameters and state", [&] { return layer->setup(tail_, opt_.ctx); });
   layers_.push_back(std::move(layer));
   return *layers_.back();
 }
@@ -32,18 +33,21 @@ void Net::finalize() {
   if (layers_.empty()) fail("network '" + name_ + "' has no layers");
   if (tail_.h != 1 || tail_.w != 1) fail("network '" + name_ + "' must end in a fully connected layer");
   const DeviceKind dev = opt_.ctx.device;
+  auto buffer = [&](const std::string& what, size_t bytes) {
+    return naming_memory(what, [&] { return DeviceBuffer(dev, bytes); });
+  };
   for (auto& l : layers_) {
-    acts_.emplace_back(dev, size_t(l->out_shape().count()) * sizeof(float));
-    grads_.emplace_back(dev, size_t(l->out_shape().count()) * sizeof(float));
+    acts_.push_back(buffer(l->name() + "'s output", size_t(l->out_shape().count()) * sizeof(float)));
+    grads_.push_back(buffer(l->name() + "'s output gradient", size_t(l->out_shape().count()) * sizeof(float)));
   }
   for (auto& l : layers_)
     if (auto* d = dynamic_cast<DropoutLayer*>(l.get())) d->set_first_sample(opt_.sample_offset);
-  if (opt_.first_layer_grad) dinput_ = DeviceBuffer(dev, size_t(input_.count()) * sizeof(float));
+  if (opt_.first_layer_grad) dinput_ = buffer("the input gradient", size_t(input_.count()) * sizeof(float));
   if (dev != DeviceKind::cpu) {
-    d_images_ = DeviceBuffer(dev, size_t(input_.count()) * sizeof(float));
+    d_images_ = buffer("the uploaded images", size_t(input_.count()) * sizeof(float));
     image_upload_ = std::make_unique<StagedUpload>(d_images_.bytes());
-    d_labels_ = DeviceBuffer(dev, size_t(input_.n) * sizeof(int));
-    d_loss_ = DeviceBuffer(dev, size_t(input_.n) * sizeof(double));
+    d_labels_ = buffer("the uploaded labels", size_t(input_.n) * sizeof(int));
+    d_loss_ = buffer("the loss's scratch", size_t(input_.n) * sizeof(double));
   }
   finalized_ = true;
 }
@@ -90,7 +94,7 @@ void Net::allocate_workspace() {
   for (ConvLayer* c : conv_layers()) ws = std::max(ws, c->workspace_bytes());
   if (ws != ws_.bytes()) {
     ws_.reset();
-    ws_ = DeviceBuffer(opt_.ctx.device, ws);
+    ws_ = naming_memory("the convolution workspace", [&] { return DeviceBuffer(opt_.ctx.device, ws); });
     ++ws_allocations_;
     if (opt_.ctx.device == DeviceKind::cpu && ws) std::memset(ws_.get(), 0, ws);  // first touch, here
   }
@@ -140,6 +144,41 @@ std::vector<float> Net::output() const {
   sync();
   copy_to_host(opt_.ctx.device, out.data(), acts_.back().get(), acts_.back().bytes());
   return out;
+}
+
+namespace {
+
+// The first element of `bytes` bytes at `p` on `d` that is NaN or Inf (-1: none).
+int64_t first_non_finite(DeviceKind d, const void* p, size_t bytes, float* value) {
+  const size_t n = bytes / sizeof(float);
+  std::vector<float> copy;
+  const float* x = static_cast<const float*>(p);
+  if (d != DeviceKind::cpu) {
+    copy.resize(n);
+    copy_to_host(d, copy.data(), p, n * sizeof(float));
+    x = copy.data();
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i])) {
+      *value = x[i];
+      return int64_t(i);
+    }
+  return -1;
+}
+
+}  // namespace
+
+std::string Net::first_non_finite_output() const {
+  if (!finalized_) return {};
+  sync();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    float v = 0;
+    const int64_t at = first_non_finite(opt_.ctx.device, acts_[i].get(), acts_[i].bytes(), &v);
+    if (at < 0) continue;
+    return layers_[i]->name() + "'s output (element " + std::to_string(at) + " is " +
+           (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") + ")";
+  }
+  return {};
 }
 
 void Net::download_params() {

@@ -132,6 +132,10 @@ class Net {
 
   // The last layer's output (the logits) of the last forward, copied to the host.
   std::vector<float> output() const;
+  // Where the last forward first went non-finite: "conv3's output (element 17 is nan)"; "" when
+  // every layer's output is finite. (The parameters are not looked at: after a step whose loss
+  // is not finite the update has made them non-finite whatever the cause.)
+  std::string first_non_finite_output() const;
   // Copies every parameter's device value, gradient and momentum to its host tensors (no-op on the CPU).
   void download_params();
   // What the first layer's skipped input gradient would cost now (one run, seconds);

@@ -5,6 +5,7 @@
 
 #include "autotune/find.hpp"
 #include "core/error.hpp"
+#include "core/device.hpp"
 
 namespace convlab::train {
 
@@ -42,21 +43,21 @@ size_t workspace_bound(const Net& net, const Policy& policy) {
   return bound;
 }
 
-namespace {
-
-std::string gib(size_t bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.2f GiB", double(bytes) / double(size_t(1) << 30));
-  return b;
+AvailableMemory read_available_memory(DeviceKind device) {
+  AvailableMemory a;
+  a.host = available_memory_bytes(DeviceKind::cpu, &a.host_source);
+  if (device != DeviceKind::cpu) a.device = available_memory_bytes(device, &a.device_source);
+  return a;
 }
 
-}  // namespace
-
-MemoryPlan plan_memory(const Net& probe, const std::vector<Policy>& policies, const std::vector<bool>& runnable) {
+MemoryPlan plan_memory(const Net& probe, const std::vector<Policy>& policies, const std::vector<bool>& runnable,
+                       const AvailableMemory& available, size_t data_bytes) {
   MemoryPlan m;
   NetMemory base = probe.memory();
   m.on_gpu = base.on_gpu;
+  const ExecContext& ctx = probe.options().ctx;
   int nets = 0;
+  MemoryNeed find;
   for (size_t i = 0; i < policies.size(); ++i) {
     if (!runnable[i]) {
       m.per_net.push_back(0);
@@ -68,24 +69,42 @@ MemoryPlan plan_memory(const Net& probe, const std::vector<Policy>& policies, co
     m.host_total += n.host_bytes();
     m.device_total += n.device_bytes();
     ++nets;
+    const Policy& p = policies[i];
+    if (p.kind == Policy::Kind::find || p.kind == Policy::Kind::find_context || p.kind == Policy::Kind::cache) {
+      FindOptions fo;
+      fo.workspace_limit = p.workspace_limit;
+      const std::vector<const Algorithm*> candidates = find_candidates(ctx.device, p.tf32);
+      for (const ConvLayer* c : probe.conv_layers())
+        for (Direction d : kAllDirections) find.keep_max(find_memory(c->problem(), d, ctx, fo, candidates));
+    }
   }
-  // The probe already holds its buffers: what is available to the run is what is free plus the probe.
-  m.host_available = available_memory_bytes(DeviceKind::cpu, &m.host_source);
-  if (m.host_available) m.host_available += base.host_bytes();
+  m.data = data_bytes;
+  m.find_host = find.host;
+  m.find_device = find.device;
+  m.host_total += m.data + m.find_host;
+  if (m.on_gpu) m.device_total += m.find_device;
+  m.host_available = available.host;
+  m.host_source = available.host_source;
   if (m.on_gpu) {
-    m.device_available = available_memory_bytes(DeviceKind::cuda, &m.device_source);
-    if (m.device_available) m.device_available += base.device_bytes();
+    m.device_available = available.device;
+    m.device_source = available.device_source;
   }
-  const double keep = 1 - kMemoryMargin;
-  auto check = [&](size_t need, size_t avail, const std::string& what, const std::string& source) {
-    if (avail == 0 || !m.refusal.empty() || double(need) <= keep * double(avail)) return;
-    m.refusal = std::to_string(nets) + " networks (one per policy) of " + probe.name() + " at batch " +
-                std::to_string(probe.input_shape().n) + " need " + gib(need) + " of " + what + " but " + gib(avail) +
-                " is available (" + source + ", " + std::to_string(int(kMemoryMargin * 100)) +
-                " % kept free): run fewer policies or a smaller batch";
+  auto check = [&](size_t need, size_t avail, const std::string& what, const std::string& source, size_t data,
+                   size_t find_bytes) {
+    if (!m.refusal.empty()) return;
+    const std::string why = memory_refusal(need, avail, source, what);
+    if (why.empty()) return;
+    m.refusal = std::to_string(nets) + " network" + (nets == 1 ? "" : "s") + " (one per policy) of " + probe.name() +
+                " at batch " + std::to_string(probe.input_shape().n);
+    if (data) m.refusal += ", the batches (" + format_bytes(data) + ")";
+    if (find_bytes) m.refusal += ", find's buffers (" + format_bytes(find_bytes) + ")";
+    // memory_refusal's line starts "needs": "need" after a list.
+    const bool plural = nets != 1 || data || find_bytes;
+    m.refusal += (plural ? " need" : " needs") + why.substr(5) + ": run fewer policies or a smaller batch";
   };
-  check(m.host_total, m.host_available, m.on_gpu ? "host memory (parameter copies)" : "memory", m.host_source);
-  if (m.on_gpu) check(m.device_total, m.device_available, "GPU memory", m.device_source);
+  check(m.host_total, m.host_available, m.on_gpu ? "host memory (parameter copies)" : "memory", m.host_source, m.data,
+        m.find_host);
+  if (m.on_gpu) check(m.device_total, m.device_available, "GPU memory", m.device_source, 0, m.find_device);
   return m;
 }
 

@@ -17,9 +17,13 @@
 // policies; plan_memory estimates each net's bytes (activations, gradients,
 // parameters with their gradient and momentum, the layers' saved state, and
 // the convolution workspace: exact for default / fixed:, for the measuring
-// policies the largest any candidate they may pick needs), and the run is
-// refused before any long work when the sum exceeds 80 % of what the device
-// has available (core/device.hpp available_memory_bytes).
+// policies the largest any candidate they may pick needs), adds the batches
+// the trainer holds and, when a policy measures, the most find holds at once
+// on any layer (autotune/find.hpp find_memory), and the run is refused before
+// any long work when the sum exceeds 80 % of what the device has available
+// (core/device.hpp available_memory_bytes, kMemoryMargin) -- read before the
+// first net was allocated: MemAvailable and a cgroup still count a net that was
+// allocated but never touched as free, so adding it back would count it twice.
 #pragma once
 #include <string>
 #include <vector>
@@ -32,14 +36,19 @@ namespace convlab::train {
 // The policy indices 0..P-1 in the order round `round` runs them (see above).
 std::vector<int> round_order(int policies, int round);
 
-// Keep this fraction of the available memory free (other processes, find's own
-// buffers, allocator overhead).
-inline constexpr double kMemoryMargin = 0.2;
+// What a run may use, read before its first net is allocated (see above).
+struct AvailableMemory {
+  size_t host = 0, device = 0;  // 0: nothing could be read
+  std::string host_source, device_source;
+};
+AvailableMemory read_available_memory(DeviceKind device);
 
 struct MemoryPlan {
   std::vector<size_t> per_net;      // bytes per policy's net (0: the policy cannot run here)
-  size_t host_total = 0;            // every net's host bytes
-  size_t device_total = 0;          // every net's device bytes (CUDA; == host_total on the CPU)
+  size_t data = 0;                  // host: the batches the trainer holds (and an .npy source's arrays)
+  size_t find_host = 0, find_device = 0;  // the most find holds at once on any layer (0: no policy measures)
+  size_t host_total = 0;            // every net's host bytes + data + find_host
+  size_t device_total = 0;          // every net's device bytes, + find_device on CUDA (on the CPU: the nets alone)
   size_t host_available = 0, device_available = 0;
   std::string host_source, device_source;  // where the available figures came from
   bool on_gpu = false;
@@ -54,7 +63,9 @@ size_t workspace_bound(const Net& net, const Policy& policy);
 
 // `probe` is one built net of the run (its buffers are measured, its workspace
 // replaced by each policy's bound); `policies` the run's policies, runnable[i]
-// false for those skipped before any net is built.
-MemoryPlan plan_memory(const Net& probe, const std::vector<Policy>& policies, const std::vector<bool>& runnable);
+// false for those skipped before any net is built; `available` read before the
+// probe was built; `data_bytes` what the run holds besides its nets on the host.
+MemoryPlan plan_memory(const Net& probe, const std::vector<Policy>& policies, const std::vector<bool>& runnable,
+                       const AvailableMemory& available, size_t data_bytes = 0);
 
 }  // namespace convlab::train

@@ -76,7 +76,7 @@ void md_iterations(Out& o, const TrainReport& r, const PolicyResult& base) {
   o << "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
   for (auto& p : r.policies) {
     if (!p.ran) {
-      o << "| " << p.policy << " | skipped: " << p.skipped << " | | | | | | | | |\n";
+      o << "| " << p.policy << " | " << (p.stopped ? "stopped: " : "skipped: ") << p.skipped << " | | | | | | | | |\n";
       continue;
     }
     const double rd = loss_rel_diff(p, base);
@@ -258,8 +258,9 @@ std::string report_markdown(const TrainReport& r) {
   md_setup(o, r);
   const int bi = r.baseline();
   if (bi < 0) {
-    o << "No policy could run:\n\n";
-    for (auto& p : r.policies) o << "- " << p.policy << ": skipped (" << p.skipped << ")\n";
+    const bool stopped = std::any_of(r.policies.begin(), r.policies.end(), [](const PolicyResult& p) { return p.stopped; });
+    o << (stopped ? "No policy ran to the end:\n\n" : "No policy could run:\n\n");
+    for (auto& p : r.policies) o << "- " << p.policy << ": " << (p.stopped ? "stopped" : "skipped") << " (" << p.skipped << ")\n";
     return o.str();
   }
   const PolicyResult& base = r.policies[size_t(bi)];
@@ -307,7 +308,13 @@ std::string report_json(const TrainReport& r) {
     const PolicyResult& p = r.policies[pi];
     o << (pi ? "," : "") << "\n    {\"policy\": " << quote(p.policy) << ", \"ran\": " << (p.ran ? "true" : "false");
     if (!p.ran) {
-      o << ", \"skipped\": " << quote(p.skipped) << "}";
+      o << ", \"skipped\": " << quote(p.skipped);
+      if (p.stopped) {
+        o << ", \"stopped\": true, \"losses\": [";
+        for (size_t i = 0; i < p.losses.size(); ++i) o << (i ? ", " : "") << number(p.losses[i]);
+        o << "]";
+      }
+      o << "}";
       continue;
     }
     const PolicyResult* base = bi >= 0 ? &r.policies[size_t(bi)] : nullptr;

@@ -10,6 +10,8 @@
 #include <memory>
 #include <set>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "algorithms/registry.hpp"
 #include "core/error.hpp"
@@ -90,6 +92,7 @@ struct Runner {
   std::vector<StepTimes> steps;
   std::unique_ptr<GradSync> sync;  // data-parallel runs
   std::vector<SyncStep> syncs;     // per timed round
+  bool stopped = false;            // its loss went non-finite: it runs no more rounds
 };
 
 // Threads per rank when the user gave none: a rank bound to its own cores
@@ -365,10 +368,38 @@ std::string why_no_policy_can_run(const TrainConfig& cfg) {
   return "no requested policy can run on " + std::string(to_string(cfg.device)) + " (" + why + ")";
 }
 
+namespace {
+
+// The host bytes a run holds besides its nets: every round's batch (images and labels, the
+// global batch: each rank draws it whole before taking its slice) and an .npy source's arrays.
+size_t data_bytes(const TrainConfig& cfg, const Shape4& input) {
+  const size_t batch = size_t(cfg.batch) * (size_t(input.per_sample()) * sizeof(float) + sizeof(int));
+  size_t bytes = size_t(cfg.warmup + cfg.iters) * batch;
+  if (cfg.data == "npy") {
+    std::error_code ec;
+    for (const std::string& f : {cfg.images_npy, cfg.labels_npy}) {
+      const auto size = std::filesystem::file_size(f, ec);
+      if (!ec) bytes += size_t(size);
+    }
+  }
+  return bytes;
+}
+
+// The one net every run builds first (the memory plan measures it), its allocation failures
+// naming the net: "alexnet at batch 1500: conv1's output: cannot allocate ...".
+Net build_probe(const TrainConfig& cfg, const NetOptions& no) {
+  return naming_memory(cfg.net + " at batch " + std::to_string(no.batch), [&] { return build_network(cfg.net, no); });
+}
+
+}  // namespace
+
 std::string why_nets_do_not_fit(const TrainConfig& cfg) {
   const std::vector<Policy> policies = parse_policies(cfg.policies.empty() ? default_policies(cfg.device) : cfg.policies);
-  const Net probe = build_network(cfg.net, net_options(cfg));
-  return plan_memory(probe, policies, runnable_policies(policies, cfg.device)).refusal;
+  const AvailableMemory available = read_available_memory(cfg.device);  // before the probe is allocated
+  const Net probe = build_probe(cfg, net_options(cfg));
+  return plan_memory(probe, policies, runnable_policies(policies, cfg.device), available,
+                     data_bytes(cfg, probe.input_shape()))
+      .refusal;
 }
 
 TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log,
@@ -402,11 +433,12 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   rep.ranks = R;
   rep.rank_threads = no.ctx.resolved_threads();
   if (comm && cfg.device == DeviceKind::cuda) select_rank_gpu(*comm);  // before any device memory
-  Net probe = build_network(cfg.net, no);  // no CUDA device: Error
+  const AvailableMemory available = read_available_memory(cfg.device);  // before the probe is allocated
+  Net probe = build_probe(cfg, no);  // no CUDA device: Error
   rep.device = device_fingerprint(cfg.device, no.ctx.threads);
   rep.params = probe.param_count();
   const std::vector<bool> runnable = runnable_policies(policies, cfg.device);
-  rep.memory = plan_memory(probe, policies, runnable);
+  rep.memory = plan_memory(probe, policies, runnable, available, data_bytes(cfg, probe.input_shape()));
   if (comm && rep.memory.refusal.empty() && !rep.memory.on_gpu && comm->local_size() > 1) {
     // The ranks of a node share its memory: all of their nets must fit together.
     const double all = double(rep.memory.host_total) * comm->local_size();
@@ -451,7 +483,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   const int total = cfg.warmup + cfg.iters;
   std::vector<Batch> batches(static_cast<size_t>(total));
   for (int i = 0; i < total; ++i) {
-    data->batch(i, batches[size_t(i)]);
+    naming_memory("batch " + std::to_string(i) + " of the training data", [&] { data->batch(i, batches[size_t(i)]); });
     if (R > 1) {
       Batch mine;
       slice_batch(batches[size_t(i)], no.sample_offset, no.batch, mine);
@@ -483,12 +515,14 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
       rep.policies.push_back(std::move(pr));
       continue;
     }
-    Net net = probe_used ? build_network(cfg.net, no) : std::move(probe);
+    Net net = probe_used ? naming_memory("policy " + pr.policy + ": " + cfg.net + " at batch " + std::to_string(no.batch),
+                                         [&] { return build_network(cfg.net, no); })
+                         : std::move(probe);
     probe_used = true;
     if (root) {
       try {
         say("policy " + pr.policy + ": choosing algorithms ...");
-        pr.choose_seconds = net.choose(policies[pi]);
+        pr.choose_seconds = naming_memory("choosing algorithms", [&] { return net.choose(policies[pi]); });
         if (policies[pi].kind == Policy::Kind::find_context) {
           pr.context = find_in_context(net, policies[pi], batches, cfg.sgd, cfg.context, say);
           pr.has_context = true;
@@ -548,10 +582,13 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     std::vector<int>& executed = (warm ? rep.warmup_order : rep.order).emplace_back();
     for (int k : round_order(P, warm ? it : it - cfg.warmup)) {
       Runner& run = runners[size_t(k)];
+      if (run.stopped) continue;
       PolicyResult& pr = rep.policies[run.policy];
       StepTimes st;
       const Batch& b = batches[size_t(it)];
-      double loss = run.net.train_step(b.images.data(), b.labels.data(), cfg.sgd, it, &st);
+      double loss = naming_memory("policy " + pr.policy + ": iteration " + std::to_string(it), [&] {
+        return run.net.train_step(b.images.data(), b.labels.data(), cfg.sgd, it, &st);
+      });
       if (comm) {
         // The global batch's loss (the mean of equal slices' means) and the slowest rank's step.
         double v[2] = {loss, 0};
@@ -565,7 +602,20 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
       std::snprintf(line, sizeof line, "round %d%s: policy %s  loss %.6f  %.1f ms", it, warm ? " (warm-up)" : "",
                     pr.policy.c_str(), loss, st.total * 1e3);
       say(line);
-      if (!std::isfinite(loss)) fail("policy " + pr.policy + ": the loss is not finite at iteration " + std::to_string(it));
+      if (!std::isfinite(loss)) {
+        // This policy trains no further and is never compared: it did not train the same network.
+        // (Every rank sees the same all-reduced loss, so every rank stops it.)
+        const std::string where = run.net.first_non_finite_output();
+        pr.ran = false;
+        pr.stopped = true;
+        pr.skipped = "the loss is not finite (" + std::string(std::isnan(loss) ? "nan" : "inf") + ") at iteration " +
+                     std::to_string(it) + (warm ? " (warm-up)" : "") + "; " +
+                     (where.empty() ? "every layer's output is finite (the loss itself overflowed)"
+                                    : "the first layer whose output is not finite: " + where);
+        run.stopped = true;
+        say("policy " + pr.policy + ": stopped (" + pr.skipped + ")");
+        continue;
+      }
       if (!warm) {
         pr.iter_seconds.push_back(st.total);
         if (run.sync) {
@@ -584,6 +634,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   rep.load = check_load(load_before, load_snapshot());
   say(load_text(rep.load));
   for (Runner& run : runners) {
+    if (run.stopped) continue;
     PolicyResult& pr = rep.policies[run.policy];
     summarise(pr, run, cfg, rep.limit);
     run.net.set_gradient_hook(nullptr);  // what follows runs one layer alone
@@ -617,6 +668,16 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   rep.wall_seconds = now_seconds() - t_start;
   if (comm) comm->barrier();
   return rep;
+}
+
+std::string stopped_line(const TrainReport& rep) {
+  int n = 0;
+  const PolicyResult* first = nullptr;
+  for (const PolicyResult& p : rep.policies)
+    if (p.stopped && !n++) first = &p;
+  if (!first) return {};
+  return "policy " + first->policy + " stopped: " + first->skipped +
+         (n > 1 ? " (" + std::to_string(n) + " policies stopped; see the report)" : "");
 }
 
 double break_even_iterations(const PolicyResult& find, const PolicyResult& other) {

@@ -77,6 +77,10 @@ struct PolicyResult {
   std::string policy;
   bool ran = false;
   std::string skipped;                 // why not, when !ran
+  // It trained until its loss went non-finite and stopped there (ran is false,
+  // skipped says at which iteration and the first layer whose output was not
+  // finite); losses holds the iterations up to and including that one.
+  bool stopped = false;
   double choose_seconds = 0;           // wall time of all choices (find: the tuning cost)
   size_t workspace_bytes = 0;
   std::vector<double> iter_seconds;    // per timed round
@@ -196,7 +200,9 @@ std::string why_no_policy_can_run(const TrainConfig& cfg);
 std::string why_nets_do_not_fit(const TrainConfig& cfg);
 
 // Policies that cannot run (policy_unavailable_reason, or no algorithm within
-// their constraints for some layer) are skipped and recorded with the reason.
+// their constraints for some layer) are skipped and recorded with the reason. A
+// policy whose loss goes non-finite stops there (PolicyResult::stopped); the
+// others train on.
 //
 // Data-parallel (dist with comm->size() > 1): cfg.batch is the global batch, split
 // evenly (it must divide); rank r trains samples [r*b, (r+1)*b) of every global batch
@@ -218,6 +224,11 @@ struct DistOptions {
 };
 TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log = {},
                          const DistOptions* dist = nullptr);
+
+// "" when no policy stopped on a non-finite loss, else one line naming the first
+// (policy, iteration, where the forward went non-finite) and how many stopped:
+// the CLI prints it and exits 1.
+std::string stopped_line(const TrainReport& rep);
 
 // Iterations after which find's choosing cost is repaid by its faster iterations
 // against `other` (find's cost minus other's, divided by the time saved per

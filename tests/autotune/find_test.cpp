@@ -6,8 +6,10 @@
 
 #include "algorithms/registry.hpp"
 #include "autotune/find.hpp"
+#include "core/error.hpp"
 #include "core/problem.hpp"
 #include "tests/autotune/planted.hpp"
+#include "tests/support/memory_limit.hpp"
 
 namespace convlab {
 namespace {
@@ -160,6 +162,33 @@ TEST(Find, AccuracyBudgetUsesMeasuredError) {
   EXPECT_EQ(select(ranked, c)->algo, "test.rough");
   c.max_error = 1e-7;
   EXPECT_EQ(select(ranked, c)->algo, "test.exact");
+}
+
+// find counts what it will hold (the check slice and its fp64 reference, a candidate's buffers and
+// output copies, the full-size buffers and inputs it times) and refuses before allocating any of
+// it when that is over 80 % of the available memory: one OutOfMemory line naming the problem and
+// the sizes. The limit keeps a broken check from allocating past 64 MiB.
+TEST(Find, RefusesWhatDoesNotFitBeforeAllocating) {
+  const ConvProblem big = parse_problem("mb1ic1ih4096iw4096oc8kh1");  // dst alone is 512 MiB
+  Planted fast("test.fast");
+  const std::vector<const Algorithm*> cands = {&fast};
+  const MemoryNeed need = find_memory(big, Direction::fwd, one_thread(), quick(), cands);
+  // The check slice is the whole problem here (mb1): its tensors, the reference (16 bytes per dst
+  // element), then timing: the runner's buffers and a second set of inputs.
+  EXPECT_GE(need.host, data_bytes(big) + reference_bytes(big, Direction::fwd) + 2 * data_bytes(big));
+  EXPECT_EQ(need.device, 0u);
+  testing::ScopedAddressSpaceLimit limit(size_t(64) << 20);
+  ASSERT_TRUE(limit.ok());
+  try {
+    (void)find(big, Direction::fwd, one_thread(), quick(), cands);
+    ADD_FAILURE() << "find ran a problem of " << need.host << " bytes under a 64 MiB limit";
+  } catch (const OutOfMemory& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("find on mb1ic1ih4096oc8oh4096kh1 fwd needs ", 0), 0u) << m;
+    EXPECT_NE(m.find("ulimit -v"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  EXPECT_EQ(fast.runs.load(), 0);
 }
 
 TEST(Find, RegistryCandidatesExcludeTheReference) {

@@ -7,8 +7,10 @@
 
 #include "autotune/cache.hpp"
 #include "autotune/tune.hpp"
+#include "core/error.hpp"
 #include "core/problem_list.hpp"
 #include "tests/autotune/planted.hpp"
+#include "tests/support/memory_limit.hpp"
 
 namespace convlab {
 namespace {
@@ -155,6 +157,28 @@ TEST(Tune, PairsRepeatsAndModes) {
   EXPECT_EQ(g.compared, 0);
   opt.dirs_given = true;
   EXPECT_EQ(tune({logged}, opt).pairs.size(), 3u);
+}
+
+// tune refuses before its machine probe and any find when a pair find would measure does not fit
+// (the cached pairs need no find and are not counted); the limit bounds a broken check.
+TEST(Tune, RefusesAPairThatDoesNotFitBeforeAnyWork) {
+  const ProblemSet set = expand_problems({"mb1ic2ih6oc2oh6kh3ph1n\"small\"", "mb1ic1ih4096iw4096oc8kh1n\"big\""});
+  TuneOptions opt;
+  opt.dirs = {Direction::fwd};
+  opt.ctx.threads = 1;
+  opt.find_options.max_seconds = 0.01;
+  int steps = 0;
+  opt.on_step = [&](int, int, const std::string&) { ++steps; };
+  testing::ScopedAddressSpaceLimit limit(size_t(64) << 20);
+  ASSERT_TRUE(limit.ok());
+  try {
+    (void)tune(set.items, opt);
+    ADD_FAILURE() << "tuned a 512 MiB problem under a 64 MiB limit";
+  } catch (const OutOfMemory& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("find on big fwd needs ", 0), 0u) << m;
+  }
+  EXPECT_EQ(steps, 0) << "find started before the memory check";
 }
 
 }  // namespace

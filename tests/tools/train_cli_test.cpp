@@ -5,11 +5,14 @@
 #include <set>
 
 #include "core/device.hpp"
+#include "core/npy.hpp"
+#include "core/tensor.hpp"
 #include "tests/support/cli_fixture.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -53,6 +56,42 @@ TEST_F(TrainCli, TinyRunWritesJsonAndReport) {
   EXPECT_NE(j.find("\"policy\": \"default\""), std::string::npos);
   EXPECT_NE(j.find("\"losses\""), std::string::npos);
   EXPECT_EQ(slurp(path("t.md")), r.out);
+}
+
+// Images that are not finite are refused on load (one line, exit 2); finite images so large that
+// the forward overflows make the loss non-finite: that policy stops there, named with the
+// iteration and the first layer whose output is not finite, exit 1, and neither the report nor
+// the JSON counts it as agreeing.
+TEST_F(TrainCli, NonFiniteImagesAndLossesStopWithOneLine) {
+  const int64_t n = 2;  // tiny's input is (3, 16, 16)
+  convlab::Tensor labels({n});
+  labels.data()[0] = 0;
+  labels.data()[1] = 1;
+  convlab::write_npy(path("l.npy"), labels);
+  convlab::Tensor images({n, 3, 16, 16});
+  for (int64_t i = 0; i < images.size(); ++i) images.data()[i] = std::nanf("");
+  convlab::write_npy(path("nan.npy"), images);
+  const std::string data = std::string(kTiny) + "--data npy --labels " + path("l.npy") + " --images ";
+  expect_one_line_error(data + path("nan.npy"), "element 0 (sample 0, channel 0, row 0, column 0) is nan");
+
+  for (int64_t i = 0; i < images.size(); ++i) images.data()[i] = 3e38f;  // finite; conv1's sums overflow
+  convlab::write_npy(path("huge.npy"), images);
+  const Result r = run(data + path("huge.npy") + " --policy 'default;fixed:cpu.direct' --json " + path("t.json"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::string last = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("error: policy default stopped: the loss is not finite (", 0), 0u) << r.err;
+  EXPECT_NE(last.find(") at iteration 0; the first layer whose output is not finite: conv1's output (element "),
+            std::string::npos) << last;
+  EXPECT_NE(last.find("(2 policies stopped; see the report)"), std::string::npos) << last;
+  EXPECT_EQ(r.err.find("error:"), r.err.rfind("error:")) << "more than one error line: " << r.err;
+  EXPECT_NE(r.out.find("No policy ran to the end:\n\n- default: stopped (the loss is not finite"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("| yes |"), std::string::npos) << r.out;
+  const std::string j = slurp(path("t.json"));
+  EXPECT_NE(j.find("\"policy\": \"default\", \"ran\": false, \"skipped\": \"the loss is not finite"),
+            std::string::npos) << j;
+  EXPECT_NE(j.find("\"stopped\": true"), std::string::npos) << j;
+  EXPECT_EQ(j.find("loss_rel_diff_vs_baseline"), std::string::npos) << j;
 }
 
 TEST_F(TrainCli, CudaWithoutADeviceIsOneLine) {

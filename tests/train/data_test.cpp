@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/npy.hpp"
@@ -58,6 +60,23 @@ TEST_F(Npy, Errors) {
   expect_error(im, write("lbf.npy", {3}, 0.5f), "not an integer");
   expect_error(im, write("lbr.npy", {3}, 2.f), "not an integer in [0, 3)");  // 4 is out of range
   expect_error(im, lb, "fewer than the batch", {4, 3, 4, 4});
+}
+
+// A NaN or Inf pixel is refused on load, naming the file, the first bad element and its value
+// (ReLU and max pooling would otherwise turn it into a finite loss that "agrees").
+TEST_F(Npy, NonFiniteImagesAreRefusedNamingTheFirst) {
+  const std::string lb = write("lb.npy", {3});
+  for (float bad : {std::nanf(""), std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
+    Tensor t({3, 3, 4, 4});
+    for (int64_t i = 0; i < t.size(); ++i) t.data()[i] = 0.5f;
+    t.data()[1 * 48 + 2 * 16 + 3 * 4 + 1] = bad;  // sample 1, channel 2, row 3, column 1
+    t.data()[2 * 48] = bad;                        // a later one is not the first
+    const std::string im = (dir_ / "bad.npy").string();
+    write_npy(im, t);
+    const std::string value = std::isnan(bad) ? "nan" : bad > 0 ? "inf" : "-inf";
+    expect_error(im, lb, "images '" + im + "': element 93 (sample 1, channel 2, row 3, column 1) is " + value +
+                             ": images must be finite");
+  }
 }
 
 TEST(Synthetic, DeterministicAndLabelled) {

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "train/data.hpp"
 #include "train/net.hpp"
+#include "train/report.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab::train {
@@ -133,6 +134,39 @@ TEST(Net, PoliciesThatCannotRunAreSkippedWithTheirReason) {
   EXPECT_NE(report_json(r).find("\"policies\""), std::string::npos);
   cfg.policies = {"no-such-policy"};
   EXPECT_THROW(run_training(cfg), Error);
+}
+
+// A policy whose loss went non-finite is reported as stopped (where and why), never as agreeing:
+// the report of a real two-policy run with the second marked stopped the way the trainer marks it.
+TEST(Net, AStoppedPolicyIsNeverCountedAsAgreeing) {
+  TrainConfig cfg;
+  cfg.net = "tiny";
+  cfg.batch = 2;
+  cfg.iters = 1;
+  cfg.warmup = 0;
+  cfg.classes = 4;
+  cfg.threads = 1;
+  cfg.policies = {"default", "fixed:cpu.direct"};
+  TrainReport r = run_training(cfg);
+  ASSERT_TRUE(r.policies[0].ran && r.policies[1].ran);
+  EXPECT_EQ(stopped_line(r), "");
+  PolicyResult& p = r.policies[1];
+  p.ran = false;
+  p.stopped = true;
+  p.skipped = "the loss is not finite (nan) at iteration 0; the first layer whose output is not finite: conv1's output";
+  p.losses.back() = NAN;
+  EXPECT_EQ(stopped_line(r), "policy fixed:cpu.direct stopped: " + p.skipped);
+  const std::string md = report_markdown(r);
+  EXPECT_NE(md.find("| fixed:cpu.direct | stopped: the loss is not finite (nan) at iteration 0;"), std::string::npos)
+      << md;
+  size_t agreeing = 0;
+  for (size_t at = md.find("| yes |"); at != std::string::npos; at = md.find("| yes |", at + 1)) ++agreeing;
+  EXPECT_EQ(agreeing, 1u) << "only default (the baseline) agrees with itself:\n" << md;
+  const std::string j = report_json(r);
+  EXPECT_NE(j.find("{\"policy\": \"fixed:cpu.direct\", \"ran\": false, \"skipped\": \"the loss is not finite (nan)"),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find("\"stopped\": true, \"losses\": [null]"), std::string::npos) << j;
 }
 
 TEST(Net, UnknownNetworkAndBadOptions) {

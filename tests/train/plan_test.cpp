@@ -11,6 +11,7 @@
 #include "train/net.hpp"
 #include "train/plan.hpp"
 #include "train/trainer.hpp"
+#include "tests/support/memory_limit.hpp"
 
 namespace convlab::train {
 namespace {
@@ -61,14 +62,82 @@ TEST(MemoryPlan, SumsOneNetPerRunnablePolicyAndChecksTheAvailableMemory) {
   const Net probe = build_network("tiny", o);
   const std::vector<Policy> policies = {Policy::parse("default"), Policy::parse("fixed:cpu.direct"),
                                         Policy::parse("find")};
-  const MemoryPlan m = plan_memory(probe, policies, {true, false, true});
+  const MemoryPlan m = plan_memory(probe, policies, {true, false, true}, read_available_memory(DeviceKind::cpu), 1000);
   ASSERT_EQ(m.per_net.size(), 3u);
   EXPECT_GT(m.per_net[0], 0u);
   EXPECT_EQ(m.per_net[1], 0u);  // not runnable: no net
   EXPECT_GE(m.per_net[2], m.per_net[0] - probe.memory().workspace);  // find may need any candidate's workspace
-  EXPECT_EQ(m.host_total, m.per_net[0] + m.per_net[2]);
+  EXPECT_EQ(m.data, 1000u);
+  EXPECT_GT(m.find_host, 0u);  // find runs: what it holds at once on the largest layer counts too
+  EXPECT_EQ(m.host_total, m.per_net[0] + m.per_net[2] + m.data + m.find_host);
   EXPECT_TRUE(m.refusal.empty()) << m.refusal;  // a few MiB fit on any machine that runs this test
   EXPECT_GT(m.host_available, 0u) << "no MemAvailable or cgroup figure could be read";
+  // Without a measuring policy find holds nothing.
+  EXPECT_EQ(plan_memory(probe, {Policy::parse("default")}, {true}, read_available_memory(DeviceKind::cpu)).find_host, 0u);
+}
+
+// The plan compares with what was available before the probe was allocated, as given, and adds
+// nothing for the probe: an allocated but untouched net is still in MemAvailable (counting it
+// again was the double count that accepted runs the kernel then killed). Refused just above 80 %.
+TEST(MemoryPlan, ComparesWithTheMemoryReadBeforeTheProbeAtEightyPercent) {
+  NetOptions o;
+  o.batch = 4;
+  o.ctx.threads = 1;
+  const Net probe = build_network("tiny", o);
+  const std::vector<Policy> one = {Policy::parse("default")};
+  const size_t need = plan_memory(probe, one, {true}, AvailableMemory{}).host_total;
+  ASSERT_GT(need, 0u);
+  AvailableMemory a;
+  a.host_source = "test figure";
+  a.host = size_t(double(need) / 0.8) + 16;  // need is just under 80 %
+  MemoryPlan m = plan_memory(probe, one, {true}, a);
+  EXPECT_EQ(m.host_available, a.host);
+  EXPECT_TRUE(m.refusal.empty()) << m.refusal;
+  a.host = size_t(double(need) / 0.8) - 16;  // just over
+  m = plan_memory(probe, one, {true}, a);
+  EXPECT_EQ(m.host_available, a.host) << "the probe's own bytes were added to the available memory";
+  EXPECT_NE(m.refusal.find("1 network (one per policy) of tiny at batch 4 needs "), std::string::npos) << m.refusal;
+  EXPECT_NE(m.refusal.find("(test figure; runs over 80 % of it are refused)"), std::string::npos) << m.refusal;
+}
+
+// Under an address-space limit (`ulimit -v`) the nets a run would build are refused by the plan,
+// naming their sizes, before any of them but the probe is allocated: here 4 AlexNets at batch 32
+// (about 1 GiB each) with 2 GiB of room. The limit also keeps a broken plan from allocating more.
+TEST(MemoryPlan, TheAddressSpaceLimitIsPartOfTheAvailableMemory) {
+  TrainConfig cfg;
+  cfg.net = "alexnet";
+  cfg.policies = {"default", "fixed:cpu.direct", "fixed:cpu.im2col_gemm", "get"};
+  cfg.batch = 32;
+  cfg.threads = 1;
+  std::string why;
+  {
+    testing::ScopedAddressSpaceLimit limit(size_t(2) << 30);
+    ASSERT_TRUE(limit.ok());
+    why = why_nets_do_not_fit(cfg);
+  }
+  EXPECT_NE(why.find("4 networks (one per policy) of alexnet at batch 32, the batches ("), std::string::npos) << why;
+  EXPECT_NE(why.find("ulimit -v"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+}
+
+// A net that cannot even be allocated says which net, which buffer and how big.
+TEST(MemoryPlan, AProbeThatCannotBeAllocatedNamesTheNetAndTheBuffer) {
+  TrainConfig cfg;
+  cfg.net = "alexnet";
+  cfg.policies = {"default"};
+  cfg.batch = 64;
+  cfg.threads = 1;
+  testing::ScopedAddressSpaceLimit limit(size_t(128) << 20);  // AlexNet's parameters alone are 700 MiB
+  ASSERT_TRUE(limit.ok());
+  try {
+    (void)why_nets_do_not_fit(cfg);
+    ADD_FAILURE() << "AlexNet allocated in 128 MiB";
+  } catch (const OutOfMemory& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("alexnet at batch 64: ", 0), 0u) << m;
+    EXPECT_NE(m.find(": cannot allocate "), std::string::npos) << m;
+    EXPECT_NE(m.find(" bytes) of host memory"), std::string::npos) << m;
+  }
 }
 
 // A run that would not fit is refused with one line (the trainer throws it
@@ -87,7 +156,8 @@ TEST(MemoryPlan, RefusesWhatDoesNotFitInOneLine) {
   const Net probe = build_network("alexnet", o);
   std::vector<Policy> many;
   for (int i = 0; i < 400; ++i) many.push_back(Policy::parse("default"));  // 400 nets x ~1 GiB
-  const MemoryPlan m = plan_memory(probe, many, std::vector<bool>(many.size(), true));
+  const MemoryPlan m =
+      plan_memory(probe, many, std::vector<bool>(many.size(), true), read_available_memory(DeviceKind::cpu));
   ASSERT_FALSE(m.refusal.empty()) << "400 AlexNets at batch 32 fit in " << m.host_available << " bytes?";
   EXPECT_EQ(m.refusal.find('\n'), std::string::npos) << m.refusal;
   EXPECT_NE(m.refusal.find("400 networks"), std::string::npos) << m.refusal;

@@ -258,7 +258,7 @@ TEST(CudaErrors, StickyErrorsAreDeviceFaults) {
     throw_cuda_error(cudaErrorMemoryAllocation, "out of memory", "cudaMalloc");
   } catch (const DeviceFault&) {
     ADD_FAILURE() << "out of memory is not sticky";
-  } catch (const Error& e) {
+  } catch (const OutOfMemory& e) {  // device_alloc adds the size to it
     EXPECT_STREQ(e.what(), "cudaMalloc: out of memory");
   }
 }
