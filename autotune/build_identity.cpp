@@ -18,6 +18,9 @@
 #include "algorithms/registry.hpp"
 #include "autotune/code_version.hpp"
 #include "core/build_id.hpp"
+#include "core/cuda_libraries.hpp"
+#include "core/error.hpp"
+#include "core/lazy_library.hpp"
 
 namespace convlab {
 
@@ -43,17 +46,29 @@ std::string compute_library(std::string_view lib) {
   if (lib == "cuda_runtime") return "CUDA runtime " + std::to_string(cuda_info().runtime_version);
   if (lib == "cudnn") return "cuDNN " + std::to_string(cuda_info().cudnn_version);
 #if CONVLAB_HAS_CUDA
-  if (lib == "cublas") {
-    int major = 0, minor = 0, patch = 0;
-    cublasGetProperty(MAJOR_VERSION, &major);
-    cublasGetProperty(MINOR_VERSION, &minor);
-    cublasGetProperty(PATCH_LEVEL, &patch);
-    return "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-  }
-  if (lib == "cufft") {
-    int v = 0;
-    cufftGetVersion(&v);
-    return "cuFFT " + std::to_string(v);
+  // Opened only where a device exists (core/cuda_libraries.hpp): a CPU-only run never maps them.
+  if (lib == "cublas" || lib == "cufft") {
+    if (!cuda_info().available) return std::string(lib) + " (no CUDA device)";
+    const LazyLibrary& l = cuda_library(lib == "cublas" ? CudaLibrary::cublas : CudaLibrary::cufft);
+    if (!l.available()) return l.unavailable_reason();
+    try {
+      if (lib == "cublas") {
+        decltype(&cublasGetProperty) property = nullptr;
+        lazy_bind(l, property, "cublasGetProperty");
+        int major = 0, minor = 0, patch = 0;
+        property(MAJOR_VERSION, &major);
+        property(MINOR_VERSION, &minor);
+        property(PATCH_LEVEL, &patch);
+        return "cuBLAS " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+      }
+      decltype(&cufftGetVersion) version = nullptr;
+      lazy_bind(l, version, "cufftGetVersion");
+      int v = 0;
+      version(&v);
+      return "cuFFT " + std::to_string(v);
+    } catch (const Error& e) {
+      return e.what();
+    }
   }
 #else
   if (lib == "cublas" || lib == "cufft") return std::string(lib) + " not built in";
