@@ -14,7 +14,10 @@
 // Padding: `ph`/`pw` are the top/left padding; the bottom/right padding follows
 // from the output size as benchdnn derives it,
 //   pad_h_end = (oh - 1) * sh - ih + (kh - 1) * (dh + 1) + 1 - ph,
-// so "ih5oh8kh3ph3" is 3 rows on top and 2 below. Without `oh` it equals `ph`.
+// so "ih5oh8kh3ph3" is 3 rows on top and 2 below. Without `oh` the output is
+// benchdnn's (ih + 2ph - (kh-1)*(dh+1) - 1) / sh + 1 and the end padding `ph`
+// (more only where that division, truncating toward zero, gives one output to
+// a filter longer than the padded input).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -64,8 +67,8 @@ struct ConvProblem {
   // the end padding is negative).
   int64_t padded_h64() const { return int64_t(h) + int64_t(pad_h) + int64_t(pad_h_end); }
   int64_t padded_w64() const { return int64_t(w) + int64_t(pad_w) + int64_t(pad_w_end); }
-  // Equal padding on both sides of each axis (what cuDNN and the whole-plane
-  // transforms take); false for benchdnn's asymmetric "ih5oh8kh3ph3".
+  // Equal padding on both sides of each axis (all cuDNN's descriptor takes);
+  // false for benchdnn's asymmetric "ih5oh8kh3ph3".
   bool symmetric_padding() const { return pad_h_end == pad_h && pad_w_end == pad_w; }
   // H = 1 with a 1-row filter, no padding or stride along H: printed with the
   // w letters only, as benchdnn prints a 1-D problem.
