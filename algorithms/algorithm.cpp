@@ -19,8 +19,9 @@ std::string Algorithm::unavailable_reason() const {
 }
 
 ConvShape to_shape(const ConvProblem& p) {
-  return ConvShape{p.n,     p.c,     p.h,        p.w,        p.k,     p.r,     p.s,     p.p(),
-                   p.q(),   p.pad_h, p.pad_w,    p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.groups};
+  return ConvShape{p.n,     p.c,         p.h,         p.w,        p.k,        p.r,     p.s,     p.p(),
+                   p.q(),   p.pad_h,     p.pad_w,     p.pad_h_end, p.pad_w_end, p.stride_h, p.stride_w,
+                   p.dil_h, p.dil_w,     p.groups};
 }
 
 }  // namespace convlab

@@ -225,7 +225,7 @@ Phases direct_phases(const ConvProblem& p, Direction dir, const Rates& r, bool o
   }
   ph.compute = p.flops() * waste / r.fma;
   const double src = double(p.src_elems()), dst = double(p.dst_elems()), wei = double(p.wei_elems());
-  const double padded = double(p.n) * p.c * (p.h + 2.0 * p.pad_h) * (p.w + 2.0 * p.pad_w);
+  const double padded = double(p.n) * p.c * double(p.padded_h64()) * double(p.padded_w64());
   const double bytes = dir == Direction::fwd        ? src + padded + 2 * dst + 2 * wei
                        : dir == Direction::bwd_data ? 2 * dst + 2 * src + 2 * wei
                                                     : src + padded + 2 * dst + 2 * wei;
@@ -474,7 +474,8 @@ CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir,
       e.formula = fmt("fft tiled %gx%g: %.3g GFLOP pointwise + %.3g GFLOP transforms", t, t, e.main_flops * 1e-9,
                       e.transform_flops * 1e-9);
     } else {
-      const double lh = pow2_at_least(p.h + 2.0 * p.pad_h), lw = pow2_at_least(p.w + 2.0 * p.pad_w);
+      const double lh = pow2_at_least(p.h + p.pad_h + double(std::max(p.pad_h, p.pad_h_end))),
+                   lw = pow2_at_least(p.w + p.pad_w + double(std::max(p.pad_w, p.pad_w_end)));
       const double L = lh * lw, bins = lh * (lw / 2 + 1);
       e.main_flops = 8 * bins * N * K * Cg;
       e.transform_flops = (planes_in + planes_w + planes_out) * 2.5 * L * std::log2(L);

@@ -89,12 +89,17 @@ class FileParser {
     if (verbose_lines_ > 0 || !list_error_.empty()) return;  // a log's other lines; or the list is already bad
     const std::string_view body = trim(t.substr(0, std::min(t.size(), comment_start(t))));
     if (body.empty()) return;
+    // benchdnn options (a harness file's --dir=..., shapes_mem_strided's
+    // --strides=... before its problem) are not ours to apply: noted.
+    if (body.substr(0, 2) == "--")
+      return skip(where, "benchdnn options ('" + printable(body) + "') are not read here: one problem per line");
     std::vector<ProblemItem> items;
     try {
       if (body.front() == '@') fail("a problem file may not name another file ('" + printable(body) + "')");
-      if (body.substr(0, 2) == "--")
-        fail("benchdnn options ('" + printable(body) + "') are not read here: one problem per line");
       expand_one(body, batch_, default_batch_, where, items);
+    } catch (const UnsupportedProblem& e) {
+      skip(where, e.what());  // a problem convlab cannot run (3-D, ...): the rest of the file is read
+      return;
     } catch (const Error& e) {
       list_error_ = where + ": " + e.what();
       return;
@@ -102,28 +107,43 @@ class FileParser {
     for (auto& it : items) add(list_, list_index_, std::move(it), where);
   }
 
-  std::vector<ProblemItem> finish(std::string* note) {
+  std::vector<ProblemItem> finish(std::vector<std::string>* notes) {
+    if (notes) notes->clear();
     if (verbose_lines_ > 0) {
       if (log_.empty())
         fail(source_ + ": a oneDNN verbose log without a usable convolution exec line" +
              (first_unusable_.empty() ? std::string(" (run with ONEDNN_VERBOSE=1)") : " (first: " + first_unusable_ + ")"));
-      if (note) {
-        *note = source_ + ": oneDNN verbose log: " + std::to_string(conv_execs_) + " convolution executions, " +
-                std::to_string(log_.size()) + " distinct (problem, direction)";
+      if (notes) {
+        std::string note = source_ + ": oneDNN verbose log: " + std::to_string(conv_execs_) +
+                           " convolution executions, " + std::to_string(log_.size()) + " distinct (problem, direction)";
         if (unusable_)
-          *note += ", " + std::to_string(unusable_) + " convolution lines skipped (first: " + first_unusable_ + ")";
-        *note += ", " + std::to_string(verbose_lines_ - conv_execs_ - unusable_) + " other verbose lines and " +
-                 std::to_string(other_lines_) + " other lines skipped";
+          note += ", " + std::to_string(unusable_) + " convolution lines skipped (first: " + first_unusable_ + ")";
+        note += ", " + std::to_string(verbose_lines_ - conv_execs_ - unusable_) + " other verbose lines and " +
+                std::to_string(other_lines_) + " other lines skipped";
+        notes->push_back(std::move(note));
       }
       return std::move(log_);
     }
     if (!list_error_.empty()) fail(list_error_);
+    if (list_.empty() && skipped_count_ > 0)
+      fail(source_ + ": nothing in it can be run here (" + std::to_string(skipped_count_) + " lines skipped; first: " +
+           skipped_.front() + ")");
     if (list_.empty()) fail(source_ + ": no problems in the file (only blank lines and # comments)");
-    if (note) note->clear();
+    if (notes) {
+      *notes = skipped_;
+      if (skipped_count_ > skipped_.size())
+        notes->push_back(source_ + ": " + std::to_string(skipped_count_ - skipped_.size()) +
+                         " more lines skipped (not named one by one)");
+    }
     return std::move(list_);
   }
 
  private:
+  void skip(const std::string& where, const std::string& why) {
+    if (skipped_.size() < kMaxSkippedLineNotes) skipped_.push_back(where + ": skipped: " + why);
+    ++skipped_count_;
+  }
+
   // Outside any catch of line(): its message carries the location once, and a log's too-large
   // file is an error, not an unusable line.
   void add(std::vector<ProblemItem>& list, std::map<std::string, size_t>& index, ProblemItem it,
@@ -148,8 +168,8 @@ class FileParser {
       if (!vc) return;
       p = with_batch_checked(parse_problem(vc->descriptor), batch_, vc->descriptor);
     } catch (const Error& e) {
-      // A convolution convlab cannot represent (3-D, asymmetric padding, ...):
-      // skipped and counted; the note names the first.
+      // A convolution convlab cannot represent (3-D, ...): skipped and
+      // counted; the note names the first.
       ++unusable_;
       if (first_unusable_.empty()) first_unusable_ = where + ": " + e.what();
       return;
@@ -164,7 +184,8 @@ class FileParser {
   std::vector<ProblemItem> list_, log_;
   std::map<std::string, size_t> list_index_, log_index_;
   std::string list_error_, first_unusable_;
-  size_t verbose_lines_ = 0, other_lines_ = 0, conv_execs_ = 0, unusable_ = 0;
+  std::vector<std::string> skipped_;  // a list's unsupported lines, the first kMaxSkippedLineNotes
+  size_t verbose_lines_ = 0, other_lines_ = 0, conv_execs_ = 0, unusable_ = 0, skipped_count_ = 0;
 };
 
 }  // namespace
@@ -235,7 +256,7 @@ std::optional<VerboseConv> parse_onednn_verbose_line(std::string_view line) {
 }
 
 std::vector<ProblemItem> parse_problem_file(std::string_view contents, const std::string& source, int batch,
-                                            int default_batch, std::string* note) {
+                                            int default_batch, std::vector<std::string>* notes) {
   FileParser fp(source, batch, default_batch);
   size_t n = 0;
   for (size_t at = 0; at < contents.size();) {
@@ -248,10 +269,11 @@ std::vector<ProblemItem> parse_problem_file(std::string_view contents, const std
     fp.line(contents.substr(at, nl - at), n);
     at = nl + 1;
   }
-  return fp.finish(note);
+  return fp.finish(notes);
 }
 
-std::vector<ProblemItem> read_problem_file(const std::string& path, int batch, int default_batch, std::string* note) {
+std::vector<ProblemItem> read_problem_file(const std::string& path, int batch, int default_batch,
+                                           std::vector<std::string>* notes) {
   const bool is_stdin = path == "-";
   const std::string source = is_stdin ? std::string("<stdin>") : printable(path);
   if (path.empty()) fail("'@' needs a file name (@FILE, or @- for stdin)");
@@ -294,7 +316,7 @@ std::vector<ProblemItem> read_problem_file(const std::string& path, int batch, i
     }
   }
   if (!pending.empty()) fp.line(pending, ++n);
-  return fp.finish(note);
+  return fp.finish(notes);
 }
 
 std::vector<Direction> item_directions(const ProblemItem& item, const std::vector<Direction>& dirs, bool dirs_given) {
@@ -328,9 +350,9 @@ ProblemSet expand_problems(const std::vector<std::string>& args, int batch, int 
   for (const std::string& a : args) {
     if (!a.empty() && a.front() == '@') {
       const std::string path = a.substr(1);
-      std::string note;
-      for (auto& it : read_problem_file(path, batch, default_batch, &note)) all.push_back(std::move(it));
-      if (!note.empty()) out.notes.push_back(std::move(note));
+      std::vector<std::string> notes;
+      for (auto& it : read_problem_file(path, batch, default_batch, &notes)) all.push_back(std::move(it));
+      for (auto& n : notes) out.notes.push_back(std::move(n));
       continue;
     }
     if (is_network(a) && std::find(out.networks.begin(), out.networks.end(), a) == out.networks.end())

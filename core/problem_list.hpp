@@ -17,7 +17,11 @@
 //               own output) is skipped; a file with at least one verbose line is
 //               read as a log.
 //             Repeated (problem, direction) entries of one file collapse into one
-//             with a count. Errors name FILE:LINE. What is read is bounded
+//             with a count. Errors name FILE:LINE. A line of a list that is a
+//             well-formed problem convlab cannot run (UnsupportedProblem: 3-D,
+//             past 32-bit sizes) or a line of benchdnn options (--dir=...) is a
+//             note naming FILE:LINE and the reason, and the rest of the file is
+//             read; a file of nothing else is an error. What is read is bounded
 //             (line length, file size, distinct entries); a path that is not a
 //             regular file (a FIFO, a socket, a device, a folder) is refused
 //             before it is opened (core/paths.hpp's InputFile).
@@ -51,13 +55,15 @@ struct ProblemItem {
 struct ProblemSet {
   std::vector<ProblemItem> items;
   std::vector<std::string> networks;  // networks named on the command line (not in files)
-  std::vector<std::string> notes;     // one line per verbose log read (what was used and skipped), one for merged repeats
+  std::vector<std::string> notes;     // a verbose log's summary (what was used and skipped); a list's skipped lines;
+                                      // one for merged repeats
   int network_batch = 0;              // the minibatch networks and layer ids were given
 };
 
 inline constexpr size_t kMaxProblemLineBytes = size_t(64) << 10;    // 64 KiB
 inline constexpr size_t kMaxProblemFileBytes = size_t(1) << 30;     // 1 GiB
 inline constexpr size_t kMaxProblemFileEntries = 100000;            // distinct entries per file
+inline constexpr size_t kMaxSkippedLineNotes = 20;                  // a list's skipped lines named one by one
 
 // Expands NET|LAYER|PROBLEM|@FILE arguments in order; throws Error (one line)
 // on the first bad one, before any work is done.
@@ -80,12 +86,14 @@ std::vector<long> parse_int_list(std::string_view text, long min, long max, std:
 ConvProblem problem_from_text(std::string_view text, int batch = 0, int layer_default_batch = 32);
 
 // The contents of one @FILE (its name `source` is used in messages): problem
-// list or verbose log as above. `note` receives the log summary (empty for a list).
+// list or verbose log as above. `notes` receives the lines to tell the user: a
+// log's summary ("FILE: oneDNN verbose log: ..."), or a list's skipped lines
+// ("FILE:LINE: skipped: ...", the first kMaxSkippedLineNotes, then their count).
 std::vector<ProblemItem> parse_problem_file(std::string_view contents, const std::string& source, int batch = 0,
-                                            int default_batch = 32, std::string* note = nullptr);
+                                            int default_batch = 32, std::vector<std::string>* notes = nullptr);
 // Reads `path` ("-" = stdin) with the bounds above and parses it.
 std::vector<ProblemItem> read_problem_file(const std::string& path, int batch = 0, int default_batch = 32,
-                                           std::string* note = nullptr);
+                                           std::vector<std::string>* notes = nullptr);
 
 // True when the line starts with a oneDNN verbose marker (onednn_verbose,
 // dnnl_verbose, mkldnn_verbose).

@@ -3,7 +3,7 @@
 // Layouts (kernels/cpu/direct/layout.hpp), V = vector width (16 AVX-512, 8
 // AVX2 / portable), per group g; all conversions run inside run(), in the
 // workspace, and are part of its time:
-//   src  -> (N, G, CB, H+2ph, W+2pw, BI)  zero-padded, BI = min(V, C/g)
+//   src  -> (N, G, CB, HP, WP, BI)        zero-padded (HP = top + H + bottom), BI = min(V, C/g)
 //   wei  -> (G, KB, CB, R, S, BI, V)      lanes = output channels
 //   dst  <- (<=3, P*Q, V) tile per (n, g, k-block group), unblocked while cache-hot
 // Forward: one micro-kernel call = 2 (or 3) k-blocks x nj <= 14 (9) output
@@ -162,7 +162,7 @@ struct FwdPlan {
   FwdPlan(const ConvShape& s, const Ukernels& u) : sh(s), uk(&u) {
     V = u.v, G = s.groups, KG = s.kg(), CG = s.cg();
     BI = std::min(V, CG), KB = ceil_div(KG, V), CB = ceil_div(CG, BI);
-    xs = {s.n, G, CG, s.h, s.w, BI, s.pad_h, s.pad_w, s.h + 2 * s.pad_h, s.w + 2 * s.pad_w};
+    xs = {s.n, G, CG, s.h, s.w, BI, s.pad_h, s.pad_w, s.padded_h(), s.padded_w()};
     wb = {G, KG, CG, s.r, s.s, BI, V};
   }
   int64_t wei_tile() const { return int64_t(sh.r) * sh.s * BI * V; }  // (R, S, BI, V)
@@ -552,7 +552,7 @@ struct BwdFilterPlan {
     const int64_t row_bytes = int64_t(s.q) * V * sizeof(float) * kPair;
     prows = std::clamp(int(kDiffDstBytes / row_bytes), 1, s.p);
     nimg = prows < s.p ? 1 : std::clamp(int(kDiffDstBytes / (row_bytes * s.p)), 1, s.n);
-    xs = {s.n, G, CG, s.h, s.w, BI, s.pad_h, s.pad_w, s.h + 2 * s.pad_h, s.w + 2 * s.pad_w};
+    xs = {s.n, G, CG, s.h, s.w, BI, s.pad_h, s.pad_w, s.padded_h(), s.padded_w()};
     yd = {s.n, G, KG, s.p, s.q, V, 0, 0, s.p, s.q};
     wb = {G, KG, CG, s.r, s.s, BI, V};
   }

@@ -193,11 +193,13 @@ int out_len(const ConvProblem& p, Direction dir, bool h) {
 }  // namespace
 
 FftGeometry whole_image_geometry(const ConvProblem& p, Direction dir) {
-  auto axis = [&](int in, int pad, int out, int r, int len) {
+  auto axis = [&](int in, int pad, int pad_end, int out, int r, int len) {
     FftAxis a;
-    // No aliasing in any direction when L >= max(in + pad, out, r) (the
-    // circular wrap lands in the zero padding); see cpu.fft in docs/algorithms.md.
-    a.t = fft::next_smooth(std::max({in + pad, out, r}));
+    // No aliasing in any direction when L >= max(in + pad, in + pad_end, out, r)
+    // (the circular wrap lands in the zero padding: the frame holds the image
+    // after `pad` zeros, and an output's window that runs past the frame's end
+    // wraps into them); see cpu.fft in docs/algorithms.md.
+    a.t = fft::next_smooth(std::max({in + pad, in + pad_end, out, r}));
     a.step = len;
     a.tiles = 1;
     a.bd_shift = 0;
@@ -205,8 +207,8 @@ FftGeometry whole_image_geometry(const ConvProblem& p, Direction dir) {
     return a;
   };
   FftGeometry g;
-  g.h = axis(p.h, p.pad_h, p.p(), p.r, out_len(p, dir, true));
-  g.w = axis(p.w, p.pad_w, p.q(), p.s, out_len(p, dir, false));
+  g.h = axis(p.h, p.pad_h, p.pad_h_end, p.p(), p.r, out_len(p, dir, true));
+  g.w = axis(p.w, p.pad_w, p.pad_w_end, p.q(), p.s, out_len(p, dir, false));
   return g;
 }
 

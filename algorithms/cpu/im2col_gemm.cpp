@@ -14,7 +14,8 @@ namespace {
 int64_t align16(int64_t elems) { return (elems + 15) / 16 * 16; }  // keeps every sub-buffer 64-byte aligned
 
 bool is_direct(const ConvProblem& p) {
-  return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+  return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 &&
+         p.symmetric_padding();
 }
 
 // dyc (Kg x nb*PQ) <- diff_dst[n0 + i][g*Kg + k][:] (or the reverse, for fwd's tmp -> dst).

@@ -14,7 +14,7 @@
 // pieces (+64 bytes so an unaligned workspace pointer can be aligned). The
 // scratchpad region serves the convolution and the reorders, which run one
 // after another (scratchpad_mode::user everywhere: oneDNN allocates nothing).
-// Dilation is 0-based in oneDNN (dil - 1); padding is symmetric.
+// Dilation is 0-based in oneDNN (dil - 1); padding_l / padding_r are the two sides of each axis.
 #include "algorithms/cpu/onednn.hpp"
 
 #include <omp.h>
@@ -144,7 +144,10 @@ std::string winograd_limits(const ConvProblem& p) {
   if (p.r != 3 || p.s != 3) add(std::to_string(p.r) + "x" + std::to_string(p.s) + " filter, needs 3x3");
   if (p.stride_h != 1 || p.stride_w != 1) add("stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w));
   if (p.dil_h != 1 || p.dil_w != 1) add("dilation");
-  if (p.pad_h > 1 || p.pad_w > 1) add("padding " + std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + ", at most 1");
+  if (std::max({p.pad_h, p.pad_w, p.pad_h_end, p.pad_w_end}) > 1)
+    add("padding " + std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) +
+        (p.symmetric_padding() ? "" : " (end " + std::to_string(p.pad_h_end) + "x" + std::to_string(p.pad_w_end) + ")") +
+        ", at most 1");
   return why;
 }
 
@@ -204,7 +207,8 @@ PlanOrWhy build_plan(OnednnKind kind, const ConvProblem& p, Direction dir, int t
   const memory::desc wei_any(dims_wei(p), memory::data_type::f32, tag::any);
   const memory::dims strides = {p.stride_h, p.stride_w};
   const memory::dims dilates = {p.dil_h - 1, p.dil_w - 1};
-  const memory::dims pad = {p.pad_h, p.pad_w};
+  // oneDNN takes both sides: padding_l (top, left) and padding_r (bottom, right).
+  const memory::dims pad = {p.pad_h, p.pad_w}, pad_r = {p.pad_h_end, p.pad_w_end};
   const dnnl::algorithm alg = to_dnnl(kind);
 
   dnnl::primitive_attr attr;
@@ -215,7 +219,7 @@ PlanOrWhy build_plan(OnednnKind kind, const ConvProblem& p, Direction dir, int t
   try {
     // The forward descriptor: the primitive for fwd, the hint for the backward ones.
     const dnnl::convolution_forward::desc fwd_d(dnnl::prop_kind::forward_training, alg, src_any, wei_any, dst_any,
-                                                strides, dilates, pad, pad);
+                                                strides, dilates, pad, pad_r);
     const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_d, attr, eng);
     // Each primitive's tensors in the order they flow: the two inputs, then the output.
     switch (dir) {
@@ -226,7 +230,7 @@ PlanOrWhy build_plan(OnednnKind kind, const ConvProblem& p, Direction dir, int t
                                            {&plan->dst, &dst_ours, fwd_pd.dst_desc()}}});
         break;
       case Direction::bwd_data: {
-        const dnnl::convolution_backward_data::desc d(alg, src_any, wei_any, dst_any, strides, dilates, pad, pad);
+        const dnnl::convolution_backward_data::desc d(alg, src_any, wei_any, dst_any, strides, dilates, pad, pad_r);
         const dnnl::convolution_backward_data::primitive_desc pd(d, attr, eng, fwd_pd);
         adopt<dnnl::convolution_backward_data>(*plan, pd, attr, scratch,
                                                {{{&plan->dst, &dst_ours, pd.diff_dst_desc()},
@@ -235,7 +239,7 @@ PlanOrWhy build_plan(OnednnKind kind, const ConvProblem& p, Direction dir, int t
         break;
       }
       case Direction::bwd_filter: {
-        const dnnl::convolution_backward_weights::desc d(alg, src_any, wei_any, dst_any, strides, dilates, pad, pad);
+        const dnnl::convolution_backward_weights::desc d(alg, src_any, wei_any, dst_any, strides, dilates, pad, pad_r);
         const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, eng, fwd_pd);
         adopt<dnnl::convolution_backward_weights>(*plan, pd, attr, scratch,
                                                   {{{&plan->src, &src_ours, pd.src_desc()},

@@ -57,8 +57,13 @@ int fft_good_size(int n) {
   }
 }
 
+// The plane holds the image after pad zeros (fwd reads it there, bwd-data
+// crops it from there) and is long enough that an output's window past the
+// plane's end wraps into those zeros: pad + in + max(pad, pad_end) (the
+// symmetric in + 2 pad when the sides are equal).
 cuda::FftSize cuda_fft_size(const ConvShape& sh) {
-  return cuda::FftSize{fft_good_size(sh.h + 2 * sh.pad_h), fft_good_size(sh.w + 2 * sh.pad_w)};
+  return cuda::FftSize{fft_good_size(sh.h + sh.pad_h + std::max(sh.pad_h, sh.pad_h_end)),
+                       fft_good_size(sh.w + sh.pad_w + std::max(sh.pad_w, sh.pad_w_end))};
 }
 
 void cuda_fft_plane_counts(const ConvShape& sh, Direction dir, int counts[3]) {

@@ -13,7 +13,8 @@ namespace convlab {
 namespace {
 
 bool is_identity(const ConvShape& sh) {
-  return sh.r == 1 && sh.s == 1 && sh.stride_h == 1 && sh.stride_w == 1 && sh.pad_h == 0 && sh.pad_w == 0;
+  return sh.r == 1 && sh.s == 1 && sh.stride_h == 1 && sh.stride_w == 1 && sh.pad_h == 0 && sh.pad_w == 0 &&
+         sh.symmetric_padding();
 }
 
 struct Dims {

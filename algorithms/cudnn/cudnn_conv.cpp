@@ -154,6 +154,11 @@ std::string CudnnConv::unavailable_reason() const {
 
 Support CudnnConv::supports(const ConvProblem& p, Direction dir) const {
   if (id(dir) < 0) return Support::no(std::string("cuDNN has no ") + name_ + " algorithm for " + dir_word(dir));
+  // cudnnSetConvolution2dDescriptor takes one padding per axis, both sides.
+  if (!p.symmetric_padding())
+    return Support::no("needs symmetric padding: cuDNN's convolution descriptor pads both sides alike (this problem: top " +
+                       std::to_string(p.pad_h) + " bottom " + std::to_string(p.pad_h_end) + ", left " +
+                       std::to_string(p.pad_w) + " right " + std::to_string(p.pad_w_end) + ")");
   if (!cuda_info().available) return Support::no(no_device_reason());
   if (std::string why = cudnn_unavailable_reason(); !why.empty()) return Support::no(why);
   std::lock_guard lock(g_mu);

@@ -62,5 +62,40 @@ TEST(Registry, UnsupportedAlwaysHasAReason) {
       }
 }
 
+// 1-D and asymmetric padding (the sweep above checks every claim against the
+// reference): the algorithms that index the input per output position support
+// all of it; cuDNN's descriptor pads both sides alike and says so; every other
+// refusal has a reason.
+TEST(Registry, AsymmetricPaddingAnd1dAreRunOrRefusedWithReason) {
+  int refused_for_symmetry = 0;
+  for (const Algorithm* a : registry()) {
+    const std::string n(a->name());
+    const bool vendor_gpu = n.rfind("cudnn.", 0) == 0;
+    const std::string fam(a->family());
+    const bool indexed = !vendor_gpu && a->unavailable_reason().empty() &&
+                         (fam == "reference" || fam == "gemm" || fam == "direct" || fam == "implicit_gemm");
+    for (const auto& tp : testing::asym_1d_sweep())
+      for (Direction d : kAllDirections) {
+        const Support s = a->supports(tp.problem, d);
+        if (!s) {
+          EXPECT_FALSE(s.reason.empty()) << n << " " << tp.label;
+        }
+        if (indexed) {
+          EXPECT_TRUE(s.ok) << n << " " << tp.label << " " << to_string(d) << ": " << s.reason;
+        }
+        if (vendor_gpu && !tp.problem.symmetric_padding()) {
+          EXPECT_FALSE(s.ok) << n << " " << tp.label;
+          EXPECT_TRUE(s.reason.find("needs symmetric padding") != std::string::npos ||
+                      s.reason.find("cuDNN has no") != std::string::npos)
+              << n << " " << tp.label << ": " << s.reason;
+          refused_for_symmetry += s.reason.find("needs symmetric padding") != std::string::npos;
+        }
+      }
+  }
+#if CONVLAB_HAS_CUDA
+  EXPECT_GT(refused_for_symmetry, 0);
+#endif
+}
+
 }  // namespace
 }  // namespace convlab

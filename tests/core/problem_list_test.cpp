@@ -84,7 +84,7 @@ TEST(OnednnVerbose, SkipsOtherLines) {
 }
 
 TEST(ProblemFile, ListWithCommentsBlankLinesAndNames) {
-  std::string note = "x";
+  std::vector<std::string> notes = {"x"};
   const auto items = parse_problem_file(
       "# AlexNet, benchdnn style\n"
       "\n"
@@ -92,8 +92,8 @@ TEST(ProblemFile, ListWithCommentsBlankLinesAndNames) {
       "   mb1ic3ih5oc4kh3   \n"
       "alexnet.conv3\n"
       "mb1ic3ih5oc4kh3\n",
-      "shapes.txt", 0, 32, &note);
-  EXPECT_EQ(note, "");
+      "shapes.txt", 0, 32, &notes);
+  EXPECT_TRUE(notes.empty());
   ASSERT_EQ(items.size(), 3u);
   EXPECT_EQ(items[0].label, "alexnet:conv2 #2");
   EXPECT_EQ(items[0].problem.groups, 2);
@@ -123,11 +123,40 @@ TEST(ProblemFile, ErrorsNameFileAndLine) {
   expect_error("# nothing\n\n", "no problems");
   expect_error("", "no problems");
   expect_error("mb1ic3ih5oc4kh3\n@other.txt\n", "shapes.txt:2: a problem file may not name another file");
-  expect_error("--dir=FWD_B\nmb1ic3ih5oc4kh3\n", "shapes.txt:1: benchdnn options");
+  expect_error("--dir=FWD_B\n--batch=shapes_basic\n",
+               "shapes.txt: nothing in it can be run here (2 lines skipped; first: shapes.txt:1: skipped: benchdnn "
+               "options ('--dir=FWD_B') are not read here");
   expect_error("mb1ic3ih5oc4kh3\nnosuchnet\n", "shapes.txt:2: 'nosuchnet' is neither");
   expect_error(std::string("mb1ic3\0ih5\n", 11), "shapes.txt:1: binary data");
   expect_error(std::string(kMaxProblemLineBytes + 1, 'm'), "shapes.txt:1: line longer than");
   expect_error("mb1ic3ih5oc4kh3n\"\x1b[2J\"\n", "\\x1b");
+}
+
+// A list's lines convlab cannot run (3-D, options, sizes past 32 bits) are
+// notes naming FILE:LINE and the reason; the rest of the file is read.
+TEST(ProblemFile, UnsupportedLinesAreNotesAndTheRestIsRead) {
+  std::string text = "mb1ic3ih5oc4kh3\n";
+  for (int i = 0; i < 24; ++i) text += "ic3oc16_id5od5kd3pd1_n\"conv_3d:" + std::to_string(i) + "\"\n";
+  text += "--dir=BWD_D\nmb1ic1oc1iw4294967311kw3\ng1ic16oc16_ih5oh8kh3ph3\nmb1ic32iw100oc32ow98kw3pw0sw1\n";
+  std::vector<std::string> notes;
+  const auto items = parse_problem_file(text, "shapes.txt", 0, 32, &notes);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[1].problem.pad_h_end, 2);
+  EXPECT_EQ(items[1].origin, "shapes.txt:28");
+  EXPECT_EQ(items[2].problem.h, 1);
+  ASSERT_EQ(notes.size(), kMaxSkippedLineNotes + 1);
+  EXPECT_EQ(notes[0], "shapes.txt:2: skipped: problem 'ic3oc16_id5od5kd3pd1_n\"conv_3d:0\"': 3-D convolutions ('id') "
+                      "are not supported");
+  EXPECT_EQ(notes[kMaxSkippedLineNotes - 1].substr(0, 23), "shapes.txt:21: skipped:");
+  EXPECT_EQ(notes.back(), "shapes.txt: 6 more lines skipped (not named one by one)");
+  // Few enough: every one named, the option line and the large one too.
+  std::vector<std::string> few;
+  parse_problem_file("--dir=BWD_D\nmb1ic1oc1iw4294967311kw3\nmb1ic3ih5oc4kh3\n", "s.txt", 0, 32, &few);
+  ASSERT_EQ(few.size(), 2u);
+  EXPECT_EQ(few[0], "s.txt:1: skipped: benchdnn options ('--dir=BWD_D') are not read here: one problem per line");
+  EXPECT_EQ(few[1], "s.txt:2: skipped: problem 'mb1ic1oc1iw4294967311kw3': value of 'iw' does not fit in 32 bits");
+  // Bad input still stops the file: a typo is not "unsupported".
+  EXPECT_THROW(parse_problem_file("ic3oc16_id5od5kd3pd1\nmb1ic3ih5oc4kh3xx1\nmb1ic3ih5oc4kh3\n", "s.txt"), Error);
 }
 
 TEST(ProblemFile, VerboseLogUsesConvolutionLinesOnly) {
@@ -140,8 +169,10 @@ TEST(ProblemFile, VerboseLogUsesConvolutionLinesOnly) {
                           "onednn_verbose,exec,cpu,convolution,jit:avx2,forward_training,src,,alg:convolution_direct,"
                           "mb1_ic3oc4_id5od3kd3_ih5oh3kh3_iw5ow3kw3,0.1\n" +
                           kV26Fwd + "\n";
-  std::string note;
-  const auto items = parse_problem_file(log, "log.txt", 0, 32, &note);
+  std::vector<std::string> notes;
+  const auto items = parse_problem_file(log, "log.txt", 0, 32, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  const std::string& note = notes[0];
   ASSERT_EQ(items.size(), 3u);
   EXPECT_EQ(items[0].problem.key(), "mb2ic3ih227oc96oh55kh11sh4");
   EXPECT_EQ(items[0].dir, Direction::fwd);

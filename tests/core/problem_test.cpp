@@ -46,12 +46,106 @@ TEST(Problem, DilationIsZeroBasedInText) {
   EXPECT_EQ(parse_problem("mb1ic4ih12oc5kh3dh0").dil_h, 1);
 }
 
-TEST(Problem, WidthCopiesHeightAndViceVersa) {
-  const ConvProblem p = parse_problem("mb1ic1iw9oc1kw3sw2pw1");
-  EXPECT_EQ(p.h, 9);
-  EXPECT_EQ(p.r, 3);
-  EXPECT_EQ(p.stride_h, 2);
-  EXPECT_EQ(p.pad_h, 1);
+TEST(Problem, HeightLettersOnlyIsSquare) {
+  const ConvProblem p = parse_problem("mb1ic1ih9oc1kh3sh2ph1dh1");
+  EXPECT_EQ(p.w, 9);
+  EXPECT_EQ(p.s, 3);
+  EXPECT_EQ(p.stride_w, 2);
+  EXPECT_EQ(p.pad_w, 1);
+  EXPECT_EQ(p.dil_w, 2);
+  EXPECT_TRUE(p.symmetric_padding());
+}
+
+// benchdnn reads a string with only w letters as a 1-D convolution (H = 1).
+TEST(Problem, WidthLettersOnlyIs1D) {
+  const ConvProblem p = parse_problem("mb1ic32iw100oc32ow98kw3pw0sw1");
+  EXPECT_EQ(p.h, 1);
+  EXPECT_EQ(p.r, 1);
+  EXPECT_EQ(p.w, 100);
+  EXPECT_EQ(p.s, 3);
+  EXPECT_EQ(p.p(), 1);
+  EXPECT_EQ(p.q(), 98);
+  EXPECT_TRUE(p.is_1d());
+  EXPECT_EQ(p.canonical(), "mb1ic32iw100oc32ow98kw3");
+  const ConvProblem s = parse_problem("mb1ic1iw9oc1kw3sw2pw1");  // was read as 9x9
+  EXPECT_EQ(s.h, 1);
+  EXPECT_EQ(s.stride_h, 1);
+  EXPECT_EQ(s.pad_h, 0);
+  EXPECT_EQ(s.q(), 5);
+  // Unset-valued h letters (benchdnn: sh1, ph0, dh0, ih0) keep it 1-D.
+  EXPECT_EQ(parse_problem("ic3iw10oc3kw3sh1ph0dh0ih0").canonical(), "mb2ic3iw10oc3ow8kw3");
+  // The same convolution written as 2-D with H = 1 is the same problem.
+  EXPECT_EQ(parse_problem("mb1ic32ih1iw100oc32kh1kw3"), p);
+  // benchdnn's 1-D sets written in 5-D form with a unit depth.
+  const ConvProblem d = parse_problem("mb1_ic1oc16_kd1kh1kw3_id1ih1iw1_od1oh1ow1_sd1sh1sw2_pd0ph0pw1_dd0dh0dw3");
+  EXPECT_TRUE(d.is_1d());
+  EXPECT_EQ(d.pad_w, 1);
+  EXPECT_EQ(d.pad_w_end, 7);  // the file's name for it: "pw-right(7)"
+}
+
+// benchdnn's padding: ph/pw are the top/left side; with an output size the
+// bottom/right side is (oh-1)*sh - ih + (kh-1)*(dh+1) + 1 - ph.
+TEST(Problem, AsymmetricPaddingFromOutputSize) {
+  const ConvProblem p = parse_problem("g1ic16oc16_ih5oh8kh3ph3");
+  EXPECT_EQ(p.pad_h, 3);
+  EXPECT_EQ(p.pad_h_end, 2);
+  EXPECT_EQ(p.pad_w, 3);
+  EXPECT_EQ(p.pad_w_end, 2);
+  EXPECT_EQ(p.p(), 8);
+  EXPECT_FALSE(p.symmetric_padding());
+  EXPECT_EQ(p.canonical(), "mb2ic16ih5oc16oh8kh3ph3");
+  const ConvProblem s = parse_problem("g1ic17oc17_ih8oh5kh3ph3sh2");
+  EXPECT_EQ(s.pad_h_end, 0);
+  EXPECT_EQ(s.p(), 5);
+  // Each axis on its own: 1 above and 1 below, none left and one right.
+  const ConvProblem hw = parse_problem("mb1ic16oc16_ih16kh3ph1oh16_iw16kw3pw0ow15");
+  EXPECT_EQ(hw.pad_h_end, 1);
+  EXPECT_EQ(hw.pad_w, 0);
+  EXPECT_EQ(hw.pad_w_end, 1);
+  EXPECT_EQ(hw.q(), 15);
+  // Not given, the top padding is half of what the output needs, rounded
+  // down (benchdnn's compute_pad): ResNet's conv1 written without ph pads 2
+  // above and 3 below, not 3 and 3.
+  const ConvProblem r = parse_problem("mb1ic3ih224oc64oh112kh7sh2");
+  EXPECT_EQ(r.pad_h, 2);
+  EXPECT_EQ(r.pad_h_end, 3);
+  EXPECT_EQ(r.canonical(), "mb1ic3ih224oc64oh112kh7sh2ph2");
+  // An end padding that gives the same output as the top one is stored as it
+  // (benchdnn derives 1 for AlexNet-OWT's conv1 and 2 for ResNet's: the stride
+  // leaves those rows unread either way).
+  EXPECT_TRUE(parse_problem("ic3ih224oc64oh55kh11sh4ph2").symmetric_padding());
+  EXPECT_TRUE(parse_problem("mb1ic3ih224oc64oh112kh7sh2ph3").symmetric_padding());
+  EXPECT_EQ(parse_problem("mb1ic3ih224oc64oh112kh7sh2ph3"), parse_problem("mb1ic3ih224oc64kh7sh2ph3"));
+  // No output size: benchdnn's (iw - kw + 2 pw) / sw + 1 truncates toward 0, so a
+  // filter one column longer than the input still has an output, over one
+  // zero column on the right.
+  const ConvProblem t = parse_problem("mb1ic1iw8oc1kw9sw4");
+  EXPECT_EQ(t.q(), 1);
+  EXPECT_EQ(t.pad_w, 0);
+  EXPECT_EQ(t.pad_w_end, 1);
+  EXPECT_EQ(t.canonical(), "mb1ic1iw8oc1ow1kw9sw4pw0");
+  // Negative, above -stride: the last row is not read.
+  const ConvProblem n = parse_problem("mb1ic3ih5oc4oh2kh3sh2ph1");
+  EXPECT_EQ(n.pad_h, 1);
+  EXPECT_EQ(n.pad_h_end, -1);
+  EXPECT_EQ(n.p(), 2);
+  EXPECT_EQ(n.validate(), "");
+}
+
+// Both axes given: letters not given take benchdnn's defaults (stride 1,
+// dilation 0, output computed), not the other axis' value.
+TEST(Problem, BothAxesGivenAreReadOnTheirOwn) {
+  const ConvProblem s = parse_problem("mb4ic400ih16iw123oc176oh16ow62kh1kw1sw2");
+  EXPECT_EQ(s.stride_h, 1);
+  EXPECT_EQ(s.stride_w, 2);
+  EXPECT_EQ(s.q(), 62);
+  const ConvProblem d = parse_problem("mb20ic16ih1iw8oc6oh1kh1kw3sh1pw0ph0sw1dh0dw2");
+  EXPECT_EQ(d.q(), 2);  // ow computed, not copied from oh1
+  const ConvProblem p = parse_problem("mb1ic3ih9iw8oc4kh3kw3ph1");
+  EXPECT_EQ(p.pad_w, 0);
+  EXPECT_EQ(p.pad_w_end, 0);
+  // Sizes given for one axis only serve both (benchdnn would refuse them).
+  EXPECT_EQ(parse_problem("mb1ic3ih9iw8oc4kh3").s, 3);
 }
 
 TEST(Problem, PaddingDeducedFromOutputSize) {
@@ -66,6 +160,12 @@ TEST(Problem, CanonicalRoundTrips) {
       "mb2ic4ih12oc5kh3ph2dh1",                          "mb1ic2ih11oc3kh3ph1dh1dw2",
       "mb2ic3ih8iw6oc4kh3ph2pw0",                        "g8mb2ic8ih9oc8kh3ph1",
       "mb1ic3ih9oc1kh3kw1sh1sw2ph0pw1",                  "mb7ic1ih1oc1kh1",
+      "mb1ic32iw100oc32ow98kw3pw0sw1",                   "g1ic16oc16_ih5oh8kh3ph3",
+      "g1ic17oc17_ih8oh5kh3ph3sh2",                      "mb1ic16oc16_ih16kh3ph1oh16_iw16kw3pw0ow15",
+      "mb1ic3ih224oc64oh112kh7sh2",                      "mb1ic3ih5oc4oh2kh3sh2ph1",
+      "mb2ic4iw23oc5ow7kw3sw3dw1pw2",                    "mb4ic400ih16iw123oc176oh16ow62kh1kw1sw2",
+      "ic8oc8_iw5ow2kw3sw1dw2pw3",                       "mb1ic2ih2iw2oc1oh3ow2kh2kw2ph2pw0",
+      "mb1ic1iw8oc1kw9sw4",                              "mb2ic4ih5oc1oh1kh5sh4ph5",
   };
   for (const char* text : cases) {
     const ConvProblem p = parse_problem(text);
@@ -122,11 +222,25 @@ TEST(Problem, RejectsImpossibleProblemsWithOneLine) {
   expect_rejected("mb1ic3ih5oc4kh3kh3", "given twice");
   expect_rejected("mb1ic3ih5oc4kh3 ", "unexpected character");
   expect_rejected("mb1ic3id5ih5oc4kh3", "3-D");
+  EXPECT_THROW(parse_problem("mb1ic3id5ih5oc4kh3"), UnsupportedProblem);
+  EXPECT_THROW(parse_problem("mb1ic3id1ih5oc4kd3kh3"), UnsupportedProblem);
+  EXPECT_EQ(parse_problem("mb1ic3id1ih5oc4kd1kh3").h, 5);  // a unit depth is the 2-D problem
+  EXPECT_EQ(parse_problem("mb1ic3ih5oc4kh3sd1pd0").h, 5);  // unset-valued depth letters: benchdnn's no depth
   expect_rejected("mb1ic3ih5oc4kh3ph99999999999", "does not fit in 32 bits");
-  expect_rejected("mb1ic3ih5oc4oh9kh3ph1", "does not follow");
+  expect_rejected("mb1ic3ih5oc4oh2kh3ph1", "oh2 leaves input rows unread (ih5, kh3, sh1, ph1, dh0 give at least oh4)");
+  expect_rejected("mb1ic3ih9iw8oc4kh3ow1pw1", "ow1 leaves input columns unread");
   expect_rejected("mb1ic3ih5oc4kh3n\"unterminated", "unterminated");
   expect_rejected("mb1ic3ih5oc4kh3n\"x\"mb2", "must come last");
   expect_rejected("mb65536ic256ih256oc256kh3ph1", "32-bit index overflow");
+  EXPECT_THROW(parse_problem("mb65536ic256ih256oc256kh3ph1"), UnsupportedProblem);
+  EXPECT_THROW(parse_problem("mb1ic1oc1iw4294967311kw3"), UnsupportedProblem);
+  EXPECT_THROW(parse_problem("mb1ic3ih5oc4kh3xx2"), Error);
+  try {  // bad input is not "unsupported": a problem file stops there
+    parse_problem("mb1ic3ih5oc4kh3xx2");
+  } catch (const UnsupportedProblem&) {
+    ADD_FAILURE() << "an unknown key was reported as unsupported";
+  } catch (const Error&) {
+  }
 }
 
 // Issue 16 item 5: output and padded sizes that wrap past 32 bits used to be
@@ -144,13 +258,23 @@ TEST(Problem, SizesThatWrapPast32BitsAreRejected) {
   expect_rejected("mb1ic1ih1oc1oh2147483647kh2147483647sh2147483647dh2147483646", "32 bits");
 }
 
+TEST(Problem, EndPaddingMustBeAboveMinusTheStride) {
+  ConvProblem p = parse_problem("mb1ic1ih8oc1kh3sh2");
+  p.pad_h_end = -1;
+  EXPECT_EQ(p.validate(), "");
+  p.pad_h_end = -2;
+  EXPECT_NE(p.validate().find("end padding (bottom -2, right 0) must be greater than minus the stride"),
+            std::string::npos)
+      << p.validate();
+}
+
 TEST(Problem, P64IsExactOnUnvalidatedFields) {
   ConvProblem p;
   p.n = 1, p.c = 4, p.h = 8, p.w = 8, p.k = 4, p.r = 3, p.s = 3;
-  p.pad_h = INT32_MAX;
+  p.pad_h = p.pad_h_end = INT32_MAX;
   EXPECT_EQ(p.p64(), int64_t(8) + 2 * int64_t(INT32_MAX) - 2);  // not the wrapped 4
   EXPECT_NE(p.validate().find("does not fit in 32 bits"), std::string::npos) << p.validate();
-  p.pad_h = 0;
+  p.pad_h = p.pad_h_end = 0;
   p.stride_h = INT32_MAX;
   p.r = INT32_MAX;
   p.dil_h = INT32_MAX;

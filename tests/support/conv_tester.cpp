@@ -82,6 +82,7 @@ std::vector<TestProblem> edge_sweep() {
       {"pad2_3x3", P("mb1ic3ih6oc4kh3ph2")},
       {"groups3_5x5", P("g3mb1ic9ih10oc6kh5ph2")},
   };
+  for (auto& t : asym_1d_sweep()) v.push_back(std::move(t));
   // 3x3 stride-1 outputs one below / equal / one above the Winograd tiles 2, 4, 6.
   for (int out : {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13}) {
     ConvProblem p = P("mb1ic3ih4oc5kh3ph1");
@@ -90,6 +91,25 @@ std::vector<TestProblem> edge_sweep() {
     v.push_back({"tile_" + std::to_string(out) + "x" + std::to_string(out + 1), p});
   }
   return v;
+}
+
+std::vector<TestProblem> asym_1d_sweep() {
+  return {
+      // 1-D (benchdnn's w letters only: H = 1, a 1-row filter)
+      {"1d", P("mb2ic3iw17oc4kw3pw1")},
+      {"1d_groups", P("g4mb2ic8iw11oc8kw3pw1")},
+      {"1d_wide_filter", P("mb1ic5iw40oc6kw6pw3")},
+      {"1d_stride_dil_asym", P("mb2ic4iw23oc5ow7kw3sw3dw1pw2")},  // 2 left, -2 right (1 column unread)
+      // asymmetric padding: top/left from ph/pw, bottom/right from the output size
+      {"asym_gemm", P("mb2ic5ih5oc6oh8kh3ph3")},              // benchdnn's conv_basic_2d:gemm: 3 above, 2 below
+      {"asym_stride2", P("mb2ic3ih8oc4oh5kh3sh2ph3")},        // 3 above, 0 below
+      {"asym_negative_end", P("mb1ic3ih9iw8oc4oh4ow3kh3kw3sh2sw3ph1pw2")},  // -1 below, -1 right
+      {"asym_3x3_w", P("mb2ic4ih7iw9oc5oh7ow11kh3kw3ph1pw0")},  // 0 left, 4 right
+      {"asym_3x3_end4", P("mb1ic3ih6oc4oh9kh3ph1")},            // 1 above, 4 below
+      {"asym_dilated", P("mb1ic2ih11oc3oh9kh3ph0dh1")},         // 0 above, 2 below
+      {"asym_1x1_bottom", P("mb2ic8ih6oc8oh7kh1ph0")},          // a 1x1 filter with one zero row below
+      {"asym_deduced", P("mb1ic3ih12oc4oh6kh5sh2")},            // benchdnn's deduced split: 1 above, 2 below
+  };
 }
 
 std::vector<TestProblem> alexnet_sweep(int batch) {
@@ -119,6 +139,11 @@ ConvProblem random_problem(uint64_t& state, const RandomProblemLimits& lim) {
   p.pad_w = next(0, lim.pad);
   p.dil_h = next(1, lim.dil);
   p.dil_w = next(1, lim.dil);
+  // One draw in three pads the two sides of an axis differently: the end
+  // padding in [1 - stride, pad], stored as parse_problem() would.
+  p.pad_h_end = next(0, 2) == 0 ? next(1 - p.stride_h, lim.pad) : p.pad_h;
+  p.pad_w_end = next(0, 2) == 0 ? next(1 - p.stride_w, lim.pad) : p.pad_w;
+  p.normalize_padding();
   return p;
 }
 

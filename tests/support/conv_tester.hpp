@@ -24,17 +24,23 @@ struct TestProblem {
   ConvProblem problem;
 };
 
-// Edge shapes: C=1, K=1, 1x1 images, odd sizes, asymmetric pad, stride 2 and 4,
-// dilation 2, groups 2 and depthwise, 1x1 / 5x5 / 7x7 / 11x11 filters, channel
-// counts around 16, and 3x3 output sizes around the Winograd tiles 2, 4, 6.
+// Edge shapes: C=1, K=1, 1x1 images, odd sizes, different padding per axis,
+// stride 2 and 4, dilation 2, groups 2 and depthwise, 1x1 / 5x5 / 7x7 / 11x11
+// filters, channel counts around 16, asym_1d_sweep(), and 3x3 output sizes
+// around the Winograd tiles 2, 4, 6.
 std::vector<TestProblem> edge_sweep();
+// 1-D problems (benchdnn's iw/kw/ow strings) and asymmetric padding (bottom /
+// right from the output size: larger, smaller, negative, deduced), over 1x1,
+// 3x3, strided and dilated filters.
+std::vector<TestProblem> asym_1d_sweep();
 // AlexNet's five layers (alexnet and alexnet-owt) at batch `batch`.
 std::vector<TestProblem> alexnet_sweep(int batch = 1);
 // `count` valid random small problems from `seed`.
 std::vector<TestProblem> random_sweep(uint64_t seed, int count);
 // One seeded random problem (an LCG, so a seed reproduces the sequence), maybe
 // invalid (the caller checks validate()): groups, n, channels per group, h, w,
-// r, s, strides, dilations uniform in [1, max], paddings in [0, max].
+// r, s, strides, dilations uniform in [1, max], paddings in [0, max]; in one
+// axis of three the end padding differs (in [1 - stride, max]).
 struct RandomProblemLimits {
   int groups, n, per_group, hw, rs, stride, pad, dil;
 };

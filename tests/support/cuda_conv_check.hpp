@@ -24,18 +24,29 @@ using Dir = Direction;  // the one Direction type (core/direction.hpp, via kerne
 inline const char* name(Dir d) { return d == Dir::fwd ? "fwd" : d == Dir::bwd_data ? "bwd-data" : "bwd-filter"; }
 inline constexpr const Dir (&kDirs)[3] = kAllDirections;
 
+// sh with its bottom / right padding set and p, q following from it.
+inline ConvShape with_end_padding(ConvShape sh, int pad_h_end, int pad_w_end) {
+  sh.pad_h_end = pad_h_end;
+  sh.pad_w_end = pad_w_end;
+  sh.p = (sh.padded_h() - sh.dil_h * (sh.r - 1) - 1) / sh.stride_h + 1;
+  sh.q = (sh.padded_w() - sh.dil_w * (sh.s - 1) - 1) / sh.stride_w + 1;
+  return sh;
+}
+
+// Symmetric padding (with_end_padding() for the other kind).
 inline ConvShape shape(int n, int c, int h, int w, int k, int r, int s, int pad_h, int pad_w, int stride_h,
                        int stride_w, int dil = 1, int groups = 1) {
-  ConvShape sh{n, c, h, w, k, r, s, 0, 0, pad_h, pad_w, stride_h, stride_w, dil, dil, groups};
-  sh.p = (h + 2 * pad_h - dil * (r - 1) - 1) / stride_h + 1;
-  sh.q = (w + 2 * pad_w - dil * (s - 1) - 1) / stride_w + 1;
-  return sh;
+  const ConvShape sh{n, c, h, w, k, r, s, 0, 0, pad_h, pad_w, pad_h, pad_w, stride_h, stride_w, dil, dil, groups};
+  return with_end_padding(sh, pad_h, pad_w);
 }
 
 inline std::string label(const ConvShape& sh) {
   return "n" + std::to_string(sh.n) + "c" + std::to_string(sh.c) + "h" + std::to_string(sh.h) + "w" +
          std::to_string(sh.w) + "k" + std::to_string(sh.k) + "r" + std::to_string(sh.r) + "s" + std::to_string(sh.s) +
-         "p" + std::to_string(sh.pad_h) + "x" + std::to_string(sh.pad_w) + "st" + std::to_string(sh.stride_h) + "x" +
+         "p" + std::to_string(sh.pad_h) + "x" + std::to_string(sh.pad_w) +
+         (sh.symmetric_padding() ? ""
+                                 : "e" + std::to_string(sh.pad_h_end) + "x" + std::to_string(sh.pad_w_end)) +
+         "st" + std::to_string(sh.stride_h) + "x" +
          std::to_string(sh.stride_w) + "d" + std::to_string(sh.dil_h) + "g" + std::to_string(sh.groups);
 }
 
@@ -48,6 +59,23 @@ inline std::vector<ConvShape> general_shapes() {
       shape(2, 6, 8, 7, 4, 3, 3, 1, 1, 1, 1, 1, 2), shape(1, 4, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 4),
       shape(1, 3, 11, 8, 2, 3, 1, 1, 0, 2, 1),      shape(2, 3, 9, 8, 5, 1, 1, 0, 0, 2, 2),
       shape(1, 17, 9, 8, 65, 3, 3, 1, 1, 1, 1),     shape(1, 2, 6, 6, 3, 4, 4, 0, 3, 4, 1),
+  };
+}
+
+// 1-D (H = 1, one filter row) and asymmetric padding (bottom / right larger,
+// smaller or negative than top / left), as tests/support/conv_tester.cpp's
+// asym_1d_sweep: what a benchdnn shape file holds.
+inline std::vector<ConvShape> asym_1d_shapes() {
+  return {
+      shape(2, 3, 1, 17, 4, 1, 3, 0, 1, 1, 1),                             // 1-D
+      with_end_padding(shape(2, 4, 1, 23, 5, 1, 3, 0, 2, 1, 3, 2), 0, -2),  // 1-D, strided, dilated, -2 right
+      with_end_padding(shape(2, 5, 5, 5, 6, 3, 3, 3, 3, 1, 1), 2, 2),       // benchdnn's ih5oh8kh3ph3
+      with_end_padding(shape(2, 3, 8, 8, 4, 3, 3, 3, 3, 2, 2), 0, 0),       // stride 2, nothing below
+      with_end_padding(shape(1, 3, 9, 8, 4, 3, 3, 1, 2, 2, 3), -1, -1),     // a last row / column unread
+      with_end_padding(shape(2, 4, 7, 9, 5, 3, 3, 1, 0, 1, 1), 1, 4),       // 0 left, 4 right
+      with_end_padding(shape(1, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1), 4, 4),       // 1 above, 4 below
+      with_end_padding(shape(2, 8, 6, 6, 8, 1, 1, 0, 0, 1, 1), 1, 0),       // 1x1 with a zero row below
+      with_end_padding(shape(1, 4, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 2), 0, 2),  // groups
   };
 }
 
@@ -174,7 +202,8 @@ inline std::vector<std::pair<std::string, ConvShape>> alexnet_3x3_layers() {
       const ConvProblem& p = l.problem;
       if (p.r != 3 || p.s != 3 || p.stride_h != 1 || p.stride_w != 1) continue;
       v.emplace_back(l.id, ConvShape{p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.p(), p.q(), p.pad_h, p.pad_w,
-                                       p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.groups});
+                                       p.pad_h_end, p.pad_w_end, p.stride_h, p.stride_w, p.dil_h, p.dil_w,
+                                       p.groups});
     }
   return v;
 }

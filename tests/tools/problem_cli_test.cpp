@@ -3,6 +3,7 @@
 // verbose logs on every command that takes PROBLEM...
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "autotune/json_value.hpp"
@@ -69,6 +70,38 @@ TEST_F(ProblemCli, ProblemFilesAndStdin) {
   EXPECT_NE(r.out.find("mb32ic256ih13oc384oh13kh3ph1n\"alexnet.conv3\""), std::string::npos) << r.out;
   // A bad line names file and line.
   expect_one_line_error("problem @" + write("bad.txt", "mb1ic3ih5oc4kh3\nmb1ic3ih5oc4kh3yy2\n"), "bad.txt:2: problem");
+}
+
+// benchdnn's 1-D strings and asymmetric padding as benchdnn reads them (a 1-D
+// string was printed as a 100x100 layer; ih5oh8kh3ph3 was "oh8 does not follow").
+TEST_F(ProblemCli, OneDimensionalAndAsymmetricProblems) {
+  const Result r = run("problem 'mb1ic32iw100oc32ow98kw3pw0sw1' 'g1ic16oc16_ih5oh8kh3ph3'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("mb1ic32iw100oc32ow98kw3 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("P=1 Q=98"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mb2ic16ih5oc16oh8kh3ph3 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("P=8 Q=8"), std::string::npos) << r.out;
+  expect_one_line_error("problem mb1ic3ih5oc4oh2kh3ph1", "oh2 leaves input rows unread");
+}
+
+// oneDNN's shape file with 3-D lines: each one a note naming FILE:LINE, the
+// 1-D and 2-D problems all printed, exit 0.
+TEST_F(ProblemCli, BenchdnnShapeFileReadPastLinesItCannotRun) {
+  const std::string file = std::string(CONVLAB_SOURCE_DIR) + "/tests/data/benchdnn/shapes_basic";
+  const Result r = run("problem @" + file);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 36) << r.out;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 18) << r.err;
+  EXPECT_NE(r.err.find("note: " + file + ":54: skipped: problem 'ic3oc16_id5od5kd3pd1_n\"conv_basic_3d:1st\"': 3-D "
+                       "convolutions ('id') are not supported\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("mb2ic16ih5oc16oh8kh3ph3n\"conv_basic_2d:gemm\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("g17mb2ic17iw8oc17ow4kw3sw2pw1n\"conv_basic_1d:depthwise_stride_tail\""), std::string::npos)
+      << r.out;
+  // A file with nothing convlab can run is bad input: one line, exit 2.
+  expect_one_line_error("problem @" + std::string(CONVLAB_SOURCE_DIR) + "/tests/data/benchdnn/shapes_large_conv",
+                        "nothing in it can be run here (6 lines skipped; first: ");
 }
 
 TEST_F(ProblemCli, BadProblemFilesAreOneLine) {

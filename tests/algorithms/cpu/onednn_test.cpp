@@ -306,8 +306,8 @@ std::vector<TestProblem> winograd_measure_sweep(uint64_t seed, int random) {
     p.k = next(1, 64);
     p.h = next(1, 24);
     p.w = next(1, 24);
-    p.pad_h = next(0, 1);
-    p.pad_w = next(0, 1);
+    p.pad_h = p.pad_h_end = next(0, 1);
+    p.pad_w = p.pad_w_end = next(0, 1);
     if (!p.validate().empty()) continue;
     v.push_back({"wino_random" + std::to_string(v.size()), p});
   }

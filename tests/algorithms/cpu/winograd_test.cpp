@@ -26,7 +26,7 @@ std::vector<TestProblem> tile_sweep(int m) {
       p.c = (i % 3 == 0) ? 15 : (i % 3 == 1) ? 16 : 17;
       p.k = (i % 2 == 0) ? 13 : 33;
       p.r = p.s = 3;
-      p.pad_h = p.pad_w = pad;
+      p.pad_h = p.pad_w = p.pad_h_end = p.pad_w_end = pad;
       p.h = out + 2 - 2 * pad;
       p.w = out + 3 - 2 * pad;  // ragged: Q = P + 1
       if (p.h < 1 || p.w < 1) continue;
@@ -102,8 +102,8 @@ TEST(CpuWinograd, DISABLED_MeasureAccuracy) {
     p.h = next(1, 30);
     p.w = next(1, 30);
     p.r = p.s = 3;
-    p.pad_h = next(0, 2);
-    p.pad_w = next(0, 2);
+    p.pad_h = p.pad_h_end = next(0, 2);
+    p.pad_w = p.pad_w_end = next(0, 2);
     if (!p.validate().empty()) continue;
     probs.push_back({"random" + std::to_string(i), p});
   }

@@ -27,6 +27,9 @@ TEST(CudaDirect, FwdMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir
 TEST(CudaDirect, BwdDataMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir::bwd_data); }
 TEST(CudaDirect, BwdFilterMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir::bwd_filter); }
 
+// 1-D and asymmetric padding: every shape, every direction.
+TEST(CudaDirect, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaDirect(), 9); }
+
 // A window over 48 KiB of shared memory is the launchers' to opt into
 // (tests/kernels/cuda/direct_test.cpp); cuda.direct declines it with the reason.
 TEST(CudaDirect, WindowOver48KiBIsUnsupportedWithReason) {

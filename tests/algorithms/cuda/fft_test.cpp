@@ -95,6 +95,23 @@ TEST(CudaFft, AllDirectionsMatchReference) {
   }
 }
 
+// 1-D and asymmetric padding through the whole-plane composition: the plane
+// must hold pad + in + max(pad, end) so a window past its end wraps into zeros
+// (in + 2 pad is short when the end padding is the larger).
+TEST(CudaFft, AsymmetricPaddingAnd1dMatchReference) {
+  int checked = 0;
+  for (const ConvShape& sh : test::asym_1d_shapes()) {
+    if (sh.stride_h != 1 || sh.stride_w != 1 || sh.dil_h != 1 || sh.dil_w != 1) continue;
+    for (Dir d : test::kDirs) test::check_conv(sh, d, run_fft, -1, kCudaFftGlobalEps * FLT_EPSILON);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
+TEST(CudaFftTiled, AsymmetricPaddingAnd1dMatchReference) {
+  test::sweep_asym_1d(CudaFftTiled(), 6);
+}
+
 // Output sizes around the tile's m = 16 - R + 1, filters 1x1 .. 11x11, padding
 // beyond R-1 (negative bwd-data padding), groups.
 TEST(CudaFftTiled, AllDirectionsMatchReference) {

@@ -18,6 +18,10 @@ TEST(CudaIm2colGemm, AllDirectionsMatchReference) {
     for (Dir d : test::kDirs) test::check_conv(sh, d, test::by_algorithm(a));
 }
 
+// 1-D and asymmetric padding, the 1x1 filter with a zero row below included
+// (not the identity case: its output has a row more than its input).
+TEST(CudaIm2colGemm, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaIm2colGemm(), 9); }
+
 // The chunked composition: chunks of 1, 2 and 3 images over N = 5 (a remainder
 // chunk), groups fewer and more than the chunk's images (both GEMM batchings),
 // the 1x1 identity case; workspace exactly the plan's col_floats, poisoned, so

@@ -13,6 +13,7 @@ using test::sweep;
 
 TEST(CudaImplicitGemm, FwdMatchesReference) { sweep(CudaImplicitGemm(), test::general_shapes(), Dir::fwd); }
 TEST(CudaImplicitGemm, BwdDataMatchesReference) { sweep(CudaImplicitGemm(), test::general_shapes(), Dir::bwd_data); }
+TEST(CudaImplicitGemm, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaImplicitGemm(), 9); }
 TEST(CudaImplicitGemm, BwdFilterMatchesReference) {
   sweep(CudaImplicitGemm(), test::general_shapes(), Dir::bwd_filter);
 }

@@ -70,6 +70,15 @@ TEST(CudaWinogradF2x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinogra
 TEST(CudaWinogradF4x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinograd(4), 4, nonfused_shapes(4)); }
 TEST(CudaWinogradF6x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinograd(6), 6, nonfused_shapes(6)); }
 
+// 1-D and asymmetric padding: the 3x3 stride-1 shapes with top / left padding
+// <= 2 (0 left and 4 right, 1 above and 4 below, groups; the others refused),
+// within the declared eps x max sum|terms| bound: outputs whose window lies
+// wholly in the bottom padding have no terms, so no per-element bound holds
+// for them (a transform spreads its neighbours' rounding there).
+TEST(CudaWinogradF2x3, AsymmetricPaddingMatchesReference) { test::sweep_asym_1d(CudaWinogradF2x3(), 3); }
+TEST(CudaWinogradF4x3, AsymmetricPaddingMatchesReference) { test::sweep_asym_1d(CudaWinograd(4), 3); }
+TEST(CudaWinogradF6x3, AsymmetricPaddingMatchesReference) { test::sweep_asym_1d(CudaWinograd(6), 3); }
+
 // The shapes cuda.winograd_* decline, with their reasons.
 TEST(CudaWinograd, UnsupportedShapesSayWhy) {
   const CudaWinogradF2x3 f2;

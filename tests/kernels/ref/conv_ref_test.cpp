@@ -69,6 +69,47 @@ TEST(Reference, HandComputedStrideDilation) {
   EXPECT_EQ(r.fwd(), want);
 }
 
+// benchdnn's 1-D string with the right padding from ow: 2 zeros on the left,
+// none on the right (symmetric pw2 would give 5 outputs, not 3).
+TEST(Reference, HandComputed1dAsymmetricPadding) {
+  const ConvProblem p = parse_problem("mb1ic1iw3oc1ow3kw3pw2");
+  ASSERT_EQ(p.h, 1);
+  ASSERT_EQ(p.pad_w, 2);
+  ASSERT_EQ(p.pad_w_end, 0);
+  RefRun r(p);
+  r.src = {1, 2, 3};
+  r.wei = {1, 10, 100};
+  // y[q] = sum_s wei[s] x[q - 2 + s]
+  EXPECT_EQ(r.fwd(), (std::vector<double>{100, 10 + 200, 1 + 20 + 300}));
+  r.dst = {1, 0, 0};  // dx[i] = wei[i + 2]
+  EXPECT_EQ(r.bwd_data(), (std::vector<double>{100, 0, 0}));
+  r.dst = {0, 0, 1};  // dx[i] = wei[i]
+  EXPECT_EQ(r.bwd_data(), (std::vector<double>{1, 10, 100}));
+  r.dst = {1, 1, 1};  // dw[s] = sum_q x[q - 2 + s]
+  EXPECT_EQ(r.bwd_filter(), (std::vector<double>{1, 1 + 2, 1 + 2 + 3}));
+}
+
+// 2-D, both axes asymmetric: 2 rows above and none below, no column on the
+// left and one on the right.
+TEST(Reference, HandComputed2dAsymmetricPadding) {
+  const ConvProblem p = parse_problem("mb1ic1ih2iw2oc1oh3ow2kh2kw2ph2pw0");
+  ASSERT_EQ(p.pad_h_end, 0);
+  ASSERT_EQ(p.pad_w_end, 1);
+  RefRun r(p);
+  r.src = {1, 2, 3, 4};
+  r.wei = {1, 10, 100, 1000};
+  // y[p][q] = sum w[r][s] x[p - 2 + r][q + s]: row 0 reads only padding, row 1
+  // the filter's second row over x's first, row 2 the whole filter.
+  EXPECT_EQ(r.fwd(), (std::vector<double>{0, 0, 100 * 1 + 1000 * 2, 100 * 2, 1 + 10 * 2 + 100 * 3 + 1000 * 4,
+                                          2 + 100 * 4}));
+  r.dst = {0, 0, 0, 0, 1, 0};  // dy at (2, 0) scatters the filter onto x
+  EXPECT_EQ(r.bwd_data(), (std::vector<double>{1, 10, 100, 1000}));
+  r.dst = {0, 0, 0, 1, 0, 0};  // dy at (1, 1): only tap (1, 0) lands on x (0, 1)
+  EXPECT_EQ(r.bwd_data(), (std::vector<double>{0, 100, 0, 0}));
+  r.dst = {1, 1, 1, 1, 1, 1};  // dw[r][s] = sum over outputs of x[p - 2 + r][q + s]
+  EXPECT_EQ(r.bwd_filter(), (std::vector<double>{1 + 2, 2, 1 + 2 + 3 + 4, 2 + 4}));
+}
+
 TEST(Reference, HandComputedGroups) {
   RefRun r(parse_problem("g2mb1ic2ih1oc4kh1"));  // group 0: in 0 -> out 0,1; group 1: in 1 -> out 2,3
   r.src = {3, 5};
@@ -123,7 +164,9 @@ TEST(Reference, AdjointIdentities) {
 // Forward computed a different way: materialise the zero-padded input and the
 // dilated (holes filled with zeros) filter, then a dense strided correlation.
 std::vector<double> brute_forward(const ConvProblem& p, const std::vector<float>& src, const std::vector<float>& wei) {
-  const int Hp = p.h + 2 * p.pad_h, Wp = p.w + 2 * p.pad_w;
+  // The top / left padding, the image, the bottom / right padding (none when
+  // negative: those last rows are never read).
+  const int Hp = p.pad_h + p.h + std::max(p.pad_h_end, 0), Wp = p.pad_w + p.w + std::max(p.pad_w_end, 0);
   const int Rd = (p.r - 1) * p.dil_h + 1, Sd = (p.s - 1) * p.dil_w + 1;
   std::vector<double> out(size_t(p.dst_elems()), 0.0);
   for (int n = 0; n < p.n; ++n)

@@ -15,16 +15,25 @@ namespace {
 
 ConvShape make(int n, int c, int h, int w, int k, int r, int s, int pad_h, int pad_w, int sh_, int sw, int dh, int dw,
                int g) {
-  ConvShape x{n, c, h, w, k, r, s, 0, 0, pad_h, pad_w, sh_, sw, dh, dw, g};
+  ConvShape x{n, c, h, w, k, r, s, 0, 0, pad_h, pad_w, pad_h, pad_w, sh_, sw, dh, dw, g};
   x.p = (h + 2 * pad_h - dh * (r - 1) - 1) / sh_ + 1;
   x.q = (w + 2 * pad_w - dw * (s - 1) - 1) / sw + 1;
+  return x;
+}
+
+// x with bottom / right padding end_h / end_w (p, q follow).
+ConvShape asym(ConvShape x, int end_h, int end_w) {
+  x.pad_h_end = end_h;
+  x.pad_w_end = end_w;
+  x.p = (x.padded_h() - x.dil_h * (x.r - 1) - 1) / x.stride_h + 1;
+  x.q = (x.padded_w() - x.dil_w * (x.s - 1) - 1) / x.stride_w + 1;
   return x;
 }
 
 std::string str(const ConvShape& s) {
   return "c" + std::to_string(s.c) + " h" + std::to_string(s.h) + "w" + std::to_string(s.w) + " r" +
          std::to_string(s.r) + "s" + std::to_string(s.s) + " pad" + std::to_string(s.pad_h) + "," +
-         std::to_string(s.pad_w) + " stride" + std::to_string(s.stride_h) + "," + std::to_string(s.stride_w) +
+         std::to_string(s.pad_w) + " end" + std::to_string(s.pad_h_end) + "," + std::to_string(s.pad_w_end) + " stride" + std::to_string(s.stride_h) + "," + std::to_string(s.stride_w) +
          " dil" + std::to_string(s.dil_h) + "," + std::to_string(s.dil_w) + " g" + std::to_string(s.groups);
 }
 
@@ -34,6 +43,11 @@ std::vector<ConvShape> shapes() {
       make(2, 2, 11, 10, 2, 5, 3, 2, 1, 1, 2, 1, 1, 1), make(2, 2, 9, 9, 2, 3, 3, 2, 2, 1, 1, 2, 2, 1),
       make(2, 3, 13, 13, 6, 11, 11, 0, 0, 4, 4, 1, 1, 1), make(2, 6, 5, 6, 6, 1, 1, 0, 0, 1, 1, 1, 1, 3),
       make(2, 2, 4, 4, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1),   make(2, 2, 6, 7, 2, 2, 3, 1, 0, 3, 2, 2, 1, 2),
+      // asymmetric padding (benchdnn's ih5oh8kh3ph3: 3 above, 2 below; a negative end leaves the last
+      // rows unread) and 1-D (H = 1, one filter row)
+      asym(make(2, 3, 5, 6, 4, 3, 3, 3, 0, 1, 1, 1, 1, 1), 2, 2),
+      asym(make(2, 2, 9, 8, 2, 3, 3, 1, 2, 2, 3, 1, 1, 2), -1, 0),
+      asym(make(2, 3, 1, 11, 4, 1, 3, 0, 1, 1, 2, 1, 2, 1), 0, 3),
   };
 }
 
