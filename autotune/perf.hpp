@@ -50,7 +50,7 @@ struct AlgoPerf {
   std::string code, libs;
 };
 
-// What a caller accepts beyond "ok": the workspace limit, accuracy
+// What a caller accepts beyond "ok": a global workspace limit, accuracy
 // budget (max relative error a layer may accept) and determinism requirement.
 struct Constraints {
   size_t workspace_limit = size_t(-1);

@@ -14,7 +14,7 @@
 //                    there (train/context_find.hpp: that needs a network)
 //   cache[:<path>]   the persistent autotune cache; find on a miss, then stored
 //
-// Constraints may follow after commas (the global workspace limit,
+// Constraints may follow after commas (a global workspace limit,
 // accuracy budget and determinism requirement), e.g.
 //   find,max-error=1e-5,deterministic      cache:/tmp/t.jsonl,workspace=256M
 // and `tf32`, which admits reduced-precision math (Algorithm::math() != "fp32":

@@ -1,5 +1,5 @@
 // The vendor's own algorithm selection, shown beside convlab's find and get
-// (issue 9, items 2 and 5): for one (problem, direction, context) what the
+// For one (problem, direction, context) what the
 // vendor library would pick, and what OUR find measured for that pick.
 //
 //   CUDA  "cudnnFind"    cudnnFindConvolution*Algorithm: cuDNN times every

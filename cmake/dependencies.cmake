@@ -18,7 +18,7 @@ find_package(OpenMP REQUIRED COMPONENTS CXX)
 # OpenBLAS's threads are libgomp's -- the one runtime every CPU parallel region
 # uses -- whatever the libopenblas.so.0 alternative points at. Debian's pthread
 # build keeps its own pool spinning after each call, on the cores our kernels
-# and oneDNN need next (issue 19). The headers are the -dev package's (the
+# and oneDNN need next. The headers are the -dev package's (the
 # OpenMP and pthread builds share the cblas interface).
 if(NOT TARGET convlab::openblas)
   find_package(PkgConfig REQUIRED)

@@ -1,4 +1,4 @@
-// Where one algorithm run's time goes, stage by stage (issue 18 item 3): the
+// Where one algorithm run's time goes, stage by stage: the
 // benchmarks set ExecContext::profile, the CPU algorithms record each phase
 // (transforms, packing, the GEMM or direct kernel, scatter) with the work it
 // did, and bench_conv --stages prints every stage against its limit: a compute

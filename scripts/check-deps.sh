@@ -5,7 +5,7 @@
 # that scripts/install-deps.sh installs (its --list) or from a hard
 # dependency of one (apt-cache depends --recurse, no Recommends/Suggests): a
 # file from anywhere else is there by luck on this machine and missing on a
-# fresh one (issue 16: libdnnl-dev's dnnl-config.cmake needs OpenCL, a mere
+# fresh one (libdnnl-dev's dnnl-config.cmake needs OpenCL, a mere
 # Recommends). Run by scripts/test.sh after the build.
 #
 # The files, from the configured and built tree DIR (default build/):

@@ -16,7 +16,7 @@
 #             convlab's find and get), then again with --tf32
 #   train     AlexNet training on the GPU under the default policies, and the
 #             report's GPU half on the tiny net
-#   dist      data-parallel training over NCCL (issue 21) on every GPU the machine
+#   dist      data-parallel training over NCCL on every GPU the machine
 #             has, one rank per GPU under mpirun: `convlab train alexnet --device
 #             cuda --ranks 1,N`; with one GPU the NCCL path runs on one rank in the
 #             tests stage (NcclCuda.*) and this stage says so; FAILS when N >= 2

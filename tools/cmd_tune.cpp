@@ -361,7 +361,7 @@ int cmd_tune(int argc, char** argv) {
 }
 
 int cmd_cache(int argc, char** argv) {
-  // "-o C" is accepted as a synonym of "--out C" (the spelling).
+  // "-o C" is accepted as a synonym of "--out C".
   std::vector<char*> av(argv, argv + argc);
   static char out_flag[] = "--out";
   for (auto& a : av)

@@ -1,4 +1,4 @@
-// The transports of data-parallel training (issue 21): MPI between processes
+// The transports of data-parallel training: MPI between processes
 // (one or many nodes, host memory) and NCCL between GPUs (one rank per GPU,
 // bootstrapped over MPI). convlab never ships a transport of its own: what is
 // not built in says why (mpi_unavailable_reason, nccl_unavailable_reason).

@@ -1,5 +1,5 @@
 // Data-parallel gradient all-reduce in buckets, overlapped with the backward
-// pass (issue 21). The net calls backward_done(layer) as each layer's parameter
+// pass. The net calls backward_done(layer) as each layer's parameter
 // gradients become final (backward runs fc8 first: the classifier's ~95 % of
 // AlexNet's parameters are ready first) and wait() before the SGD update.
 //

@@ -10,7 +10,7 @@
 // Over every R consecutive rounds each policy runs in each position equally
 // often and directly after each other policy equally often, so neither "runs
 // first in a round" nor "runs after the policy that left OpenBLAS's threads
-// spinning" (issue 19) favours one policy. Warm-up rounds and timed rounds each
+// spinning" favours one policy. Warm-up rounds and timed rounds each
 // start at row 0.
 //
 // Memory. One net per policy multiplies what a run holds by the number of

@@ -1,7 +1,7 @@
 // The report of a training run (train/trainer.hpp's TrainReport), written
 // three ways:
 //   report_markdown  for people: the setup; iteration time, speedup and final
-//                    loss per policy, and the targets; the loss per
+//                    loss per policy, the measurement checks and the user's --expect; the loss per
 //                    iteration; find's tuning cost and its break-even against
 //                    default and get; the algorithm each policy chose per layer
 //                    and direction; per-layer times; the time saved per layer

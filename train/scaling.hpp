@@ -1,4 +1,4 @@
-// Data-parallel scaling of the training experiment (issue 21): the same
+// Data-parallel scaling of the training experiment: the same
 // policies, the same global batch and the same data trained on 1, 2, ... ranks
 // of one MPI world, one rank count after the other (ranks outside the current
 // count sleep in a barrier), and the report: iteration time per policy and

@@ -26,7 +26,7 @@ std::vector<std::string> default_policies(DeviceKind device) {
     if (a->device() != device || a->family() == "reference" || !a->unavailable_reason().empty()) continue;
     if (families.insert(std::string(a->family())).second) out.push_back("fixed:" + std::string(a->name()));
   }
-  // The baselines the targets are stated against, when registered.
+  // The named baselines a comparison is usually read against, when registered.
   const auto baselines = device == DeviceKind::cpu
                              ? std::vector<const char*>{"cpu.im2col_openblas", "cpu.onednn_auto"}
                              : std::vector<const char*>{"cuda.im2col_cublas", "cudnn.implicit_precomp_gemm"};

@@ -3,7 +3,7 @@
 // algorithm-selection policy; per-iteration and per-layer times, losses, the
 // choices each policy made and what choosing cost.
 //
-// How it is measured (issue 19): one net per policy is built and chosen up
+// How it is measured: one net per policy is built and chosen up
 // front (train/plan.hpp checks that they fit in memory first); then every round
 // runs one iteration of each policy, in the round's order (a Williams Latin
 // square, train/plan.hpp), warm-up rounds first. Every time is reported as a

@@ -428,7 +428,7 @@ TEST_F(Cache, DefaultPathFollowsTheEnvironmentAndRefusesWithoutAHome) {
   EXPECT_FALSE(fs::exists(path("nofolder")));
 }
 
-// issue 16 item 9: what is read is bounded; nothing that is not a regular file is opened.
+// What is read is bounded; nothing that is not a regular file is opened.
 TEST_F(Cache, RefusesFoldersSpecialFilesAndOversizeFilesWithOneLine) {
   auto refused = [](const std::string& f, const std::string& fragment) {
     TuneCache c(f, false);
@@ -467,7 +467,7 @@ TEST_F(Cache, OverlongLineIsAnUnreadableLineNotAnEntry) {
   EXPECT_NE(c.warnings()[0].find("line 2: line longer than 1 MiB"), std::string::npos) << c.warnings()[0];
 }
 
-// issue 16 item 11: a read-only cache is refused, never replaced.
+// A read-only cache is refused, never replaced.
 TEST_F(Cache, ReadOnlyFileIsRefusedNotReplaced) {
   const std::string f = path("ro.jsonl");
   spit(f, serialize(sample()) + "\n");
@@ -490,7 +490,7 @@ TEST_F(Cache, ReadOnlyFileIsRefusedNotReplaced) {
     EXPECT_EQ(de.path().filename().string().find(".tmp"), std::string::npos) << de.path();
 }
 
-// issue 16 item 11: temp files of writers that were killed are removed under the lock; a live one's are not.
+// Temp files of writers that were killed are removed under the lock; a live one's are not.
 TEST_F(Cache, TempFilesOfDeadWritersAreRemoved) {
   const pid_t dead = ::fork();
   ASSERT_GE(dead, 0);
@@ -644,7 +644,7 @@ TEST_F(Cache, StaleReasonNamesCodeOrLibraries) {
   EXPECT_EQ(stale_reason(r), "not a registered algorithm");
 }
 
-// issue 16 item 6: check names every line this build on this machine would not use.
+// Check names every line this build on this machine would not use.
 TEST_F(Cache, CheckWarnsPerUnusableLineWithItsNumber) {
   const CacheEntry good = sample();
   CacheEntry other_dev = sample("mb1ic1ih4oc1oh4kh1");

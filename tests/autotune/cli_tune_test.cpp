@@ -76,7 +76,7 @@ TEST_F(TuneCli, JsonOutputParsesAndCacheIsWritten) {
   EXPECT_EQ(v2->get("tuned")->num, 0);
 }
 
-// issue 9 item 5: the vendor's own pick beside find and get, in text and JSON.
+// The vendor's own pick beside find and get, in text and JSON.
 TEST_F(TuneCli, VendorPickBesideFindAndGet) {
   const std::string prob = "mb1ic8ih8oc8oh8kh3ph1 --dir fwd --quiet --max-seconds 0.02";
   const Result r = run("tune " + prob + " --json");
@@ -160,7 +160,7 @@ TEST_F(TuneCli, CacheMergeAndShow) {
   EXPECT_EQ(run("cache frobnicate " + a).code, 2);
 }
 
-// issue 16 item 6: check names every unusable line and exits 1; show/check refuse what is not a cache file.
+// Check names every unusable line and exits 1; show/check refuse what is not a cache file.
 TEST_F(TuneCli, CacheCheckWarnsPerLineAndRefusesNonFiles) {
   CacheEntry e = one_entry("cpu.direct");
   const std::string good = path("good.jsonl"), bad = path("bad.jsonl");
@@ -197,7 +197,7 @@ TEST_F(TuneCli, CacheCheckWarnsPerLineAndRefusesNonFiles) {
   expect_one_line_error("cache check " + big, "over the 256 MiB limit");
 }
 
-// issue 16 items 11 and 12: --cache is checked before any tuning; a read-only cache is never replaced.
+// --cache is checked before any tuning; a read-only cache is never replaced.
 TEST_F(TuneCli, CacheFileCheckedUpFront) {
   const std::string ro = path("ro.jsonl");
   std::ofstream(ro) << "";
@@ -218,7 +218,7 @@ TEST_F(TuneCli, CacheFileCheckedUpFront) {
   expect_one_line_error("report --net tiny --out " + path("rep") + " --policy cache:" + ro, "is read-only");
 }
 
-// issue 16 item 8: layers --cache calibrates from the entries of the thread counts it runs, and says how many.
+// `layers --cache` calibrates from the entries of the thread counts it runs, and says how many.
 TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   ExecContext one;
   one.threads = 1;
@@ -247,7 +247,7 @@ TEST_F(TuneCli, LayersSaysWhatCalibratedGet) {
   EXPECT_NE(r2.out.find("get uncalibrated: no usable entries in " + other), std::string::npos) << r2.out;
 }
 
-// issue 18 item 4: tune says whether the machine probe was measured or loaded; --reprobe measures
+// Tune says whether the machine probe was measured or loaded; --reprobe measures
 // it again; a bad probe line is one warning, dropped, and reported by cache check.
 TEST_F(TuneCli, MachineProbeMeasuredOnceThenLoaded) {
   const std::string cache = path("p.jsonl");

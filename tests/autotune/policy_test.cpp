@@ -64,7 +64,7 @@ TEST(Policy, RejectsBadText) {
     EXPECT_THROW(Policy::parse(bad), Error) << bad;
 }
 
-// Every documented constraint, alone and together, and paths with commas (issue 16 item 7).
+// Every documented constraint, alone and together, and paths with commas.
 TEST(Policy, ParsesEveryDocumentedConstraint) {
   EXPECT_EQ(Policy::parse("find,max-error=1e-5").max_error, 1e-5);
   EXPECT_TRUE(Policy::parse("find,deterministic").deterministic);
@@ -122,7 +122,7 @@ TEST(PolicyList, RefusesWhatItCannotReadUnambiguously) {
   EXPECT_NE(message("fixed:\x1b[2J").find("\\x1b[2J"), std::string::npos) << message("fixed:\x1b[2J");
 }
 
-// Issue 16 item 4: a fixed algorithm that cannot run on the device is refused, never substituted.
+// A fixed algorithm that cannot run on the device is refused, never substituted.
 TEST(Policy, FixedAlgorithmThatCannotRunIsRefusedNotSubstituted) {
   const ConvProblem p = parse_problem("mb1ic4ih8oc4kh3ph1");
   int checked = 0;

@@ -1,4 +1,4 @@
-// Issue 16 item 15: problem files (benchdnn-style lists and oneDNN verbose
+// Problem files (benchdnn-style lists and oneDNN verbose
 // logs) and the one expansion of NET|PROBLEM|@FILE arguments.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

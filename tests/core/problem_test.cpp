@@ -243,7 +243,7 @@ TEST(Problem, RejectsImpossibleProblemsWithOneLine) {
   }
 }
 
-// Issue 16 item 5: output and padded sizes that wrap past 32 bits used to be
+// Output and padded sizes that wrap past 32 bits used to be
 // accepted (p() cast the 64-bit size to int; 2 * pad_h was an int product).
 TEST(Problem, SizesThatWrapPast32BitsAreRejected) {
   for (const char* text : {"mb1ic4ih8oc4kh3ph2147483647", "mb1ic4ih8oc4kh3pw2147483647", "mb1ic4ih8oc4kh3ph2147483646",
@@ -281,7 +281,7 @@ TEST(Problem, P64IsExactOnUnvalidatedFields) {
   EXPECT_NE(p.validate(), "");  // dilated extent ~2^62: no overflow, just too big
 }
 
-// Issue 16 item 13: names.
+// Names.
 TEST(Problem, NamesMustBeNonEmptyAndPrintable) {
   expect_rejected("mb1ic3ih5oc4kh3n", "empty name");
   expect_rejected("mb1ic3ih5oc4kh3n\"\"", "empty name");

@@ -3,7 +3,7 @@
 #        check_deps_test.sh SRC BUILD --bad-args
 # Runs scripts/check-deps.sh on BUILD against install-deps.sh's list with PACKAGE left
 # out: it must fail (exit 1) with a line naming a file that contains FILE_WORD
-# and says it is from PACKAGE. (Issue 16: without ocl-icd-opencl-dev the
+# and says it is from PACKAGE. (Without ocl-icd-opencl-dev the
 # configure step of a fresh machine fails; the check must see it coming.)
 set -uo pipefail
 src=$1 build=$2

@@ -6,6 +6,7 @@
 #     "issues 16 and 18"), no commit hash (`6f71808`, or "commit 6f71808") and no path
 #     under ./before (a build folder a fresh clone does not have); dated
 #     measurements with their commits belong in docs/results/;
+#   - no source file, script or build file names an issue either;
 #   - every relative Markdown link in README.md, ARCHITECTURE.md and docs/
 #     (docs/results/ included) points to a file or folder that exists, and a
 #     #fragment to a heading of that file.
@@ -52,6 +53,18 @@ check_tree() {
     hit=$(grep -n -F './before' "$f") &&
       { printf '%s\n' "$hit" | sed "s|^|$rel:|; s|$| (./before is not in a fresh clone)|"; bad=1; }
   done
+
+  # The code speaks of the product too: no issue number in a source file, script or build file (their
+  # comments and the text they print).
+  local src
+  while IFS= read -r -d '' src; do
+    local rel=${src#"$root"/}
+    case "$rel" in tests/scripts/docs_test.sh | build*/* | .git/* | docs/*) continue ;; esac
+    hit=$(grep -n -i -E '\bissues? #?[0-9]+|\bthe issue.s\b' "$src") &&
+      { printf '%s\n' "$hit" | sed "s|^|$rel:|; s|$| (an issue number: say what it is in words)|"; bad=1; }
+  done < <(find "$root" \( -path "$root/build*" -o -path "$root/.git" -o -path "$root/docs" \) -prune -o -type f \
+             \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.h' -o -name '*.sh' \
+                -o -name '*.py' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.ipynb' \) -print0 | sort -z)
 
   # Relative links, outside fenced code blocks.
   local pages=("$root/README.md")
@@ -131,6 +144,9 @@ self_test() {
   expect fail "a README over 300 lines"
   make_clean; echo 'Against issue 19 targets.' >>"$tmp/t/README.md"; expect fail "an issue number in README.md"
   make_clean; echo 'As issues 16 and 18 asked.' >>"$tmp/t/docs/training.md"; expect fail "an issue number in docs/"
+  make_clean; mkdir -p "$tmp/t/core"; echo '// The cache (issue 16 item 9).' >"$tmp/t/core/x.cpp"
+  expect fail "an issue number in a source comment"
+  make_clean; echo 'echo "targets of the issue'"'"'s list"' >"$tmp/t/run.sh"; expect fail "the issue's in a script"
   make_clean; echo 'Built at `0908cb4`.' >>"$tmp/t/docs/training.md"; expect fail "a commit hash in docs/"
   make_clean; echo 'Measured on commit 5ff8e6f.' >>"$tmp/t/docs/training.md"; expect fail "a bare commit hash in docs/"
   make_clean; echo 'Build 0123456 and 4294967296 of fc6, a deadbeefed word.' >>"$tmp/t/docs/training.md"

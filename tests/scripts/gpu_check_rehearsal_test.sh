@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # usage: gpu_check_rehearsal_test.sh SRC BUILD
-# The offline rehearsal of the GPU check (issue 20): BUILD (this CUDA build) is
+# The offline rehearsal of the GPU check: BUILD (this CUDA build) is
 # packed by scripts/gpu-prepare.sh into a carried folder, a copy of the source
 # tree gets that folder only, and scripts/gpu-check.sh's build and tests stages
 # run there with no network (unshare -n, where allowed). Without a GPU the build

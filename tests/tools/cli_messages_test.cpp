@@ -1,5 +1,5 @@
 // Output paths checked before the work, and messages that say what is wrong
-// (issue 16 items 12 and 13): each bad input is one escaped line and exit 2,
+// (each bad input is one escaped line and exit 2),
 // and nothing is created or half-done.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

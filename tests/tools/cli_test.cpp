@@ -73,7 +73,7 @@ TEST_F(Cli, AlgosShowsMath) {
 #endif
 }
 
-// `convlab layers` JSON: the vendor array beside the rows (issue 9 item 5).
+// `convlab layers` JSON: the vendor array beside the rows.
 TEST_F(Cli, LayersJsonHasVendorArray) {
   const Result r = run("layers mb1ic8ih8oc8kh3ph1 --dir fwd --threads 1 --max-seconds 0.02 --json " + path("l.json"));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -172,7 +172,7 @@ TEST_F(Cli, BadNpyFiles) {
 }
 
 TEST_F(Cli, OutputToMissingDirectoryFailsCleanly) {
-  // Checked before the work (issue 16 item 12).
+  // Checked before the work.
   expect_one_line_error("conv mb1ic3ih5oc4kh3 --algo cpu.reference --out " + path("nodir/y.npy"), "does not exist");
   EXPECT_FALSE(std::filesystem::exists(path("nodir")));
 }

@@ -1,4 +1,4 @@
-// CONVLAB_ISA from the command line (issue 16): the cap shows in `algos` and
+// CONVLAB_ISA from the command line: the cap shows in `algos` and
 // `peak`, oneDNN's Winograd is "not available here" below AVX-512, and a level
 // the CPU lacks or an unknown one is one line and exit 2 before any work.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// `convlab train --policy` as a user writes it (issue 16 items 4 and 7): every
+// `convlab train --policy` as a user writes it: every
 // documented form reaches the trainer intact, a fixed algorithm that cannot run
 // here is skipped with its reason and never replaced under its name, and the
 // report names the algorithm that actually ran in every layer.

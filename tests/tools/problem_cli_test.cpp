@@ -1,4 +1,4 @@
-// Problems as the CLI reads them (issue 16 items 5, 13, 15): sizes that wrap
+// Problems as the CLI reads them: sizes that wrap
 // past 32 bits, misleading or unsafe messages, problem files and oneDNN
 // verbose logs on every command that takes PROBLEM...
 #include <gtest/gtest.h>

@@ -25,9 +25,9 @@ TEST(StepLimit, AlexNetFlopsMatchAHandCount) {
   const StepWork w = step_work(net);
   // conv1's input gradient is skipped: 3 directions of every layer but 2 of conv1.
   EXPECT_DOUBLE_EQ(w.conv_flops, 3 * per_dir - conv1);
-  EXPECT_NEAR(w.conv_flops / 1e9, 121.1, 0.05);  // the 121 GFLOP
+  EXPECT_NEAR(w.conv_flops / 1e9, 121.1, 0.05);  // 121 GFLOP, the paper's shapes
   EXPECT_DOUBLE_EQ(w.fc_flops, 3 * fc);
-  EXPECT_NEAR(w.fc_flops / 1e9, 11.26, 0.01);  // the 11 GFLOP
+  EXPECT_NEAR(w.fc_flops / 1e9, 11.26, 0.01);  // 11 GFLOP
   // At least the SGD update's 20 bytes per parameter, and the activations' passes on top.
   EXPECT_GT(w.other_bytes, 20.0 * double(net.param_count()));
 

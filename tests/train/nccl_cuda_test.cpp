@@ -1,4 +1,4 @@
-// The NCCL half of data-parallel training (issue 21). Without a GPU: one clear
+// The NCCL half of data-parallel training. Without a GPU: one clear
 // error, never a silent CPU fallback. With one (scripts/gpu-check.sh's tests
 // stage runs every *Cuda* test): NCCL on one rank bootstrapped without MPI
 // (solo_comm), its all-reduce on device memory, and a CUDA network trained with

@@ -1,4 +1,4 @@
-// One thread runtime (issue 19 item 1): every CPU parallel region of a training
+// One thread runtime: every CPU parallel region of a training
 // step -- our kernels, the fc layers' GEMM, oneDNN, OpenBLAS in
 // cpu.im2col_openblas -- runs on libgomp's one pool. Before, Debian's pthread
 // OpenBLAS started its own pool (CPUs - 1 threads, at load time) that spun

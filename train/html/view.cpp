@@ -67,7 +67,7 @@ LayerView read_layer(const Value& l) {
     for (int i = 0; i < 3; ++i)
       if (const Value* d = algos->get(dirs[i])) o.algo[i] = text(*d, "algo");
   }
-  // Optional keys (issue 19 items 2 and 4).
+  // Optional keys.
   o.ms_ci = interval(l, "ms_ci");
   o.bound_ms = number(l, "bound_ms");
   o.pct_of_bound = number(l, "pct_of_bound");
@@ -92,7 +92,7 @@ PolicyView read_policy(const Value& p) {
   const auto& losses = array(p, "losses");
   if (!losses.empty() && losses.back().type == Value::Type::number) o.final_loss = losses.back().num;
   for (const Value& l : array(p, "layers")) o.layers.push_back(read_layer(l));
-  // Optional keys (issue 19 items 2 and 5): the interval-aware median and speedup win over the plain ones.
+  // Optional keys: the interval-aware median and speedup win over the plain ones.
   o.iter_ms = number(p, "iter_ms_median", o.iter_ms);
   o.iter_ci = interval(p, "iter_ms_ci");
   o.speedup = number(p, "speedup", o.speedup);
@@ -130,7 +130,7 @@ TrainView read_train(const std::string& json_text, const std::string& what) {
   o.wall_seconds = number(v, "wall_seconds");
   o.peak_rss_kb = number(v, "peak_rss_kb");
   for (const Value& p : array(v, "policies")) o.policies.push_back(read_policy(p));
-  // Optional keys (issue 19 items 3 and 5): the napkin limit and find in context.
+  // Optional keys: the napkin limit and find in context.
   if (const Value* l = v.get("limit"); l && l->is_object()) {
     o.limit.present = true;
     o.limit.seconds = number(*l, "seconds");

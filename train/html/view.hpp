@@ -26,7 +26,7 @@ struct LayerView {
   double fwd_ms = 0, bwd_data_ms = 0, bwd_filter_ms = 0;  // other layers: fwd_ms and backward in bwd_data_ms
   std::string algo[3];                                     // conv: per direction (fwd, bwd-data, bwd-filter)
   bool input_grad = true;
-  // Optional (issue 19 items 2 and 4): the layer's interval, its bandwidth bound and how close it is.
+  // Optional: the layer's interval, its bandwidth bound and how close it is.
   Interval ms_ci;
   double bound_ms = NAN, pct_of_bound = NAN;
   double total_ms() const { return fwd_ms + bwd_data_ms + bwd_filter_ms; }
@@ -41,7 +41,7 @@ struct PolicyView {
   double loss_ms = 0, update_ms = 0; // the loss layer and the SGD update, medians
   double choose_s = NAN, workspace_bytes = NAN, loss_rel_diff = NAN, final_loss = NAN;
   std::vector<LayerView> layers;
-  // Optional (issue 19 items 2 and 5).
+  // Optional.
   Interval iter_ci, speedup_ci;
   int significant = -1;              // -1 unknown, 0 not significant, 1 significant
   std::string verdict;               // baseline | faster | slower | same | not significant ("": not in train.json)

@@ -255,7 +255,7 @@ TEST(Cudnn, FindAndGetOnDevice) {
   }
 }
 
-// issue 9: cuDNN's own Find and Get_v7 on AlexNet conv2 at batch 4.
+// cuDNN's own Find and Get_v7 on AlexNet conv2 at batch 4.
 TEST(Cudnn, FindAndGetOnAlexnetConv2) {
   if (!cuda_info().available) GTEST_SKIP() << "no CUDA device: " << cuda_info().reason;
   const ConvProblem p = network_layer("alexnet.conv2", 4).problem;

@@ -1,5 +1,5 @@
 // The transports compiled without MPI (and so without NCCL): every entry point
-// says why, none pretends (issue 21: a build without MPI/NCCL keeps working).
+// says why, none pretends (a build without MPI/NCCL keeps working).
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
