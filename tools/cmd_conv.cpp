@@ -120,7 +120,7 @@ int cmd_conv(int argc, char** argv) {
   std::printf("algorithm  %s (%s), %s, threads %d\n", std::string(algo.name()).c_str(),
               std::string(to_string(algo.device())).c_str(), std::string(to_string(dir)).c_str(),
               ctx.resolved_threads());
-  std::printf("workspace  %zu bytes\n", runner.workspace_bytes());
+  std::printf("workspace  %s\n", format_bytes(runner.workspace_bytes()).c_str());
   std::printf("time       median %.4f ms  (min %.4f, max %.4f, %d reps)  %.2f GFLOP/s\n", t.median * 1e3,
               t.min * 1e3, t.max * 1e3, t.reps, p.flops() / t.median * 1e-9);
   int rc = 0;

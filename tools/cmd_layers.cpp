@@ -32,8 +32,8 @@ void print_case(const LayerCase& lc, Direction dir, int threads, const std::vect
       // No measured peak (a GPU: `convlab peak` measures the CPU): "-", not nan%.
       char peak[16] = "      -";
       if (std::isfinite(r.peak_fraction)) std::snprintf(peak, sizeof peak, "%6.1f%%", r.peak_fraction * 100);
-      std::printf("  %-26s %-12s %10.3f %9.1f %s %9.2fMB %10.2e  %s%s%s\n", r.algo.c_str(), r.status.c_str(),
-                  r.time * 1e3, r.gflops(), peak, double(r.workspace) / 1e6, r.max_rel_error,
+      std::printf("  %-26s %-12s %10.3f %9.1f %s %11s %10.2e  %s%s%s\n", r.algo.c_str(), r.status.c_str(),
+                  r.time * 1e3, r.gflops(), peak, format_bytes(r.workspace).c_str(), r.max_rel_error,
                   r.find_choice ? "find " : "", r.tie && !r.find_choice ? "\u2248find " : "", r.get_choice ? "get" : "");
     } else
       std::printf("  %-26s %-12s %s\n", r.algo.c_str(), r.status.c_str(), r.note.c_str());

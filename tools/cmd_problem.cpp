@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include "core/error.hpp"
 #include "core/problem_list.hpp"
 #include "tools/cli.hpp"
 
@@ -21,8 +22,8 @@ int cmd_problem(int argc, char** argv) {
     std::string extra;
     if (it.dir) extra += "  " + std::string(to_string(*it.dir));
     if (it.count > 1) extra += "  x" + std::to_string(it.count);
-    std::printf("%-60s P=%d Q=%d  %.3f GFLOP  %.2f MB%s\n", p.canonical().c_str(), p.p(), p.q(), p.flops() * 1e-9,
-                p.bytes() * 1e-6, extra.c_str());
+    std::printf("%-60s P=%d Q=%d  %.3f GFLOP  %s%s\n", p.canonical().c_str(), p.p(), p.q(), p.flops() * 1e-9,
+                format_bytes(size_t(p.bytes())).c_str(), extra.c_str());
   }
   return 0;
 }

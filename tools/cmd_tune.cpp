@@ -102,9 +102,9 @@ void print_list(const std::vector<AlgoPerf>& l, bool measured) {
     if (measured && r.status == PerfStatus::ok) std::snprintf(spread, sizeof spread, "%.1f%%", r.spread * 100);
     if (std::isfinite(r.max_rel_error)) std::snprintf(err, sizeof err, "%.2e", r.max_rel_error);
     // A cache hit's list comes from the cache file: its names and notes are file content.
-    std::printf("    %s%-3d %-26s %-14s %10s %20s %7s %12zu %10s %4s  %s\n", r.tie ? "\u2248 " : "  ", ++i,
+    std::printf("    %s%-3d %-26s %-14s %10s %20s %7s %12s %10s %4s  %s\n", r.tie ? "\u2248 " : "  ", ++i,
                 printable(r.algo).c_str(), std::string(to_string(r.status)).c_str(), ms(r.time).c_str(),
-                measured ? interval(r).c_str() : "", spread, r.workspace, err, r.deterministic ? "yes" : "no",
+                measured ? interval(r).c_str() : "", spread, format_bytes(r.workspace).c_str(), err, r.deterministic ? "yes" : "no",
                 printable(r.note).c_str());
   }
 }

@@ -179,3 +179,25 @@ TEST_F(Cli, OutputToMissingDirectoryFailsCleanly) {
 
 }  // namespace
 }  // namespace convlab
+
+namespace convlab {
+namespace {
+
+// Sizes are printed one way in every command: binary units with their name (KiB, MiB, GiB), never raw bytes in one
+// command and decimal "MB" glued to the number in another.
+TEST_F(Cli, SizesArePrintedOneWay) {
+  const Result p = run("problem alexnet.conv1 --batch 2");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find(" MiB"), std::string::npos) << p.out;
+  const Result c = run("conv alexnet.conv1 --batch 1 --algo cpu.im2col_gemm --reps 1");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("workspace  "), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find(" bytes\n"), std::string::npos) << c.out;
+  const Result l = run("layers alexnet.conv1 --batch 1 --dir fwd --threads 1");
+  ASSERT_EQ(l.code, 0) << l.err;
+  EXPECT_EQ(l.out.find("MB "), std::string::npos) << l.out;
+  EXPECT_NE(l.out.find(" MiB"), std::string::npos) << l.out;
+}
+
+}  // namespace
+}  // namespace convlab
