@@ -130,10 +130,11 @@ inline void check_problem_input(const uint8_t* data, size_t size) {
   {
     std::string path;
     const int fd = memory_file(data, size, path);
-    std::string note;
+    std::vector<std::string> notes;
     try {
-      const auto items = read_problem_file(path, 0, 32, &note);
-      CONVLAB_FUZZ_CHECK(!items.empty() && printable(note) == note, text, note);
+      const auto items = read_problem_file(path, 0, 32, &notes);
+      CONVLAB_FUZZ_CHECK(!items.empty(), text, "a file read without error holds a problem");
+      for (const std::string& note : notes) CONVLAB_FUZZ_CHECK(printable(note) == note, text, note);
       for (const ProblemItem& it : items) check_valid_problem(it.problem, text);
     } catch (const Error& e) {
       check_message(e, text);
