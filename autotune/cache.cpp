@@ -357,7 +357,7 @@ void require_cache_file(const std::string& path, const std::string& what, bool w
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) fail(what + ": " + qpath(path) + " is a folder, not a cache file");
-    if (!S_ISREG(st.st_mode)) fail(what + ": " + qpath(path) + " is not a regular file");
+    if (!S_ISREG(st.st_mode)) fail(what + ": " + qpath(path) + " " + why_not_regular_file(st));
     if (uint64_t(st.st_size) > kCacheMaxFileBytes)
       fail(what + ": " + qpath(path) + " is " + std::to_string(uint64_t(st.st_size) >> 20) + " MiB, over the " +
            std::to_string(kCacheMaxFileBytes >> 20) + " MiB limit of a cache file");

@@ -333,8 +333,8 @@ int cmd_tune(int argc, char** argv) {
     opt.cache_path = args.get("cache");
   } else if (!args.has("no-cache")) {
     // The default cache, as a user find-db: a machine where it cannot be written still tunes, and says so.
-    const std::string def = TuneCache::default_path();
     try {
+      const std::string def = TuneCache::default_path();  // no HOME: none, said below
       require_cache_file(def, "the default autotune cache", opt.find);
       opt.cache_path = def;
     } catch (const Error& e) {

@@ -299,14 +299,16 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
 // (C += a KC block's sum with beta = 1 instead of accumulating in registers;
 // KC 256 on AVX2): the same worst values, bit for bit, under CONVLAB_ISA=avx512
 // and avx2 (the worst cases are single-block reductions). Portable (no FMA):
-// 1.21 / 1.31 / 1.55, 10.6 / 8.03 / 8.02, 39.2 / 49.5 / 22.6 eps, as before.
-// Declared = 2x the measured worst, rounded up (kBoundEps below).
+// 1.21 / 1.31 / 1.55, 10.6 / 8.03 / 8.02, 39.2 / 49.5 / 22.6 eps, as before
+// (measured again on AMD Zen 3, the same values under CONVLAB_ISA=avx2 and portable).
+// Declared = 2x the measured worst over every ISA path, rounded up (kBoundEps
+// below): the portable path's sums without FMA set three of the nine.
 Tolerance CpuWinograd::tolerance(const ConvProblem& p, Direction dir) const {
   (void)p;
   static constexpr double kBoundEps[3][3] = {
       {3, 3, 4},     // F(2x2, 3x3)
-      {26, 18, 16},  // F(4x4, 3x3)
-      {79, 80, 36},  // F(6x6, 3x3)
+      {26, 18, 17},  // F(4x4, 3x3)
+      {79, 99, 46},  // F(6x6, 3x3)
   };
   const int row = m_ == 2 ? 0 : m_ == 4 ? 1 : 2;
   const int col = direction_index(dir);
