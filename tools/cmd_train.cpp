@@ -63,7 +63,7 @@ void add_train_options(Args& args, const char* batch, const char* iters) {
   args.flag("first-layer-grad", "also compute dL/d(input image) (skipped by default; its cost is reported)");
   args.option("context-factor", "X",
               "find-context: time inside training steps the candidates within X times find's isolated best", "1.5");
-  args.option("context-steps", "N", "find-context: timed training steps per candidate (after one untimed)", "3");
+  args.option("context-steps", "N", "find-context: timed training steps per candidate (each the second of two in a row with it)", "3");
   args.repeatable("expect", "NUM/DEN>=X",
                   "an expectation of your own, checked against the run: the ratio of two policies' median iteration "
                   "times against a bound, >= or <= (e.g. 'default/find>=1.5': find at least 1.5x faster than "

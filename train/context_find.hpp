@@ -18,10 +18,13 @@
 //                  have to be > factor x faster in context than alone to win
 //     when there are two or more:
 //       one round untimed (each candidate's first step pays its one-time set-up),
-//       then `steps` rounds; a round runs one training step per candidate, the
+//       then `steps` rounds; a round runs two training steps per candidate, the
 //       candidates rotated by one position every round; only this pair's choice
 //       is swapped, every other layer and direction keeps the isolated choice;
-//       the time recorded is this layer-direction's own time inside the step
+//       the time recorded is this layer-direction's own time inside the second
+//       step: an algorithm's first run after another ran in its place is slower
+//       (its own data cold; +15 % median over AlexNet's pairs at batch 8 on a
+//       2-core Zen 3), and training runs the same algorithm step after step
 //     the in-context winner is the candidate with the smallest median; it
 //     differs from the isolated winner only when the paired interval of their
 //     ratio (resampled over the rounds) lies above 1 -- an order swapped
@@ -47,7 +50,7 @@ namespace convlab::train {
 
 struct ContextFindOptions {
   double factor = 1.5;  // candidates within this factor of the isolated best
-  int steps = 3;        // timed steps per candidate (after one untimed)
+  int steps = 3;        // timed steps per candidate (each after an untimed one; one more untimed first)
 };
 
 struct ContextCandidate {

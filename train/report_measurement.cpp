@@ -171,7 +171,8 @@ void md_in_context(Out& o, const TrainReport& r) {
   o << "Per (layer, direction), find's candidates within " << fmt("%.2f", cf.options.factor)
     << "x of its isolated best, each timed inside training steps (only that choice swapped, every other layer at the "
        "isolated choice, one workspace reserved for all of them; "
-    << cf.options.steps << " timed steps per candidate after one untimed, candidates interleaved); ms = that "
+    << cf.options.steps << " timed steps per candidate, each the second of two in a row with it (an algorithm's "
+       "first run after a swap pays for the swap), candidates interleaved); ms = that "
        "layer-direction's median inside the step [95 %]. Cost: "
     << cf.steps << " training steps, " << fmt("%.1f", cf.seconds)
     << " s, on top of the isolated find. cost = the isolated winner's in-context time / the in-context winner's "

@@ -62,6 +62,16 @@ TEST(ContextFind, EveryPairHasAnInContextWinnerAndTheNetRunsIt) {
     EXPECT_EQ(std::string(layer->choice(p.dir).algo->name()),
               p.agree ? p.isolated.front().algo : p.in_context.front().algo);
   }
+  // Every timed step is a candidate's second in a row (its first after a swap is untimed): one untimed round,
+  // then two steps per candidate and round; the single-candidate pairs share steps+1 common steps.
+  int expected = 0;
+  bool single = false;
+  for (const ContextPair& p : r.pairs) {
+    if (p.isolated.size() > 1) expected += int(p.isolated.size()) * (2 * opt.steps + 1);
+    else single = true;
+  }
+  if (single) expected += opt.steps + 1;
+  EXPECT_EQ(r.steps, expected);
   // With factor 100 and a multi-candidate pair, more than one candidate was timed somewhere.
   size_t most = 0;
   for (const ContextPair& p : r.pairs) most = std::max(most, p.in_context.size());
