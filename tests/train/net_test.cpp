@@ -114,15 +114,21 @@ TEST(Net, EveryCpuAlgorithmTrainsLikeTheReference) {
   if (tried == 0) GTEST_SKIP() << "no non-reference CPU algorithm is registered yet";
 }
 
-TEST(Net, PoliciesThatCannotRunAreSkippedWithTheirReason) {
+// One timed round of the tiny net at batch 2 under `policies`.
+TrainConfig tiny_run(int threads, std::vector<std::string> policies) {
   TrainConfig cfg;
   cfg.net = "tiny";
   cfg.batch = 2;
   cfg.iters = 1;
   cfg.warmup = 0;
   cfg.classes = 4;
-  cfg.threads = 2;
-  cfg.policies = {"default", "get"};  // get: cheap (no timing), skipped before the autotuner lands
+  cfg.threads = threads;
+  cfg.policies = std::move(policies);
+  return cfg;
+}
+
+TEST(Net, PoliciesThatCannotRunAreSkippedWithTheirReason) {
+  TrainConfig cfg = tiny_run(2, {"default", "get"});  // get: cheap (no timing), skipped before the autotuner lands
   const TrainReport r = run_training(cfg);
   ASSERT_EQ(r.policies.size(), 2u);
   for (const auto& p : r.policies)
@@ -139,14 +145,7 @@ TEST(Net, PoliciesThatCannotRunAreSkippedWithTheirReason) {
 // A policy whose loss went non-finite is reported as stopped (where and why), never as agreeing:
 // the report of a real two-policy run with the second marked stopped the way the trainer marks it.
 TEST(Net, AStoppedPolicyIsNeverCountedAsAgreeing) {
-  TrainConfig cfg;
-  cfg.net = "tiny";
-  cfg.batch = 2;
-  cfg.iters = 1;
-  cfg.warmup = 0;
-  cfg.classes = 4;
-  cfg.threads = 1;
-  cfg.policies = {"default", "fixed:cpu.direct"};
+  const TrainConfig cfg = tiny_run(1, {"default", "fixed:cpu.direct"});
   TrainReport r = run_training(cfg);
   ASSERT_TRUE(r.policies[0].ran && r.policies[1].ran);
   EXPECT_EQ(stopped_line(r), "");
