@@ -1,39 +1,44 @@
 #!/usr/bin/env bash
-# The GPU half's verification on a machine with an NVIDIA GPU, in stages that
-# each fit in well under 10 minutes and can run alone:
+# The GPU half's verification on a machine with an NVIDIA GPU, as one command
+# that fits one device contact. Run with no stage names it runs every stage in
+# the order below inside a budget (GPU_CHECK_BUDGET_S, default 420 s): each
+# stage has its own cap, a stage that no longer fits says "not run" with the
+# seconds left, and every stage's results reach $OUT the moment it finishes
+# (gpu-check.tar.gz and summary.txt, replaced whole after each stage), so a
+# command killed at its limit still returns what was done.
 #
 #   build     unpack gpu-carry/bundle.tar.xz (made by scripts/gpu-prepare.sh on a
 #             normal machine) into build-gpu/, or build from source (preset gpu)
 #             when there is no bundle; check every library resolves; `convlab algos`
 #   tests     the GPU tests through CTest (every test whose name says cuda/cudnn/
-#             gpu, the registry sweep of cuda.* and cudnn.*); FAILS if any of them
-#             failed or skipped for want of a device
-#   sanitize  compute-sanitizer memcheck and racecheck over the GPU unit tests
-#   check     `convlab layers alexnet --device cuda`: every cuda.* / cudnn.*
-#             algorithm on every AlexNet layer and direction in one process, each
-#             checked against the fp64 reference; FAILS on any failed/inaccurate row
+#             gpu/nccl, the registry sweep of cuda.* and cudnn.*); FAILS if any
+#             failed or skipped for want of a device; says whether NCCL ran
+#   check     `convlab layers alexnet --device cuda --batch 32`: every cuda.* /
+#             cudnn.* algorithm on every AlexNet layer and direction in one process,
+#             checked against the fp64 reference and timed; FAILS on any failed or
+#             inaccurate row
 #   tune      `convlab tune alexnet --device cuda` (cuDNN Find and Get_v7 beside
-#             convlab's find and get), then again with --tf32
-#   train     AlexNet training on the GPU under the default policies, and the
-#             report's GPU half on the tiny net
-#   dist      data-parallel training over NCCL on every GPU the machine
-#             has, one rank per GPU under mpirun: `convlab train alexnet --device
-#             cuda --ranks 1,N`; with one GPU the NCCL path runs on one rank in the
-#             tests stage (NcclCuda.*) and this stage says so; FAILS when N >= 2
-#             GPUs and the run fails, or when there is no mpirun to start it
+#             convlab's find and get)
+#   train     AlexNet training on the GPU under the default policies (5 iterations)
+#   ncu       Nsight Compute counters of every hand-written kernel of each cuda.*
+#             algorithm on AlexNet conv3 (every direction) and conv1 backward-data:
+#             global sectors per request, shared-memory bank conflicts per
+#             wavefront, achieved occupancy, registers, active lanes per instruction
+#   sanitize  compute-sanitizer memcheck and racecheck over a sample of the cuda.*
+#             registry sweep and the GPU layer tests
 #   bench     `bench_conv --device=cuda`: every cuda.* / cudnn.* algorithm on every
-#             AlexNet layer and direction, CUDA-event times (the CPU benchmarks are
-#             not run here); FAILS without a CUDA device
+#             AlexNet layer and direction, CUDA-event times with an L2 flush
+#   dist      data-parallel training over NCCL, one rank per GPU under mpirun;
+#             "not run" with fewer than 2 GPUs or no mpirun (a one-rank all-reduce
+#             changes nothing: the tests stage's NcclCuda.* is all one GPU proves)
 #
-#   scripts/gpu-check.sh build tests sanitize   # one device command
-#   scripts/gpu-check.sh build check tune       # another (the build stage only unpacks)
-#   scripts/gpu-check.sh                        # every stage in turn (> 10 minutes)
+#   scripts/gpu-check.sh                     # every stage, inside the budget
+#   scripts/gpu-check.sh build tests check   # the named stages, in that order
 #
 # The build stage must run first in every fresh machine. Results land in
-# results/gpu/<stage>/ with one line per stage in results/gpu/summary.txt; when
-# $OUT is set (the device tool), they are also packed into
-# $OUT/gpu-check-<stages>.tar.gz with summary.txt beside it.
-# Exit status: non-zero when any stage failed.
+# results/gpu/<stage>/ (OUT_DIR) with one line per stage in summary.txt.
+# Exit status: 1 when any stage failed, 2 on a bad stage name; a stage that was
+# not run (budget, no second GPU) is said in the summary and fails nothing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -45,14 +50,34 @@ status=0
 note() { echo "$*" | tee -a "$summary"; }
 stage_fail() { status=1; note "$1: FAILED — $2"; }
 stage_ok() { note "$1: ok — $2"; }
+stage_not_run() { note "$1: not run — $2"; }
+stage_partial() { note "$1: partial — $2"; }
 bin=$root/build-gpu
 
-all_stages=(build tests sanitize check tune train dist bench)
+all_stages=(build tests check tune train ncu sanitize bench dist)
+# Each stage's cap in seconds: the most it may take of the budget.
+declare -A cap=([build]=90 [tests]=100 [check]=120 [tune]=60 [train]=60 [ncu]=90 [sanitize]=60 [bench]=60 [dist]=60)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
 for s in "${stages[@]}"; do
   [[ " ${all_stages[*]} " == *" $s "* ]] || { echo "gpu-check: unknown stage '$s' (stages: ${all_stages[*]})" >&2; exit 2; }
 done
+budget=${GPU_CHECK_BUDGET_S:-420}
+[[ $budget =~ ^[0-9]+$ ]] && [ "$budget" -ge 30 ] || { echo "gpu-check: GPU_CHECK_BUDGET_S must be a whole number of seconds >= 30, got '$budget'" >&2; exit 2; }
+t_start=$(date +%s)
+budget_left() { echo $(( budget - ($(date +%s) - t_start) )); }
+# The seconds a stage's command may run: its cap, or what is left of the
+# budget (a few seconds kept for packing the results), whichever is less.
+stage_limit=0
+left() { local l=$(( stage_deadline - $(date +%s) )); [ $l -gt 1 ] && echo $l || echo 1; }
+
+# Results reach $OUT after every stage: the archive is written beside and then
+# renamed, so a command killed mid-pack still leaves the previous whole one.
+publish() {
+  [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] || return 0
+  tar -C "$out" -czf "$OUT/.gpu-check.tar.gz.part" . 2>/dev/null && mv -f "$OUT/.gpu-check.tar.gz.part" "$OUT/gpu-check.tar.gz"
+  cp "$summary" "$OUT/.summary.part" && mv -f "$OUT/.summary.part" "$OUT/summary.txt"
+}
 
 # ---- environment: carried libraries, then the machine's CUDA and cuDNN -------
 # The bundle's binaries open libcudnn/libcublas/libcufft/libnccl on first use
@@ -87,13 +112,6 @@ relocate_bundle() {
   find "$bin" -name '*.cmake' -print0 | xargs -0 sed -i -e "s#$bdir#$bin#g" -e "s#$src/#$root/#g"
 }
 export CONVLAB_BINARY_DIR=$bin
-
-pack_results() {
-  [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ] || return 0
-  local name; name=gpu-check-$(IFS=-; echo "${stages[*]}")
-  tar -C "$out" -czf "$OUT/$name.tar.gz" . 2>/dev/null
-  cp "$summary" "$OUT/summary.txt"
-}
 
 # ---- stages -----------------------------------------------------------------
 stage_build() {
@@ -160,13 +178,17 @@ stage_build() {
 # the CPU here too; their sanitizer variants (asan./tsan.) are left to CI. The
 # cuda.* algorithms run on the device in test_algorithms' registry sweep
 # (RegistrySweep.MatchesReference/cuda_*, cuda.winograd_f6x3 included).
-gpu_test_regex='[Cc]uda|[Cc]udnn|[Gg]pu|Vendor'
+gpu_test_regex='[Cc]uda|[Cc]udnn|[Gg]pu|Vendor|[Nn]ccl'
 stage_tests() {
   local d=$out/tests; mkdir -p "$d"
   [ -f "$bin/CTestTestfile.cmake" ] || { stage_fail tests "no build-gpu/ (run the build stage first)"; return; }
-  ctest --test-dir "$bin" -R "$gpu_test_regex" -E '^(asan|tsan)\.' -j "$jobs" --timeout 600 \
+  # CTest starts no test after the stage's deadline (--stop-time) and writes its
+  # report of what ran; `timeout` is the backstop.
+  timeout "$(left)" ctest --test-dir "$bin" -R "$gpu_test_regex" -E '^(asan|tsan)\.' -j "$jobs" \
+    --timeout "$(left)" --stop-time "$(date -d "@$(( stage_deadline - 10 ))" +%H:%M:%S)" \
     --output-junit "$d/ctest.xml" > "$d/ctest.log" 2>&1
   local rc=$?
+  [ -f "$d/ctest.xml" ] || { stage_fail tests "ctest stopped at the stage's cap ($stage_limit s) before writing its report; see $d/ctest.log"; return; }
   python3 - "$d/ctest.xml" > "$d/skips.txt" <<'EOF'
 import re, sys, xml.etree.ElementTree as ET
 # A GPU test that skipped for want of a device did not run: that is a failure
@@ -186,12 +208,76 @@ for tc in ET.parse(sys.argv[1]).getroot().iter("testcase"):
         if no_device.search(why): bad.append(name); print("SKIPPED-NO-DEVICE", name, "::", why)
         else: skipped_ok += 1; print("skipped", name, "::", why)
 print(f"summary: {ran} passed, {failed} failed, {len(bad)} skipped for want of a device, {skipped_ok} skipped for other reasons")
+# NCCL: did its tests run at all (one rank on one GPU), or skip, and why.
+nccl = [tc for tc in ET.parse(sys.argv[1]).getroot().iter("testcase") if "Nccl" in tc.get("name")]
+nccl_ran = sum(tc.get("status") == "run" for tc in nccl)
+if not nccl:
+    print("nccl: not run: no NCCL test in this build")
+elif nccl_ran:
+    print(f"nccl: {nccl_ran} of {len(nccl)} NCCL tests passed (one rank per GPU in one process)")
+else:
+    m = re.search(r"Skipped\n(.*)", nccl[0].findtext("system-out") or "")
+    print(f"nccl: not run: {m.group(1).strip() if m else 'no test ran'}")
+print(f"summary: {ran} passed, {failed} failed, {len(bad)} skipped for want of a device, {skipped_ok} skipped for other reasons")
 sys.exit(1 if failed or bad else 0)
 EOF
   local prc=$?
   local line; line=$(tail -1 "$d/skips.txt")
+  note "  $(grep -m1 '^nccl:' "$d/skips.txt")"
   if [ $rc -ne 0 ] || [ $prc -ne 0 ]; then stage_fail tests "$line; see $d/ctest.log and $d/skips.txt"
   else stage_ok tests "$line"; fi
+}
+
+# Nsight Compute's counters for every hand-written kernel: one process per
+# (algorithm, layer, direction), `convlab conv --reps 1`, each of our kernels
+# (demangled names in convlab::) profiled at its first launches; cuDNN's,
+# cuBLAS's and cuFFT's kernels are not. The clocks are left as they are.
+ncu_metrics=launch__registers_per_thread,launch__block_size,launch__grid_size,\
+launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic,launch__occupancy_limit_registers,\
+sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,\
+l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
+l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,\
+l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,\
+l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,\
+smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum
+stage_ncu() {
+  local d=$out/ncu; mkdir -p "$d"
+  local ncu; ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  [ -n "$ncu" ] || { stage_not_run ncu "ncu (Nsight Compute) not found on this machine"; return; }
+  local conv3='mb32ic256ih13oc384oh13kh3ph1n"alexnet.conv3"' conv1='mb32ic3ih227oc96oh55kh11sh4n"alexnet.conv1"'
+  local runs=() a dir
+  # cuda.im2col_cublas's own kernels are cuda.im2col_gemm's. In order of use,
+  # so that a run stopped at the cap keeps the most: every forward, the two
+  # strided backward-data paths, then the backward directions.
+  local algos; algos=$(grep -oE '^cuda\.[a-z0-9_]+' "$out/build/algos.txt" 2>/dev/null | grep -v cublas)
+  [ -n "$algos" ] || { stage_fail ncu "no cuda.* algorithm listed by the build stage"; return; }
+  for a in $algos; do runs+=("$a|conv3|fwd"); done
+  runs+=("cuda.implicit_gemm|conv1|bwd-data" "cuda.direct|conv1|bwd-data")
+  for dir in bwd-filter bwd-data; do for a in $algos; do runs+=("$a|conv3|$dir"); done; done
+  local done_runs=0 failed=0 r layer prob log
+  : > "$d/runs.txt"
+  for r in "${runs[@]}"; do
+    IFS='|' read -r a layer dir <<< "$r"
+    [ "$(left)" -gt 8 ] || { note "  ncu: stopped at the stage's cap after $done_runs of ${#runs[@]} runs"; break; }
+    prob=$conv3; [ "$layer" = conv1 ] && prob=$conv1
+    log="$d/$a.$layer.$dir.csv"
+    timeout "$(left)" "$ncu" --clock-control none --kernel-name-base demangled -k 'regex:convlab::' \
+      --launch-count 12 --metrics "$ncu_metrics" --csv --page raw \
+      "$bin/convlab" conv "$prob" --algo "$a" --dir "$dir" --reps 1 > "$log" 2> "$log.err"
+    local rc=$?
+    echo "$a $layer $dir exit $rc" >> "$d/runs.txt"
+    done_runs=$((done_runs + 1))
+    [ $rc -eq 0 ] || failed=$((failed + 1))
+  done
+  python3 "$root/scripts/gpu_ncu_table.py" "$d" > "$d/kernels.md" 2> "$d/table.err"
+  local prc=$?
+  if [ $failed -gt 0 ] || [ $prc -ne 0 ]; then
+    stage_fail ncu "$failed of $done_runs runs failed, table exit $prc; see $d/runs.txt, $d/*.err"
+  elif [ $done_runs -lt ${#runs[@]} ]; then
+    stage_partial ncu "$done_runs of ${#runs[@]} runs inside the cap; $(tail -1 "$d/kernels.md")"
+  else
+    stage_ok ncu "$done_runs runs; $(tail -1 "$d/kernels.md")"
+  fi
 }
 
 stage_sanitize() {
@@ -199,14 +285,15 @@ stage_sanitize() {
   command -v compute-sanitizer >/dev/null || { stage_fail sanitize "compute-sanitizer not found"; return; }
   # The hand-written kernels on the device: the registry sweep of cuda.* and
   # the GPU layer kernels. Each tool's run is capped so the stage fits.
-  local any=0 t f
+  local any=0 t f runs_done=0
   for tool in memcheck racecheck; do
     for t in test_algorithms test_train; do
       f='*RegistrySweep.MatchesReference/cuda_*'
       [ $t = test_train ] && f='LayersCuda.*:NetCuda.*'
       # The first CONVLAB_SWEEP_LIMIT problems of each sweep: racecheck runs
       # shared-memory kernels hundreds of times slower.
-      CONVLAB_SWEEP_LIMIT=${SANITIZE_SWEEP_LIMIT:-8} timeout "${SANITIZE_CAP_S:-120}" \
+      local runs_left=$(( 4 - runs_done )) run_cap; run_cap=$(( $(left) / runs_left )); runs_done=$(( runs_done + 1 ))
+      CONVLAB_SWEEP_LIMIT=${SANITIZE_SWEEP_LIMIT:-8} timeout "$run_cap" \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
         "$bin/tests/$t" --gtest_filter="$f" > "$d/$tool.$t.txt" 2>&1
       local rc=$?
@@ -214,19 +301,21 @@ stage_sanitize() {
       local done_tests; done_tests=$(grep -cE '^\[ +(OK|FAILED) +\] [^ ]+ \(' "$d/$tool.$t.txt")
       if [ $rc -eq 99 ] || { [ -n "$errs" ] && ! [[ $errs =~ SUMMARY:\ 0\  ]]; }; then
         any=1; note "  $tool $t: ${errs:-errors}; see $d/$tool.$t.txt"
-      elif [ $rc -eq 124 ]; then note "  $tool $t: stopped at ${SANITIZE_CAP_S:-120} s after $done_tests tests, no error reported so far"
+      elif [ $rc -eq 124 ]; then note "  $tool $t: stopped at its share of the cap ($run_cap s) after $done_tests tests, no error reported so far"
       elif [ $rc -ne 0 ]; then note "  $tool $t: $errs, but tests failed under it (rc $rc; the tests stage has them); see $d/$tool.$t.txt"
       else note "  $tool $t: ok, $done_tests tests ($errs)"; fi
     done
   done
-  if [ $any -ne 0 ]; then stage_fail sanitize "compute-sanitizer found errors"; else stage_ok sanitize "memcheck + racecheck clean"; fi
+  if [ $any -ne 0 ]; then stage_fail sanitize "compute-sanitizer found errors"
+  else stage_ok sanitize "memcheck + racecheck: no error in what ran (the lines above say how much)"; fi
 }
 
 stage_check() {
   local d=$out/check; mkdir -p "$d"
-  "$bin/convlab" layers alexnet --device cuda --batch 32 --json "$d/layers_alexnet_cuda.json" \
+  timeout "$(left)" "$bin/convlab" layers alexnet --device cuda --batch 32 --json "$d/layers_alexnet_cuda.json" \
     > "$d/layers_alexnet_cuda.txt" 2>&1
   local rc=$?
+  [ $rc -ne 124 ] || { stage_fail check "did not finish within the stage's cap ($stage_limit s); see $d/layers_alexnet_cuda.txt"; return; }
   [ -f "$d/layers_alexnet_cuda.json" ] || { stage_fail check "convlab layers exit $rc, no JSON; see $d/layers_alexnet_cuda.txt"; return; }
   python3 - "$d/layers_alexnet_cuda.json" > "$d/check.txt" <<'EOF'
 import json, sys, collections
@@ -253,26 +342,26 @@ EOF
 stage_tune() {
   local d=$out/tune; mkdir -p "$d"
   local cache=$d/tune_cache.jsonl; rm -f "$cache"
-  if "$bin/convlab" tune alexnet --device cuda --batch 32 --list --cache "$cache" > "$d/tune_alexnet_cuda.txt" 2>&1 &&
-     "$bin/convlab" tune alexnet --device cuda --batch 32 --json --quiet --cache "$cache" \
+  if timeout "$(left)" "$bin/convlab" tune alexnet --device cuda --batch 32 --list --cache "$cache" > "$d/tune_alexnet_cuda.txt" 2>&1 &&
+     timeout "$(left)" "$bin/convlab" tune alexnet --device cuda --batch 32 --json --quiet --cache "$cache" \
        > "$d/tune_alexnet_cuda.json" 2> "$d/tune_alexnet_cuda.err"; then
     stage_ok tune "alexnet: $(grep -E '^vendor cudnn' "$d/tune_alexnet_cuda.txt" | tr '\n' ' ' | tr -s ' ')"
   else
     stage_fail tune "see $d/tune_alexnet_cuda.txt / .err"
   fi
-  "$bin/convlab" tune alexnet --device cuda --batch 32 --tf32 --json --quiet > "$d/tune_alexnet_cuda_tf32.json" \
-    2> "$d/tune_alexnet_cuda_tf32.err" || stage_fail tune "--tf32: see $d/tune_alexnet_cuda_tf32.err"
+  timeout "$(left)" "$bin/convlab" tune alexnet --device cuda --batch 32 --tf32 --json --quiet --no-cache \
+    > "$d/tune_alexnet_cuda_tf32.json" 2> "$d/tune_alexnet_cuda_tf32.err" || stage_fail tune "--tf32: see $d/tune_alexnet_cuda_tf32.err"
 }
 
 stage_train() {
   local d=$out/train; mkdir -p "$d"
-  if "$bin/convlab" train alexnet --device cuda --batch 32 --iters 5 --warmup 2 --json "$d/train_alexnet_cuda.json" \
+  if timeout "$(left)" "$bin/convlab" train alexnet --device cuda --batch 32 --iters 5 --warmup 2 --json "$d/train_alexnet_cuda.json" \
        > "$d/train_alexnet_cuda.md" 2> "$d/train_alexnet_cuda.log"; then
     stage_ok train "alexnet --device cuda: $(grep -cE '^\| ' "$d/train_alexnet_cuda.md") table rows; see $d/train_alexnet_cuda.md"
   else
     stage_fail train "alexnet --device cuda: see $d/train_alexnet_cuda.log"
   fi
-  "$bin/convlab" report --net tiny --batch 8 --iters 3 --gpu on --out "$d/report_tiny" > "$d/report_tiny.txt" 2>&1 \
+  timeout "$(left)" "$bin/convlab" report --net tiny --batch 8 --iters 3 --gpu on --out "$d/report_tiny" > "$d/report_tiny.txt" 2>&1 \
     || stage_fail train "report --gpu on: see $d/report_tiny.txt"
 }
 
@@ -281,13 +370,13 @@ stage_dist() {
   local ngpu
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
   if [ "${ngpu:-0}" -lt 2 ]; then
-    stage_ok dist "${ngpu:-0} GPU: NCCL ran on one rank in the tests stage (NcclCuda.*); N-GPU data-parallel needs >= 2 GPUs"
+    stage_not_run dist "${ngpu:-0} GPU here: data-parallel training needs >= 2 ranks (the tests stage's nccl line says what one GPU ran)"
     return
   fi
   local mpirun
   mpirun=$(command -v mpirun || command -v mpiexec || true)
-  [ -n "$mpirun" ] || { stage_fail dist "$ngpu GPUs but no mpirun here (Open MPI's runtime is not in the bundle)"; return; }
-  if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 540 "$mpirun" -np "$ngpu" --bind-to none \
+  [ -n "$mpirun" ] || { stage_not_run dist "$ngpu GPUs but no mpirun here (Open MPI's runtime is not in the bundle)"; return; }
+  if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout "$(left)" "$mpirun" -np "$ngpu" --bind-to none \
        -x LD_LIBRARY_PATH "$bin/convlab" train alexnet --device cuda --batch $((32 * ngpu)) --iters 5 --warmup 2 \
        --policy 'default;get;find' --ranks "1,$ngpu" --json "$d/train_alexnet_cuda_dist.json" \
        > "$d/train_alexnet_cuda_dist.md" 2> "$d/train_alexnet_cuda_dist.log"; then
@@ -300,20 +389,31 @@ stage_dist() {
 stage_bench() {
   local d=$out/bench; mkdir -p "$d"
   [ -x "$bin/bench_conv" ] || { stage_fail bench "no build-gpu/bench_conv"; return; }
-  if timeout "${BENCH_CAP_S:-540}" "$bin/bench_conv" --device=cuda --reps=1 --benchmark_filter="${BENCH_FILTER:-.}" \
+  if timeout "$(left)" "$bin/bench_conv" --device=cuda --reps=1 --benchmark_filter="${BENCH_FILTER:-.}" \
        --benchmark_min_time="${BENCH_MIN_TIME:-0.05}" --benchmark_out="$d/bench_conv_cuda.json" \
        --benchmark_out_format=json > "$d/bench_conv_cuda.txt" 2>&1; then
     stage_ok bench "$(grep -cE '^conv/.* ms ' "$d/bench_conv_cuda.txt") benchmark lines; see $d/bench_conv_cuda.txt"
   else
-    stage_fail bench "bench_conv --device=cuda exit $?; see $d/bench_conv_cuda.txt"
+    local rc=$?
+    if [ $rc -eq 124 ]; then
+      stage_partial bench "stopped at the stage's cap ($stage_limit s) after $(grep -cE '^conv/.* ms ' "$d/bench_conv_cuda.txt") benchmark lines (partial); see $d/bench_conv_cuda.txt"
+    else stage_fail bench "bench_conv --device=cuda exit $rc; see $d/bench_conv_cuda.txt"; fi
   fi
 }
 
 for s in "${stages[@]}"; do
   t0=$(date +%s)
+  left_now=$(budget_left)
+  if [ "$left_now" -lt 20 ]; then
+    stage_not_run "$s" "the budget of $budget s is spent ($left_now s left)"; publish; continue
+  fi
+  stage_limit=${cap[$s]}
+  [ $(( left_now - 5 )) -lt "$stage_limit" ] && stage_limit=$(( left_now - 5 ))
+  stage_deadline=$(( t0 + stage_limit ))
   "stage_$s"
-  echo "  ($s: $(( $(date +%s) - t0 )) s)" | tee -a "$summary"
+  echo "  ($s: $(( $(date +%s) - t0 )) s of its ${stage_limit} s)" | tee -a "$summary"
+  publish
 done
-note "results in $out/ (status $status)"
-pack_results
+note "results in $out/ (status $status; $(( $(date +%s) - t_start )) s of the $budget s budget)"
+publish
 exit $status

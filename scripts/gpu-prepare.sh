@@ -46,14 +46,16 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/build-gpu/lib"
 
-# Executables: convlab, the benchmarks and every test binary, stripped (not the
-# emulated kernels' and cuda.* algorithms' _asan / _tsan builds: they run on the CPU
-# and are checked by CI).
+# Executables: convlab, the benchmarks and every test binary, their debug
+# information stripped but their symbols kept, so compute-sanitizer's host
+# backtraces name functions (the kernels' source lines travel in the fatbinary:
+# the CUDA half is compiled with -lineinfo). Not the emulated kernels' and
+# cuda.* algorithms' _asan / _tsan builds: they run on the CPU and CI checks them.
 mapfile -t exes < <(cd "$build" && find . -path ./CMakeFiles -prune -o -type f -perm -u+x \
   \( -name convlab -o -name 'bench_*' -o -name 'test_*' \) ! -name '*_asan' ! -name '*_tsan' -print | sort)
 for e in "${exes[@]}"; do
   mkdir -p "$stage/build-gpu/$(dirname "$e")"
-  strip -o "$stage/build-gpu/$e" "$build/$e"
+  strip --strip-debug -o "$stage/build-gpu/$e" "$build/$e"
 done
 # CTest's files: the test lists (gtest_discover_tests writes them at build time).
 (cd "$build" && find . -path '*/CMakeFiles' -prune -o \

@@ -37,7 +37,22 @@ else
   grep -q '^SKIPPED-NO-DEVICE .*RegistrySweep.MatchesReference/cuda_' "$work/results/tests/skips.txt" \
     || fail "skips.txt must name the cuda.* sweeps that did not run"
 fi
-# Bad stage names are one line and exit 2, before any work.
+# A stage that cannot test what it exists for says "not run", never "ok", and
+# fails nothing; every stage's results reach $OUT as it finishes.
+mkdir -p "$work/devout"
+OUT=$work/devout OUT_DIR=$work/results2 GPU_CHECK_BUDGET_S=60 bash scripts/gpu-check.sh dist ncu > "$work/notrun.log" 2>&1
+rc=$?
+log=$work/notrun.log
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  [ $rc = 0 ] || fail "stages that were not run must not fail the check (exit $rc)"
+  grep -q '^dist: not run — 0 GPU here' "$log" || fail "dist on a machine without a second GPU must say 'not run'"
+fi
+grep -qE '^ncu: (not run|ok|partial|FAILED) — ' "$log" || fail "the ncu stage must report"
+[ -s "$work/devout/gpu-check.tar.gz" ] && [ -s "$work/devout/summary.txt" ] || fail "results must reach \$OUT"
+tar -tzf "$work/devout/gpu-check.tar.gz" | grep -q 'summary.txt' || fail "\$OUT/gpu-check.tar.gz must hold the summary"
+# Bad stage names and budgets are one line and exit 2, before any work.
+GPU_CHECK_BUDGET_S=soon bash scripts/gpu-check.sh dist > "$work/bad.out" 2> "$work/bad.err"
+[ $? = 2 ] && [ "$(wc -l < "$work/bad.err")" = 1 ] || { log=$work/bad.err; fail "a bad budget must be one line and exit 2"; }
 bash scripts/gpu-check.sh nosuchstage > "$work/bad.out" 2> "$work/bad.err"
 [ $? = 2 ] && [ "$(wc -l < "$work/bad.err")" = 1 ] || { log=$work/bad.err; fail "an unknown stage must be one line and exit 2"; }
 echo "ok: $(grep -E '^(build|tests):' "$log" | tr '\n' ' ')"
