@@ -335,6 +335,8 @@ print(f"summary: {len(rows)} rows ({dict(by)}); {len(cases)} layer-directions; {
 sys.exit(1 if bad or empty else 0)
 EOF
   local prc=$?
+  python3 "$root/scripts/gpu_vs_cudnn.py" "$d/layers_alexnet_cuda.json" > "$d/vs_cudnn.md" 2>&1 \
+    && note "  $(tail -1 "$d/vs_cudnn.md")"
   if [ $rc -ne 0 ] || [ $prc -ne 0 ]; then stage_fail check "exit $rc; $(tail -1 "$d/check.txt"); see $d/check.txt"
   else stage_ok check "$(tail -1 "$d/check.txt")"; fi
 }
