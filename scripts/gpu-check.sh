@@ -26,6 +26,8 @@
 #             wavefront, achieved occupancy, registers, active lanes per instruction
 #   sanitize  compute-sanitizer memcheck and racecheck over a sample of the cuda.*
 #             registry sweep and the GPU layer tests
+#   resnet    `convlab layers resnet50 --device cuda --batch 32`: ResNet-50's
+#             layers as the check stage does AlexNet's (0.1 s of timed work each)
 #   bench     `bench_conv --device=cuda`: every cuda.* / cudnn.* algorithm on every
 #             AlexNet layer and direction, CUDA-event times with an L2 flush
 #   dist      data-parallel training over NCCL, one rank per GPU under mpirun;
@@ -54,9 +56,9 @@ stage_not_run() { note "$1: not run — $2"; }
 stage_partial() { note "$1: partial — $2"; }
 bin=$root/build-gpu
 
-all_stages=(build tests check tune train ncu sanitize bench dist)
+all_stages=(build tests check tune train ncu sanitize resnet bench dist)
 # Each stage's cap in seconds: the most it may take of the budget.
-declare -A cap=([build]=90 [tests]=100 [check]=120 [tune]=60 [train]=60 [ncu]=90 [sanitize]=60 [bench]=60 [dist]=60)
+declare -A cap=([build]=90 [tests]=100 [check]=120 [tune]=60 [train]=60 [ncu]=90 [sanitize]=60 [resnet]=90 [bench]=60 [dist]=60)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
 for s in "${stages[@]}"; do
@@ -386,6 +388,18 @@ stage_dist() {
   else
     stage_fail dist "mpirun -np $ngpu convlab train --device cuda: see $d/train_alexnet_cuda_dist.log"
   fi
+}
+
+stage_resnet() {
+  local d=$out/resnet; mkdir -p "$d"
+  timeout "$(left)" "$bin/convlab" layers resnet50 --device cuda --batch 32 --max-seconds 0.1 \
+    --json "$d/layers_resnet50_cuda.json" > "$d/layers_resnet50_cuda.txt" 2>&1
+  local rc=$?
+  [ $rc -ne 124 ] || { stage_partial resnet "did not finish within the stage's cap ($stage_limit s); see $d/layers_resnet50_cuda.txt"; return; }
+  [ -f "$d/layers_resnet50_cuda.json" ] || { stage_fail resnet "convlab layers exit $rc, no JSON; see $d/layers_resnet50_cuda.txt"; return; }
+  python3 "$root/scripts/gpu_vs_cudnn.py" "$d/layers_resnet50_cuda.json" > "$d/vs_cudnn.md" 2>&1
+  if [ $rc -ne 0 ]; then stage_fail resnet "convlab layers exit $rc; see $d/layers_resnet50_cuda.txt"
+  else stage_ok resnet "$(tail -1 "$d/vs_cudnn.md")"; fi
 }
 
 stage_bench() {
