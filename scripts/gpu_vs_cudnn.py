@@ -58,8 +58,11 @@ def main():
     worst = max(ratios)
     within = sum(r <= 1.5 for r, _, _ in ratios)
     over2 = sum(r > 2 for r, _, _ in ratios)
+    bad = [r for r in doc["rows"] if r["status"] not in ("ok", "unsupported", "unavailable")]
+    for r in bad:
+        print(f"- {r['layer']} {r['direction']} {r['algorithm']}: {r['status']} {r.get('note', '')}")
     print(f"\nsummary: best cuda.* / best cudnn.* per (layer, direction): {within}/{len(ratios)} within 1.5×, "
-          f"{over2} over 2×, worst {worst[0]:.2f}× ({worst[1]} {worst[2]})")
+          f"{over2} over 2×, worst {worst[0]:.2f}× ({worst[1]} {worst[2]}); {len(bad)} rows failed or inaccurate")
     return 0
 
 
