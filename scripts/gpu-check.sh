@@ -267,9 +267,13 @@ stage_ncu() {
       --launch-count 12 --metrics "$ncu_metrics" --csv --page raw \
       "$bin/convlab" conv "$prob" --algo "$a" --dir "$dir" --reps 1 > "$log" 2> "$log.err"
     local rc=$?
-    echo "$a $layer $dir exit $rc" >> "$d/runs.txt"
     done_runs=$((done_runs + 1))
-    [ $rc -eq 0 ] || failed=$((failed + 1))
+    if [ $rc -eq 2 ] && grep -q 'does not support' "$log" "$log.err"; then
+      echo "$a $layer $dir unsupported: $(grep -h -m1 'does not support' "$log" "$log.err")" >> "$d/runs.txt"; rm -f "$log"
+    else
+      echo "$a $layer $dir exit $rc" >> "$d/runs.txt"
+      [ $rc -eq 0 ] || failed=$((failed + 1))
+    fi
   done
   python3 "$root/scripts/gpu_ncu_table.py" "$d" > "$d/kernels.md" 2> "$d/table.err"
   local prc=$?
