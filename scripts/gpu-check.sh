@@ -186,7 +186,7 @@ stage_tests() {
   [ -f "$bin/CTestTestfile.cmake" ] || { stage_fail tests "no build-gpu/ (run the build stage first)"; return; }
   # CTest starts no test after the stage's deadline (--stop-time) and writes its
   # report of what ran; `timeout` is the backstop.
-  timeout "$(left)" ctest --test-dir "$bin" -R "$gpu_test_regex" -E '^(asan|tsan)\.' -j "$jobs" \
+  timeout "$(left)" ctest --test-dir "$bin" -R "$gpu_test_regex" -E '^(asan|tsan|gpu_check)\.' -j "$jobs" \
     --timeout "$(left)" --stop-time "$(date -d "@$(( stage_deadline - 10 ))" +%H:%M:%S)" \
     --output-junit "$d/ctest.xml" > "$d/ctest.log" 2>&1
   local rc=$?
@@ -210,13 +210,13 @@ for tc in ET.parse(sys.argv[1]).getroot().iter("testcase"):
         if no_device.search(why): bad.append(name); print("SKIPPED-NO-DEVICE", name, "::", why)
         else: skipped_ok += 1; print("skipped", name, "::", why)
 print(f"summary: {ran} passed, {failed} failed, {len(bad)} skipped for want of a device, {skipped_ok} skipped for other reasons")
-# NCCL: did its tests run at all (one rank on one GPU), or skip, and why.
-nccl = [tc for tc in ET.parse(sys.argv[1]).getroot().iter("testcase") if "Nccl" in tc.get("name")]
+# NCCL on the device: did its tests (NcclCuda.*: one rank, one GPU) run, or skip, and why.
+nccl = [tc for tc in ET.parse(sys.argv[1]).getroot().iter("testcase") if tc.get("name").startswith("NcclCuda.")]
 nccl_ran = sum(tc.get("status") == "run" for tc in nccl)
 if not nccl:
-    print("nccl: not run: no NCCL test in this build")
+    print("nccl: not run: no NcclCuda test in this build")
 elif nccl_ran:
-    print(f"nccl: {nccl_ran} of {len(nccl)} NCCL tests passed (one rank per GPU in one process)")
+    print(f"nccl: {nccl_ran} of {len(nccl)} NcclCuda tests passed, on one rank (an all-reduce over one rank changes nothing)")
 else:
     m = re.search(r"Skipped\n(.*)", nccl[0].findtext("system-out") or "")
     print(f"nccl: not run: {m.group(1).strip() if m else 'no test ran'}")
