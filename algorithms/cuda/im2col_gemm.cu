@@ -73,7 +73,7 @@ CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, int chunk) {
 CudaIm2colGemm::CudaIm2colGemm()
     : CudaIm2colGemm("cuda.im2col_gemm",
                      "im2col/col2im kernels + hand-written tiled SGEMM (128x128 or 64x64 block tiles, register "
-                     "blocking, float4 loads); images in chunks of <= 64 MiB of columns, one batched GEMM per group "
+                     "blocking, double-buffered K slabs, float4 loads for any leading dimension); images in chunks of <= 64 MiB of columns, one batched GEMM per group "
                      "and chunk") {}
 
 CudaIm2colGemm::CudaIm2colGemm(std::string name, std::string description)

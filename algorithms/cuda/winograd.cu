@@ -74,27 +74,44 @@ Tolerance winograd_bound(const double (&eps)[3], Direction dir, const std::strin
 
 CudaWinogradF2x3::CudaWinogradF2x3()
     : NamedAlgorithm("cuda.winograd_f2x3", DeviceKind::cuda, "winograd",
-                     "fused Winograd F(2x2,3x3): 32 tiles x 16 channels per block, input/filter transforms in shared "
-                     "memory, output transform in registers; bwd-data via the rotated filter, bwd-filter via "
-                     "F(3x3,2x2)") {}
+                     "fused Winograd F(2x2,3x3): filters transformed once per call into the workspace, then 32 "
+                     "tiles x 16 channels per block, input transform in shared memory, output transform in "
+                     "registers; bwd-data via the rotated filter, bwd-filter via F(3x3,2x2)") {}
 
 Support CudaWinogradF2x3::supports(const ConvProblem& p, Direction) const { return winograd_3x3_support(p); }
 
-void CudaWinogradF2x3::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void*,
+namespace {
+
+// The convolution the fused kernel computes for fwd / bwd-data: bwd-data is the
+// fwd one on diff_dst, filter rotated and channel-swapped, padding 2 - pad.
+cuda::WinogradFusedGeom fused_geometry(const ConvShape& sh, Direction dir) {
+  if (dir == Direction::bwd_data)
+    return {sh.n, sh.k, sh.p, sh.q, sh.c, sh.h, sh.w, 2 - sh.pad_h, 2 - sh.pad_w, sh.groups, true};
+  return {sh.n, sh.c, sh.h, sh.w, sh.k, sh.p, sh.q, sh.pad_h, sh.pad_w, sh.groups, false};
+}
+
+}  // namespace
+
+// fwd / bwd-data: the transformed filters (kernels/cuda/winograd/winograd_f2x3.hpp);
+// bwd-filter none.
+size_t CudaWinogradF2x3::workspace_bytes(const ConvProblem& p, Direction dir) const {
+  if (dir == Direction::bwd_filter) return 0;
+  return size_t(cuda::winograd_f2x3_filter_floats(fused_geometry(to_shape(p), dir))) * sizeof(float);
+}
+
+void CudaWinogradF2x3::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                            const ExecContext& ctx) const {
   const ConvShape sh = to_shape(p);
-  switch (dir) {
-    case Direction::fwd:
-      cuda::winograd_f2x3_fused({sh.n, sh.c, sh.h, sh.w, sh.k, sh.p, sh.q, sh.pad_h, sh.pad_w, sh.groups, false},
-                                buf.src, buf.wei, buf.dst, ctx.stream);
-      break;
-    case Direction::bwd_data:  // the fwd kernel on diff_dst, filter rotated and channel-swapped, padding 2 - pad
-      cuda::winograd_f2x3_fused(
-          {sh.n, sh.k, sh.p, sh.q, sh.c, sh.h, sh.w, 2 - sh.pad_h, 2 - sh.pad_w, sh.groups, true}, buf.dst, buf.wei,
-          buf.src, ctx.stream);
-      break;
-    case Direction::bwd_filter: cuda::winograd_f2x3_bwd_filter(sh, buf.src, buf.dst, buf.wei, ctx.stream); break;
+  if (dir == Direction::bwd_filter) {
+    cuda::winograd_f2x3_bwd_filter(sh, buf.src, buf.dst, buf.wei, ctx.stream);
+    return;
   }
+  // Filters transformed once into the workspace (16-byte aligned), then the fused kernel.
+  const cuda::WinogradFusedGeom geo = fused_geometry(sh, dir);
+  float* u = static_cast<float*>(workspace);
+  cuda::winograd_f2x3_filter_transform(geo, buf.wei, u, ctx.stream);
+  if (dir == Direction::fwd) cuda::winograd_f2x3_fused(geo, buf.src, u, buf.dst, ctx.stream);
+  else cuda::winograd_f2x3_fused(geo, buf.dst, u, buf.src, ctx.stream);
 }
 
 Tolerance CudaWinogradF2x3::tolerance(const ConvProblem&, Direction dir) const {

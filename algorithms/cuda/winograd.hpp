@@ -1,6 +1,7 @@
-// cuda.winograd_f2x3: fused Winograd F(2x2, 3x3), transforms in shared memory /
-// registers inside one kernel per direction (kernels/cuda/winograd/winograd_f2x3);
-// no workspace.
+// cuda.winograd_f2x3: fused Winograd F(2x2, 3x3), input and output transforms
+// in shared memory / registers inside one kernel per direction
+// (kernels/cuda/winograd/winograd_f2x3); fwd and bwd-data transform the filters
+// once per call into the workspace first.
 // cuda.winograd_f4x3 / cuda.winograd_f6x3: non-fused F(m x m, 3 x 3), m = 4, 6:
 // transform kernels (kernels/cuda/winograd/winograd_nonfused) around the
 // hand-written SGEMM batched over the alpha^2 transformed-domain points x groups
@@ -20,6 +21,7 @@ class CudaWinogradF2x3 final : public NamedAlgorithm {
  public:
   CudaWinogradF2x3();
   Support supports(const ConvProblem& p, Direction dir) const override;
+  size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;

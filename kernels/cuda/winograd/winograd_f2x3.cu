@@ -1,24 +1,31 @@
 // Fused Winograd F(2x2, 3x3) kernels and their launchers (contract in
 // winograd_f2x3.hpp).
 //
+// filter-transform kernel: one thread per slot of U (the fused kernel's block
+//   order, winograd_f2x3.hpp): U = G g G^T of filter (o, i), zeros past the
+//   channel edges; the 16 values go to 16 planes of 128 floats, consecutive
+//   threads to consecutive words. Run once per call, so a filter is transformed
+//   once, not once per block of tiles and images that uses it.
 // fwd / bwd-data kernel: one 256-thread block per (32 output tiles = 4 x 8
 //   tiles = 8 x 16 pixels, 16 output channels of one group, image). Loop over
 //   the group's input channels in chunks of 8:
 //     thread (t = tid % 32, ci = tid / 32) loads its 4x4 input patch (zeros
 //     for padding), computes V = B^T d B and stores the 16 values to shared
-//     Vs[xi][ci][t]; threads 0..127 transform one 3x3 filter each, U = G g G^T,
-//     into Us[xi][ci][k];
+//     Vs[xi][ci][t]; the block copies the chunk's transformed filters,
+//     Us[xi][ci][k] (2048 contiguous floats of U), as two float4s per thread;
 //     then thread (t, kq) accumulates M[xi] += U[xi][ci][k] V[xi][ci][t] for
 //     k = kq and kq + 8, all 16 xi, in registers.
 //   Finally each thread turns its two 4x4 M into 2x2 outputs, Y = A^T M A.
-//   bwd-data is the same kernel reading diff_dst as input and the filter as
+//   bwd-data is the same kernels reading diff_dst as input and the filter as
 //   w'(c, k, r, s) = w(k, c, 2 - r, 2 - s), with padding 2 - pad (the geometry
 //   cuda.winograd_f2x3 passes, algorithms/cuda/winograd.cu).
 // bwd-filter kernel: one block per (16 output channels, 16 input channels of
 //   one group); loop over all (image, tile) pairs in chunks of 16: thread
-//   (kk, t) transforms a 2x2 diff_dst tile (A dY A^T), thread (cc, t) a 4x4
-//   input patch (B^T d B) into shared memory, then thread (kk, cc) accumulates
-//   its 16 transformed-domain sums over the chunk; the end is dW = G^T M G.
+//   (row, t) transforms a 2x2 diff_dst tile (A dY A^T) and a 4x4 input patch
+//   (B^T d B) into shared memory, then thread (kk, cc) accumulates its 16
+//   transformed-domain sums over the chunk; the end is dW = G^T M G. The shared
+//   planes pad one word after every two rows (winograd_f2x3_bwd_filter_word):
+//   no bank conflicts on the stores nor on the loads.
 #include "kernels/cuda/winograd/winograd_f2x3.hpp"
 
 #include <cstdint>
@@ -31,7 +38,17 @@ namespace convlab::cuda {
 namespace {
 
 constexpr int TT = 32, TROWS = 4, TCOLS = 8, KB = 16, CB = 8, kThreads = 256;
+constexpr int UCHUNK = 16 * CB * KB;          // floats of U per (channel block, input chunk)
 constexpr int FT = 16, FKB = 16, FCB = 16;  // bwd-filter: tiles per chunk, channel blocks
+static_assert(FT == 16 && FKB == 16 && FCB == 16, "winograd_f2x3_bwd_filter_word's layout");
+
+// Channel blocks of U (winograd_f2x3.hpp): ceil(cout_g / KB) x ceil(cin_g / CB).
+__host__ __device__ inline int u_kblocks(const WinogradFusedGeom& geo) {
+  return (geo.cout / geo.groups + KB - 1) / KB;
+}
+__host__ __device__ inline int u_cchunks(const WinogradFusedGeom& geo) {
+  return (geo.cin / geo.groups + CB - 1) / CB;
+}
 
 // The transforms, from the shared F(2x2, 3x3) matrices (winograd_transforms.hpp).
 using wino::Tf;
@@ -44,10 +61,11 @@ __device__ __forceinline__ void weight_grad_tf(const float m[16], float w[9]) {
 }
 
 __global__ void __launch_bounds__(kThreads)
-    winograd_f2x3_fused_kernel(WinogradFusedGeom geo, const float* __restrict__ in, const float* __restrict__ wei,
+    winograd_f2x3_fused_kernel(WinogradFusedGeom geo, const float* __restrict__ in, const float* __restrict__ u,
                                float* __restrict__ out, unsigned y0, unsigned z0) {
-  CONVLAB_SHARED(float, vs, [16][CB][TT]);  // transformed input tiles
-  CONVLAB_SHARED(float, us, [16][CB][KB]);  // transformed filters
+  CONVLAB_SHARED(float, vs, [16][CB][TT]);       // transformed input tiles
+  CONVLAB_SHARED(float4, us4, [16][CB][KB / 4]);  // transformed filters, (16, CB, KB) floats
+  const float(*us)[CB][KB] = reinterpret_cast<const float(*)[CB][KB]>(&us4[0][0][0]);
   const int tid = int(threadIdx.x);
   const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
   const int tiles_w = (geo.ow + 1) / 2, tiles_h = (geo.oh + 1) / 2;
@@ -57,6 +75,8 @@ __global__ void __launch_bounds__(kThreads)
   const int by = int(blockIdx.y + y0);  // grid chunks: (groups * kblocks, N) = (y0 + blockIdx.y, z0 + blockIdx.z)
   const int g = by / kblocks, o0 = by % kblocks * KB;  // o0: within the group
   const int n = int(blockIdx.z + z0);
+  // This block's chunks of U: (UCHUNK floats) x ceil(cin_g / CB), from (g, o0 / KB).
+  const float4* u4 = reinterpret_cast<const float4*>(u + (int64_t(g) * kblocks + o0 / KB) * u_cchunks(geo) * UCHUNK);
 
   const int t = tid % TT, kq = tid / TT;  // compute role: tile t, output channels kq, kq + 8
   const int my_tr = tr0 + t / TCOLS, my_tc = tc0 + t % TCOLS;
@@ -82,24 +102,10 @@ __global__ void __launch_bounds__(kThreads)
       input_tf(d, v);
       for (int x = 0; x < 16; ++x) vs[x][ci][t] = v[x];
     }
-    if (tid < CB * KB) {  // filter transform: thread (k, ci)
-      const int kk = tid % KB, ci = tid / KB;
-      const int o = o0 + kk, i = c0 + ci;
-      float gf[9];
-      for (int r = 0; r < 3; ++r)
-        for (int s = 0; s < 3; ++s) {
-          float v = 0.0f;
-          if (o < cout_g && i < cin_g) {
-            if (!geo.rotate)  // wei (cout, cin_g, 3, 3)
-              v = wei[((int64_t(g * cout_g + o) * cin_g + i) * 3 + r) * 3 + s];
-            else  // wei (K = cin, C/g = cout_g, 3, 3), rotated
-              v = wei[((int64_t(g * cin_g + i) * cout_g + o) * 3 + (2 - r)) * 3 + (2 - s)];
-          }
-          gf[r * 3 + s] = v;
-        }
-      float u[16];
-      filter_tf(gf, u);
-      for (int x = 0; x < 16; ++x) us[x][ci][kk] = u[x];
+    {  // the chunk's transformed filters: UCHUNK / 4 float4s, two per thread
+      const float4* src4 = u4 + int64_t(c0 / CB) * (UCHUNK / 4);
+      float4* dst4 = &us4[0][0][0];
+      for (int e = tid; e < UCHUNK / 4; e += kThreads) simt::vstore(dst4 + e, simt::vload(src4 + e));
     }
     __syncthreads();
     for (int x = 0; x < 16; ++x)
@@ -125,11 +131,43 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// U (groups, kblocks, cchunks, 16, CB, KB) from the filter; one thread per
+// (g, kb, cc, ci, kk) slot, kk fastest.
+__global__ void __launch_bounds__(kThreads)
+    winograd_f2x3_filter_kernel(WinogradFusedGeom geo, const float* __restrict__ wei, float* __restrict__ u) {
+  const int cin_g = geo.cin / geo.groups, cout_g = geo.cout / geo.groups;
+  const int kblocks = u_kblocks(geo), cchunks = u_cchunks(geo);
+  const int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (idx >= int64_t(geo.groups) * kblocks * cchunks * (CB * KB)) return;
+  const int kk = int(idx % KB), ci = int(idx / KB % CB);
+  const int64_t chunk = idx / (CB * KB);  // (g * kblocks + kb) * cchunks + cc
+  const int cc = int(chunk % cchunks), kb = int(chunk / cchunks % kblocks), g = int(chunk / cchunks / kblocks);
+  const int o = kb * KB + kk, i = cc * CB + ci;
+  float gf[9];
+  for (int r = 0; r < 3; ++r)
+    for (int s = 0; s < 3; ++s) {
+      float v = 0.0f;
+      if (o < cout_g && i < cin_g) {
+        if (!geo.rotate)  // wei (cout, cin_g, 3, 3)
+          v = wei[((int64_t(g * cout_g + o) * cin_g + i) * 3 + r) * 3 + s];
+        else  // wei (K = cin, C/g = cout_g, 3, 3), rotated
+          v = wei[((int64_t(g * cin_g + i) * cout_g + o) * 3 + (2 - r)) * 3 + (2 - s)];
+      }
+      gf[r * 3 + s] = v;
+    }
+  float x[16];
+  filter_tf(gf, x);
+  float* slot = u + chunk * UCHUNK + ci * KB + kk;  // (16, CB, KB) of this chunk
+  for (int xi = 0; xi < 16; ++xi) slot[xi * (CB * KB)] = x[xi];
+}
+
 __global__ void __launch_bounds__(kThreads)
     winograd_f2x3_bwd_filter_kernel(ConvShape sh, const float* __restrict__ src, const float* __restrict__ diff_dst,
                                     float* __restrict__ diff_wei, unsigned y0) {
-  CONVLAB_SHARED(float, ys, [16][FKB][FT]);  // transformed diff_dst tiles
-  CONVLAB_SHARED(float, xs, [16][FCB][FT]);  // transformed input patches
+  // Transformed diff_dst tiles and input patches, (16, rows, FT) with one pad
+  // word after every two rows: word winograd_f2x3_bwd_filter_word(row, t).
+  CONVLAB_SHARED(float, ys, [16][kWinogradF2x3BwdFilterPlaneWords]);
+  CONVLAB_SHARED(float, xs, [16][kWinogradF2x3BwdFilterPlaneWords]);
   const int tid = int(threadIdx.x);
   const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
   const int kblocks = (kg + FKB - 1) / FKB;
@@ -159,7 +197,8 @@ __global__ void __launch_bounds__(kThreads)
         }
       float a[16];
       grad_tf(dy, a);
-      for (int x = 0; x < 16; ++x) ys[x][row][t] = a[x];
+      const int word = winograd_f2x3_bwd_filter_word(row, t);
+      for (int x = 0; x < 16; ++x) ys[x][word] = a[x];
       const int c = g * cg + c0 + row;  // input patch of channel c
       float d[16];
       for (int i = 0; i < 4; ++i)
@@ -171,11 +210,12 @@ __global__ void __launch_bounds__(kThreads)
         }
       float v[16];
       input_tf(d, v);
-      for (int x = 0; x < 16; ++x) xs[x][row][t] = v[x];
+      for (int x = 0; x < 16; ++x) xs[x][word] = v[x];
     }
     __syncthreads();
+    const int yk = winograd_f2x3_bwd_filter_word(my_k, 0), xc = winograd_f2x3_bwd_filter_word(my_c, 0);
     for (int x = 0; x < 16; ++x)
-      for (int t = 0; t < FT; ++t) acc[x] = fmaf(ys[x][my_k][t], xs[x][my_c][t], acc[x]);
+      for (int t = 0; t < FT; ++t) acc[x] = fmaf(ys[x][yk + t], xs[x][xc + t], acc[x]);
     __syncthreads();
   }
   if (k0 + my_k < kg && c0 + my_c < cg) {
@@ -188,14 +228,24 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-void winograd_f2x3_fused(const WinogradFusedGeom& geo, const float* in, const float* wei, float* out, void* stream) {
+int64_t winograd_f2x3_filter_floats(const WinogradFusedGeom& geo) {
+  return int64_t(geo.groups) * u_kblocks(geo) * u_cchunks(geo) * UCHUNK;
+}
+
+void winograd_f2x3_filter_transform(const WinogradFusedGeom& geo, const float* wei, float* u, void* stream) {
+  const int64_t slots = winograd_f2x3_filter_floats(geo) / 16;
+  CONVLAB_LAUNCH(winograd_f2x3_filter_kernel, dim3(unsigned((slots + kThreads - 1) / kThreads)), dim3(kThreads), 0,
+                 stream, geo, wei, u);
+}
+
+void winograd_f2x3_fused(const WinogradFusedGeom& geo, const float* in, const float* u, float* out, void* stream) {
   const int tiles_h = (geo.oh + 1) / 2, tiles_w = (geo.ow + 1) / 2;
   const int cout_g = geo.cout / geo.groups;
   simt::for_each_grid_chunk(uint64_t(((tiles_h + TROWS - 1) / TROWS) * ((tiles_w + TCOLS - 1) / TCOLS)),
                             uint64_t(geo.groups) * ((cout_g + KB - 1) / KB), uint64_t(geo.n),
                             [&](dim3 grid, unsigned y0, unsigned z0) {
                               CONVLAB_LAUNCH(winograd_f2x3_fused_kernel, grid, dim3(kThreads), 0, stream, geo, in,
-                                             wei, out, y0, z0);
+                                             u, out, y0, z0);
                             });
 }
 

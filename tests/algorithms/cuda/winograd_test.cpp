@@ -67,6 +67,22 @@ void sweep_winograd(const Algorithm& a, int m, const std::vector<ConvShape>& sha
 }
 
 TEST(CudaWinogradF2x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinogradF2x3(), 2, winograd_shapes()); }
+// The filters are transformed once per call into the workspace (fwd, bwd-data;
+// bwd-filter needs none): it is declared, and the run, on a NaN-poisoned
+// workspace, matches the reference with groups whose channels cross the fused
+// kernel's 16-output / 8-input channel blocks (17 and 9 per group, both roles:
+// bwd-data swaps them).
+TEST(CudaWinogradF2x3, FiltersTransformedOnceIntoTheWorkspace) {
+  const CudaWinogradF2x3 a;
+  const ConvShape sh = test::shape(1, 2 * 9, 6, 7, 2 * 17, 3, 3, 1, 1, 1, 1, 1, 2);
+  const ConvProblem p = test::problem_of(sh);
+  // groups x ceil(cout_g / 16) x ceil(cin_g / 8) chunks of 16 points x 8 x 16 floats
+  EXPECT_EQ(a.workspace_bytes(p, Dir::fwd), size_t(2 * 2 * 2 * 2048 * 4));
+  EXPECT_EQ(a.workspace_bytes(p, Dir::bwd_data), size_t(2 * 1 * 3 * 2048 * 4));
+  EXPECT_EQ(a.workspace_bytes(p, Dir::bwd_filter), 0u);
+  sweep_winograd(a, 2, {sh});
+}
+
 TEST(CudaWinogradF4x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinograd(4), 4, nonfused_shapes(4)); }
 TEST(CudaWinogradF6x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinograd(6), 6, nonfused_shapes(6)); }
 
