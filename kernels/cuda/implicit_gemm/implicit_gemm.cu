@@ -19,7 +19,8 @@
 //
 // Work split: one block per BM x BN tile of a GEMM's output (blockIdx.x along
 // N, blockIdx.y along M, blockIdx.z = group); each thread owns a 4 x 4 register
-// tile. Tiles by M: 16 x 128 (M <= 16), 32 x 64 (M <= 32), 64 x 64. K in slabs
+// tile (4 x 1 in the 4-row tile). Tiles by M: 4 x 128 (M <= 4), 16 x 128
+// (M <= 16), 32 x 64 (M <= 32), 64 x 64. K in slabs
 // of 16, double-buffered: a thread gathers the next slab into registers while
 // the block computes the current one from shared memory, then stores them into
 // the other buffer; one __syncthreads per slab. A walks k (consecutive threads,
@@ -42,7 +43,7 @@ namespace convlab::cuda {
 
 namespace {
 
-constexpr int BK = 16, TM = 4, TN = 4;
+constexpr int BK = 16, TM = 4;
 constexpr int kOut = INT_MIN / 2;  // an h or w that fails every bounds test (padding rows / columns of a tile)
 
 // A point i of a lattice over (a, y, x), y < ny, x < nx: its image position
@@ -93,12 +94,14 @@ __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
   rows[i] = v;  // (k, 4)
 }
 
-template <int BM, int BN, bool kWalkK>
+template <int BM, int BN, int TN, bool kWalkK>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Gemm gm, unsigned y0, unsigned z0) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
-  constexpr int kA = BM * BK / kThreads, kB = BN * BK / kThreads, kCols = kWalkK ? kB : 1;
-  static_assert(kThreads % BK == 0 && kThreads % BN == 0 && kA >= 1 && kB >= 1, "tile / thread mapping");
+  // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
+  constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads, kCols = kWalkK ? kB : 1;
+  static_assert(kThreads % BK == 0 && kThreads % BN == 0 && kB >= 1 && (TN == 1 || TN == 4),
+                "tile / thread mapping");
   CONVLAB_SHARED(float4, as4, [2][BK][LA / 4]);  // (2, BK, BM + 4): A slabs, k-major
   CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
@@ -132,8 +135,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   const auto load = [&](int k0) {  // slab k0 -> registers
     const int4 row = row_at(k0 + ka);
     for (int t = 0; t < kA; ++t) {
-      const int i = m0 + ia + t * (kThreads / BK);
-      ra[t] = k0 + ka < gm.k && i < gm.m ? a[i * gm.a_ld + row.w] : 0.0f;
+      const int il = ia + t * (kThreads / BK), i = m0 + il;
+      ra[t] = il < BM && k0 + ka < gm.k && i < gm.m ? a[i * gm.a_ld + row.w] : 0.0f;
     }
     for (int t = 0; t < kB; ++t) {
       if constexpr (kWalkK) {
@@ -146,7 +149,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   const auto stash = [&](int buf) {  // registers -> shared buffer buf
     float* as = reinterpret_cast<float*>(&as4[buf][0][0]);
     float* bs = reinterpret_cast<float*>(&bs4[buf][0][0]);
-    for (int t = 0; t < kA; ++t) as[ka * LA + ia + t * (kThreads / BK)] = ra[t];
+    for (int t = 0; t < kA; ++t)
+      if (ia + t * (kThreads / BK) < BM) as[ka * LA + ia + t * (kThreads / BK)] = ra[t];
     for (int t = 0; t < kB; ++t) {
       if constexpr (kWalkK) {
         bs[ka * LB + jk + t * (kThreads / BK)] = rb[t];
@@ -168,8 +172,14 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
     if (more) load(k0 + BK);
     for (int kk = 0; kk < BK; ++kk) {
       const float4 a4 = as4[buf][kk][ty];
-      const float4 b4 = bs4[buf][kk][tx];
-      const float fa[TM] = {a4.x, a4.y, a4.z, a4.w}, fb[TN] = {b4.x, b4.y, b4.z, b4.w};
+      const float fa[TM] = {a4.x, a4.y, a4.z, a4.w};
+      float fb[TN];
+      if constexpr (TN == 4) {
+        const float4 b4 = bs4[buf][kk][tx];
+        fb[0] = b4.x, fb[1] = b4.y, fb[2] = b4.z, fb[3] = b4.w;
+      } else {
+        fb[0] = reinterpret_cast<const float*>(&bs4[buf][kk][0])[tx];
+      }
       for (int i = 0; i < TM; ++i)
         for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
     }
@@ -182,41 +192,46 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
     const int gj = n0 + tx * TN + j;
     lin[j] = gj < gm.n ? at(gm.cols, gj).lin : -1;
   }
-  const bool run4 = n0 + tx * TN + TN - 1 < gm.n && lin[1] == lin[0] + 1 && lin[2] == lin[0] + 2 &&
-                    lin[3] == lin[0] + 3;
+  bool run4 = TN == 4 && n0 + tx * TN + TN - 1 < gm.n;  // four contiguous columns
+  for (int j = 1; j < TN; ++j) run4 = run4 && lin[j] == lin[0] + j;
   for (int i = 0; i < TM; ++i) {
     const int gi = m0 + ty * TM + i;
     if (gi >= gm.m) continue;
     float* out = c + int64_t(gi) * gm.c_ld;
     if (run4 && reinterpret_cast<uintptr_t>(out + lin[0]) % sizeof(float4) == 0) {
-      float4 v;
-      v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
-      simt::vstore(reinterpret_cast<float4*>(out + lin[0]), v);
-      continue;
+      if constexpr (TN == 4) {
+        float4 v;
+        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
+        simt::vstore(reinterpret_cast<float4*>(out + lin[0]), v);
+        continue;
+      }
     }
     for (int j = 0; j < TN; ++j)
       if (lin[j] >= 0) out[lin[j]] = acc[i][j];
   }
 }
 
-template <int BM, int BN, bool kWalkK>
+template <int BM, int BN, int TN, bool kWalkK>
 void launch_tile(const Gemm& gm, int groups, void* stream) {
   simt::for_each_grid_chunk(uint64_t((gm.n + BN - 1) / BN), uint64_t((gm.m + BM - 1) / BM), uint64_t(groups),
                             [&](dim3 grid, unsigned y0, unsigned z0) {
-                              CONVLAB_LAUNCH((implicit_gemm_kernel<BM, BN, kWalkK>), grid,
+                              CONVLAB_LAUNCH((implicit_gemm_kernel<BM, BN, TN, kWalkK>), grid,
                                              dim3((BM / TM) * (BN / TN)), 0, stream, gm, y0, z0);
                             });
 }
 
-// The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 16 x 128, not 64 x 64.
+// The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 4 x 128 (4 x 1
+// per thread), not 64 x 64.
 template <bool kWalkK>
 void launch_gemm(const Gemm& gm, int groups, void* stream) {
-  if (gm.m <= 16) {
-    launch_tile<16, 128, kWalkK>(gm, groups, stream);
+  if (gm.m <= 4) {
+    launch_tile<4, 128, 1, kWalkK>(gm, groups, stream);
+  } else if (gm.m <= 16) {
+    launch_tile<16, 128, 4, kWalkK>(gm, groups, stream);
   } else if (gm.m <= 32) {
-    launch_tile<32, 64, kWalkK>(gm, groups, stream);
+    launch_tile<32, 64, 4, kWalkK>(gm, groups, stream);
   } else {
-    launch_tile<64, 64, kWalkK>(gm, groups, stream);
+    launch_tile<64, 64, 4, kWalkK>(gm, groups, stream);
   }
 }
 

@@ -2,8 +2,8 @@
 // fp64 reference: the general sweep; strided backward-data split by stride
 // phase (stride 2, 3, 4, unequal strides, with padding and dilation, phases
 // no tap reaches, images smaller than the stride); GEMMs with fewer rows than
-// any tile (C or K = 1, 3) and at each tile choice's edges (16 / 32 rows);
-// groups; the row table's size.
+// the smallest tile (C or K = 1, 3) and at each tile choice's edges (4 / 16 /
+// 32 rows); groups; the row table's size.
 #include <gtest/gtest.h>
 
 #include "algorithms/cuda/implicit_gemm.hpp"
@@ -48,12 +48,13 @@ TEST(CudaImplicitGemm, StridedShapesMatchReferenceFwdAndBwdFilter) {
   sweep(CudaImplicitGemm(), strided_shapes(), Dir::bwd_filter);
 }
 
-// M = Cg (bwd-data) or Kg (fwd, bwd-filter): 1 and 3 (below every tile), 16 /
-// 17 and 32 / 33 (each tile choice's edge), 65 (64-row tiles plus one); GEMM
-// columns (N*P*Q, N*H*W, Cg*R*S) not multiples of any tile; groups.
+// M = Cg (bwd-data) or Kg (fwd, bwd-filter): 1 and 3 (inside the 4-row tile),
+// 4 / 5, 16 / 17 and 32 / 33 (each tile choice's edge), 65 (64-row tiles plus
+// one); GEMM columns (N*P*Q, N*H*W, Cg*R*S) not multiples of any tile; groups.
 std::vector<ConvShape> tile_edge_shapes() {
   return {
       shape(2, 1, 9, 7, 1, 3, 3, 1, 1, 1, 1),    shape(1, 3, 10, 9, 3, 3, 3, 1, 1, 1, 1),
+      shape(1, 4, 7, 8, 4, 3, 3, 1, 1, 1, 1),    shape(1, 5, 8, 7, 5, 3, 3, 1, 1, 1, 1),
       shape(1, 16, 7, 6, 16, 3, 3, 1, 1, 1, 1),  shape(1, 17, 6, 7, 17, 3, 3, 1, 1, 1, 1),
       shape(1, 32, 5, 6, 32, 3, 3, 1, 1, 1, 1),  shape(1, 33, 6, 5, 33, 3, 3, 0, 1, 1, 1),
       shape(1, 65, 5, 5, 65, 1, 3, 0, 1, 1, 1),  shape(2, 6, 7, 9, 6, 3, 3, 1, 1, 1, 1, 1, 3),
