@@ -8,8 +8,8 @@
 // The rows' {off, h, w, lin} are decomposed once per launch into a table in the
 // workspace (row_table_kernel, one thread per row); each thread decomposes its
 // own columns once before the K loop. The K loop itself divides nothing: a
-// gathered element costs one table read (shared by the warp), two compares and
-// one add.
+// gathered element costs two compares and one add, and a table read (shared by
+// the warp) per 2 (64-column tiles) or 4 (128-column tiles) elements.
 //
 // Backward-data with stride > 1 runs one GEMM per phase (ph, pw) of the input
 // pixels (h = ph + stride_h*y, w = pw + stride_w*x): only the taps r with
@@ -99,9 +99,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
   // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
-  constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads, kCols = kWalkK ? kB : 1;
-  static_assert(kThreads % BK == 0 && kThreads % BN == 0 && kB >= 1 && (TN == 1 || TN == 4),
+  constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads;
+  // B walking n: warp w, lane l gathers columns l + 32*c (c < BN/32) of rows w + kWarps*r (r < BK/kWarps)
+  constexpr int kWarps = kThreads / 32, kRowsN = BK / kWarps, kCols = kWalkK ? kB : BN / 32;
+  static_assert(kThreads % BK == 0 && BN % 32 == 0 && BK % kWarps == 0 && kB >= 1 && (TN == 1 || TN == 4),
                 "tile / thread mapping");
+  static_assert(kWalkK || kRowsN * kCols == kB, "walking n, a thread's rows x columns are its B elements");
   CONVLAB_SHARED(float4, as4, [2][BK][LA / 4]);  // (2, BK, BM + 4): A slabs, k-major
   CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
@@ -112,12 +115,14 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   float* c = gm.c + int64_t(g) * gm.c_group;
 
   // This thread's loads: A at rows ia + t*(kThreads/BK) of the tile, reduction
-  // row ka of each slab; B (walk n) at column jn, rows kn + t*(kThreads/BN);
-  // B (walk k) at reduction row ka, columns jk + t*(kThreads/BK).
-  const int ka = tid % BK, ia = tid / BK, jn = tid % BN, kn = tid / BN, jk = tid / BK;
+  // row ka of each slab; B (walk n) at columns lane + 32*c, rows warp + kWarps*r
+  // (a warp reads 32 consecutive columns of one row, and each thread reads
+  // kRowsN table rows per slab, not one per element); B (walk k) at reduction
+  // row ka, columns jk + t*(kThreads/BK).
+  const int ka = tid % BK, ia = tid / BK, lane = tid % 32, warp = tid / 32, jk = tid / BK;
   Point col[kCols];
   for (int t = 0; t < kCols; ++t) {
-    const int j = n0 + (kWalkK ? jk + t * (kThreads / BK) : jn);
+    const int j = n0 + (kWalkK ? jk + t * (kThreads / BK) : lane + 32 * t);
     col[t] = j < gm.n ? at(gm.cols, j) : Point{0, kOut, kOut, 0};
   }
   const auto row_at = [&](int kk) {
@@ -138,11 +143,12 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
       const int il = ia + t * (kThreads / BK), i = m0 + il;
       ra[t] = il < BM && k0 + ka < gm.k && i < gm.m ? a[i * gm.a_ld + row.w] : 0.0f;
     }
-    for (int t = 0; t < kB; ++t) {
-      if constexpr (kWalkK) {
-        rb[t] = gather(col[t], row);
-      } else {
-        rb[t] = gather(col[0], row_at(k0 + kn + t * (kThreads / BN)));
+    if constexpr (kWalkK) {
+      for (int t = 0; t < kB; ++t) rb[t] = gather(col[t], row);
+    } else {
+      for (int r = 0; r < kRowsN; ++r) {
+        const int4 rn = row_at(k0 + warp + kWarps * r);
+        for (int c = 0; c < kCols; ++c) rb[r * kCols + c] = gather(col[c], rn);
       }
     }
   };
@@ -151,12 +157,11 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
     float* bs = reinterpret_cast<float*>(&bs4[buf][0][0]);
     for (int t = 0; t < kA; ++t)
       if (ia + t * (kThreads / BK) < BM) as[ka * LA + ia + t * (kThreads / BK)] = ra[t];
-    for (int t = 0; t < kB; ++t) {
-      if constexpr (kWalkK) {
-        bs[ka * LB + jk + t * (kThreads / BK)] = rb[t];
-      } else {
-        bs[(kn + t * (kThreads / BN)) * LB + jn] = rb[t];
-      }
+    if constexpr (kWalkK) {
+      for (int t = 0; t < kB; ++t) bs[ka * LB + jk + t * (kThreads / BK)] = rb[t];
+    } else {
+      for (int r = 0; r < kRowsN; ++r)
+        for (int c = 0; c < kCols; ++c) bs[(warp + kWarps * r) * LB + lane + 32 * c] = rb[r * kCols + c];
     }
   };
 
