@@ -100,7 +100,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
   // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
   constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads;
-  // B walking n: warp w, lane l gathers columns l + 32*c (c < BN/32) of rows w + kWarps*r (r < BK/kWarps)
+  // B walking n: warp w, lane l gathers columns l + 32*jc (jc < BN/32) of rows w + kWarps*r (r < BK/kWarps)
   constexpr int kWarps = kThreads / 32, kRowsN = BK / kWarps, kCols = kWalkK ? kB : BN / 32;
   static_assert(kThreads % BK == 0 && BN % 32 == 0 && BK % kWarps == 0 && kB >= 1 && (TN == 1 || TN == 4),
                 "tile / thread mapping");
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   float* c = gm.c + int64_t(g) * gm.c_group;
 
   // This thread's loads: A at rows ia + t*(kThreads/BK) of the tile, reduction
-  // row ka of each slab; B (walk n) at columns lane + 32*c, rows warp + kWarps*r
+  // row ka of each slab; B (walk n) at columns lane + 32*jc, rows warp + kWarps*r
   // (a warp reads 32 consecutive columns of one row, and each thread reads
   // kRowsN table rows per slab, not one per element); B (walk k) at reduction
   // row ka, columns jk + t*(kThreads/BK).
@@ -148,7 +148,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
     } else {
       for (int r = 0; r < kRowsN; ++r) {
         const int4 rn = row_at(k0 + warp + kWarps * r);
-        for (int c = 0; c < kCols; ++c) rb[r * kCols + c] = gather(col[c], rn);
+        for (int jc = 0; jc < kCols; ++jc) rb[r * kCols + jc] = gather(col[jc], rn);
       }
     }
   };
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
       for (int t = 0; t < kB; ++t) bs[ka * LB + jk + t * (kThreads / BK)] = rb[t];
     } else {
       for (int r = 0; r < kRowsN; ++r)
-        for (int c = 0; c < kCols; ++c) bs[(warp + kWarps * r) * LB + lane + 32 * c] = rb[r * kCols + c];
+        for (int jc = 0; jc < kCols; ++jc) bs[(warp + kWarps * r) * LB + lane + 32 * jc] = rb[r * kCols + jc];
     }
   };
 
