@@ -1,8 +1,9 @@
 // cuda.implicit_gemm: the three convolution GEMMs with the column matrix never
 // materialised: block tiles chosen from M whose loaders gather through a table
 // of precomputed row offsets (kernels/cuda/implicit_gemm); strided backward-data
-// as one dense GEMM per stride phase. Workspace: the row table (16 bytes per
-// reduction row).
+// as one dense GEMM per stride phase; backward-filter splits a long reduction.
+// Workspace: the row table (16 bytes per reduction row), then backward-filter's
+// partial sums (one diff_wei per split) where it splits.
 #pragma once
 #include "algorithms/algorithm.hpp"
 

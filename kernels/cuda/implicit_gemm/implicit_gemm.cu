@@ -28,6 +28,10 @@
 // pixels (fwd, bwd-data) and k where k is (bwd-filter), so image reads are
 // coalesced along rows. C rows go out as float4 where four columns are
 // contiguous and 16-byte aligned (checked at run time), else as scalars.
+// Backward-filter (a small Kg x Cg*R*S GEMM over N*P*Q) splits K when its
+// tiles would not fill the GPU: each split writes partial sums to the
+// workspace (blockIdx.z = group + groups*split), reduce_splits_kernel adds them
+// in split order (deterministic).
 #include "kernels/cuda/implicit_gemm/implicit_gemm.hpp"
 
 #include <algorithm>
@@ -78,11 +82,20 @@ struct Gemm {
   Lattice cols;
 };
 
+// Split K: blockIdx.z = group + groups*split; split s sums reduction rows
+// [s*k_split, (s+1)*k_split) into C + s*c_split (one split: all of K into C).
+struct Split {
+  int groups, k_split;
+  int64_t c_split;
+};
+
 // One GEMM of a launch and the lattice its table rows come from.
 struct Sub {
   Gemm gm;
   Lattice rows;
-  int64_t row0;  // its table's first row in the workspace
+  int64_t row0;     // its table's first row in the workspace
+  int splits = 1;   // > 1: partial sums in the workspace after the table, then reduce_splits_kernel
+  int k_split = 0;  // reduction rows per split
 };
 
 __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
@@ -95,7 +108,8 @@ __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
 }
 
 template <int BM, int BN, int TN, bool kWalkK>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Gemm gm, unsigned y0, unsigned z0) {
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    implicit_gemm_kernel(Gemm gm, Split split, unsigned y0, unsigned z0) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
   // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
@@ -108,11 +122,13 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   CONVLAB_SHARED(float4, as4, [2][BK][LA / 4]);  // (2, BK, BM + 4): A slabs, k-major
   CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
-  // grid chunks: (M tiles, groups) = (y0 + blockIdx.y, z0 + blockIdx.z)
-  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN, g = int(blockIdx.z + z0);
+  // grid chunks: (M tiles, group + groups*split) = (y0 + blockIdx.y, z0 + blockIdx.z)
+  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN, z = int(blockIdx.z + z0);
+  const int g = z % split.groups, sp = z / split.groups;
+  const int kbeg = sp * split.k_split, kend = gm.k - kbeg < split.k_split ? gm.k : kbeg + split.k_split;
   const float* a = gm.a + int64_t(g) * gm.a_group;
   const float* b = gm.b + int64_t(g) * gm.b_group;
-  float* c = gm.c + int64_t(g) * gm.c_group;
+  float* c = gm.c + int64_t(g) * gm.c_group + sp * split.c_split;
 
   // This thread's loads: A at rows ia + t*(kThreads/BK) of the tile, reduction
   // row ka of each slab; B (walk n) at columns lane + 32*jc, rows warp + kWarps*r
@@ -126,7 +142,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
     col[t] = j < gm.n ? at(gm.cols, j) : Point{0, kOut, kOut, 0};
   }
   const auto row_at = [&](int kk) {
-    if (kk < gm.k) return gm.rows[kk];
+    if (kk < kend) return gm.rows[kk];
     int4 out;
     out.x = 0, out.y = kOut, out.z = kOut, out.w = 0;
     return out;
@@ -141,7 +157,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
     const int4 row = row_at(k0 + ka);
     for (int t = 0; t < kA; ++t) {
       const int il = ia + t * (kThreads / BK), i = m0 + il;
-      ra[t] = il < BM && k0 + ka < gm.k && i < gm.m ? a[i * gm.a_ld + row.w] : 0.0f;
+      ra[t] = il < BM && k0 + ka < kend && i < gm.m ? a[i * gm.a_ld + row.w] : 0.0f;
     }
     if constexpr (kWalkK) {
       for (int t = 0; t < kB; ++t) rb[t] = gather(col[t], row);
@@ -169,11 +185,11 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   for (int i = 0; i < TM; ++i)
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-  load(0);
+  load(kbeg);
   stash(0);
   __syncthreads();
-  for (int k0 = 0, buf = 0; k0 < gm.k; k0 += BK, buf ^= 1) {
-    const bool more = k0 + BK < gm.k;  // the same in every thread: the barrier below is not divergent
+  for (int k0 = kbeg, buf = 0; k0 < kend; k0 += BK, buf ^= 1) {
+    const bool more = k0 + BK < kend;  // the same in every thread: the barrier below is not divergent
     if (more) load(k0 + BK);
     for (int kk = 0; kk < BK; ++kk) {
       const float4 a4 = as4[buf][kk][ty];
@@ -216,28 +232,53 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) implicit_gemm_kernel(Ge
   }
 }
 
+// out[e] = sum over s < splits of part[s*count + e], in that order (deterministic).
+__global__ void reduce_splits_kernel(const float* part, int count, int splits, float* out) {
+  const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= count) return;
+  float v = 0.0f;
+  for (int s = 0; s < splits; ++s) v += part[int64_t(s) * count + e];  // (splits, count)
+  out[e] = v;
+}
+
 template <int BM, int BN, int TN, bool kWalkK>
-void launch_tile(const Gemm& gm, int groups, void* stream) {
-  simt::for_each_grid_chunk(uint64_t((gm.n + BN - 1) / BN), uint64_t((gm.m + BM - 1) / BM), uint64_t(groups),
-                            [&](dim3 grid, unsigned y0, unsigned z0) {
+void launch_tile(const Gemm& gm, const Split& split, int splits, void* stream) {
+  simt::for_each_grid_chunk(uint64_t((gm.n + BN - 1) / BN), uint64_t((gm.m + BM - 1) / BM),
+                            uint64_t(split.groups) * uint64_t(splits), [&](dim3 grid, unsigned y0, unsigned z0) {
                               CONVLAB_LAUNCH((implicit_gemm_kernel<BM, BN, TN, kWalkK>), grid,
-                                             dim3((BM / TM) * (BN / TN)), 0, stream, gm, y0, z0);
+                                             dim3((BM / TM) * (BN / TN)), 0, stream, gm, split, y0, z0);
                             });
 }
 
 // The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 4 x 128 (4 x 1
 // per thread), not 64 x 64.
+struct Tile {
+  int bm, bn;
+};
+Tile tile_for(int m) { return m <= 4 ? Tile{4, 128} : m <= 16 ? Tile{16, 128} : m <= 32 ? Tile{32, 64} : Tile{64, 64}; }
+
 template <bool kWalkK>
-void launch_gemm(const Gemm& gm, int groups, void* stream) {
-  if (gm.m <= 4) {
-    launch_tile<4, 128, 1, kWalkK>(gm, groups, stream);
-  } else if (gm.m <= 16) {
-    launch_tile<16, 128, 4, kWalkK>(gm, groups, stream);
-  } else if (gm.m <= 32) {
-    launch_tile<32, 64, 4, kWalkK>(gm, groups, stream);
-  } else {
-    launch_tile<64, 64, 4, kWalkK>(gm, groups, stream);
+void launch_gemm(const Gemm& gm, const Split& split, int splits, void* stream) {
+  switch (tile_for(gm.m).bm) {
+    case 4: launch_tile<4, 128, 1, kWalkK>(gm, split, splits, stream); break;
+    case 16: launch_tile<16, 128, 4, kWalkK>(gm, split, splits, stream); break;
+    case 32: launch_tile<32, 64, 4, kWalkK>(gm, split, splits, stream); break;
+    default: launch_tile<64, 64, 4, kWalkK>(gm, split, splits, stream); break;
   }
+}
+
+// Backward-filter's GEMM is small (Kg x Cg*R*S) over a long reduction (N*P*Q):
+// below kSplitBlocks blocks (two per SM of a 132-SM H100) its K is split, at
+// least kMinSplitRows rows per split, into partial sums reduced in a fixed order.
+constexpr int64_t kSplitBlocks = 264, kMinSplitRows = 32 * BK;
+void split_k(Sub& s, int groups) {
+  const Tile t = tile_for(s.gm.m);
+  const int64_t blocks = int64_t((s.gm.m + t.bm - 1) / t.bm) * ((s.gm.n + t.bn - 1) / t.bn) * groups;
+  const int64_t want = std::min((kSplitBlocks + blocks - 1) / blocks, int64_t(s.gm.k) / kMinSplitRows);
+  if (want <= 1) return;
+  const int64_t rows = (s.gm.k + want - 1) / want;
+  s.k_split = int((rows + BK - 1) / BK * BK);
+  s.splits = (s.gm.k + s.k_split - 1) / s.k_split;
 }
 
 // The first tap t in [0, taps) with t*dil = phase + pad (mod stride), the step
@@ -275,6 +316,7 @@ std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
       add(Gemm{kg, cg * rs, sh.n * pq, nullptr, kg * pq, pq, nullptr, cg * hw, sh.h, sh.w, nullptr, kg * cg * rs,
                cg * rs, nullptr, taps},
           pixels);
+      split_k(subs.back(), sh.groups);
       break;
     case Direction::bwd_data:  // per phase: C (Cg, N*Hp*Wp) = wei^T (Cg, Kg*Rv*Sv) * B (Kg*Rv*Sv, N*Hp*Wp)
       for (int ph = 0; ph < std::min(sh.stride_h, sh.h); ++ph)
@@ -309,6 +351,16 @@ std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
 
 int64_t table_rows(const std::vector<Sub>& subs) { return subs.empty() ? 0 : subs.back().row0 + subs.back().gm.k; }
 
+// Partial sums of a split GEMM: every split's whole C (only backward-filter splits: C = diff_wei).
+int64_t split_floats(const Sub& s, int groups) { return s.splits > 1 ? int64_t(s.splits) * groups * s.gm.c_group : 0; }
+
+// The workspace: the table's rows, then the largest split's partial sums.
+int64_t workspace_floats(const std::vector<Sub>& subs, int groups) {
+  int64_t part = 0;
+  for (const Sub& s : subs) part = std::max(part, split_floats(s, groups));
+  return table_rows(subs) * 4 + part;
+}
+
 void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float* a, const float* b, float* c,
          void* workspace, void* stream) {
   auto* rows = static_cast<int4*>(workspace);
@@ -321,10 +373,21 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
                      dim3(kTableThreads), 0, stream, s.rows, s.gm.k, rows + s.row0);
     }
     if (s.gm.m == 0 || s.gm.n == 0) continue;
+    Split split{sh.groups, s.gm.k, 0};
+    if (s.splits > 1) {
+      split = Split{sh.groups, s.k_split, int64_t(sh.groups) * s.gm.c_group};
+      s.gm.c = reinterpret_cast<float*>(rows + table_rows(subs));  // (splits, groups * c_group)
+    }
     if (dir == Direction::bwd_filter) {
-      launch_gemm<true>(s.gm, sh.groups, stream);
+      launch_gemm<true>(s.gm, split, s.splits, stream);
     } else {
-      launch_gemm<false>(s.gm, sh.groups, stream);
+      launch_gemm<false>(s.gm, split, s.splits, stream);
+    }
+    if (s.splits > 1) {
+      constexpr int kReduceThreads = 256;
+      const int count = int(split.c_split);
+      CONVLAB_LAUNCH(reduce_splits_kernel, dim3(unsigned((count + kReduceThreads - 1) / kReduceThreads)),
+                     dim3(kReduceThreads), 0, stream, s.gm.c, count, s.splits, c);
     }
   }
 }
@@ -332,7 +395,7 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
 }  // namespace
 
 size_t implicit_gemm_workspace_bytes(const ConvShape& sh, Direction dir) {
-  return size_t(table_rows(plan(sh, dir))) * sizeof(int4);
+  return size_t(workspace_floats(plan(sh, dir), sh.groups)) * sizeof(float);
 }
 
 void implicit_gemm_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* workspace,

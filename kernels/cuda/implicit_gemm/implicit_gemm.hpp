@@ -6,8 +6,10 @@
 //              split by the input pixels' phase (h mod stride_h, w mod stride_w) into stride_h*stride_w
 //              dense GEMMs, each over the filter taps that reach its phase only
 //   bwd-filter diff_wei[g] (Kg, Cg*R*S)  = diff_dst[g] (Kg, N*P*Q) * im2col(src)[g]^T (N*P*Q, Cg*R*S)
-// Workspace: implicit_gemm_workspace_bytes(sh, dir), the row table (16 bytes per
-// reduction row: Cg*R*S fwd, Kg*R*S bwd-data, N*P*Q bwd-filter), 16-byte aligned.
+// Workspace: implicit_gemm_workspace_bytes(sh, dir), 16-byte aligned: the row
+// table (16 bytes per reduction row: Cg*R*S fwd, Kg*R*S bwd-data, N*P*Q
+// bwd-filter), then, where bwd-filter splits its reduction, one diff_wei of
+// partial sums per split.
 #pragma once
 
 #include <cstddef>

@@ -66,10 +66,37 @@ TEST(CudaImplicitGemm, TileEdgesMatchReferenceInEveryDirection) {
   for (Dir d : test::kDirs) sweep(CudaImplicitGemm(), tile_edge_shapes(), d);
 }
 
-// AlexNet's conv1 (11x11, stride 4, pad 2, C = 3: a 3-row GEMM per phase) at batch 1.
-TEST(CudaImplicitGemm, AlexNetConv1BwdDataMatchesReference) {
+// AlexNet's conv1 (11x11, stride 4, pad 2, C = 3: a 3-row GEMM per phase) at
+// batch 1; its bwd-filter (64 x 363 over 3025 rows) splits K.
+TEST(CudaImplicitGemm, AlexNetConv1BwdDataAndBwdFilterMatchReference) {
   if (test::kSanitized) GTEST_SKIP() << "AlexNet-size emulation is too slow under the sanitizers";
-  sweep(CudaImplicitGemm(), {shape(1, 3, 224, 224, 64, 11, 11, 2, 2, 4, 4)}, Dir::bwd_data);
+  const ConvShape conv1 = shape(1, 3, 224, 224, 64, 11, 11, 2, 2, 4, 4);
+  sweep(CudaImplicitGemm(), {conv1}, Dir::bwd_data);
+  sweep(CudaImplicitGemm(), {conv1}, Dir::bwd_filter);
+}
+
+// Backward-filter with a small GEMM over a long reduction splits K into partial
+// sums in the workspace (after the row table), reduced in a fixed order.
+std::vector<ConvShape> split_k_shapes() {
+  return {
+      shape(4, 3, 40, 40, 8, 3, 3, 1, 1, 1, 1),        // 8 x 27 over 6400 rows: 12 splits
+      shape(2, 4, 30, 30, 6, 3, 3, 1, 1, 1, 1, 1, 2),  // groups: 3 x 18 over 1800 rows each
+      shape(3, 5, 37, 29, 3, 5, 3, 2, 1, 2, 1, 2),     // strided, dilated, uneven last split
+  };
+}
+
+TEST(CudaImplicitGemm, BwdFilterSplitKMatchesReference) {
+  sweep(CudaImplicitGemm(), split_k_shapes(), Dir::bwd_filter);
+}
+
+TEST(CudaImplicitGemm, BwdFilterSplitKWorkspaceHoldsTheTableAndEverySplit) {
+  const CudaImplicitGemm a;
+  for (const ConvShape& sh : split_k_shapes()) {
+    const size_t table = 16 * size_t(sh.n * sh.p * sh.q), wei = sizeof(float) * size_t(sh.k * sh.cg() * sh.r * sh.s);
+    const size_t ws = a.workspace_bytes(test::problem_of(sh), Direction::bwd_filter);
+    EXPECT_GT(ws, table + wei) << test::label(sh);  // at least two splits of partial sums
+    EXPECT_EQ((ws - table) % wei, 0u) << test::label(sh);
+  }
 }
 
 // Taps of one filter axis whose input phase ((t*dil - pad) mod stride) has pixels (< extent).
