@@ -1,6 +1,9 @@
 // cuda.implicit_gemm: the three convolution GEMMs with the column matrix never
-// materialised: 64x64 block tiles whose loaders compute tensor addresses (and
-// padding zeros) on the fly (kernels/cuda/implicit_gemm). No workspace.
+// materialised: block tiles chosen from M whose loaders gather through a table
+// of precomputed row offsets (kernels/cuda/implicit_gemm); strided backward-data
+// as one dense GEMM per stride phase; backward-filter splits a long reduction.
+// Workspace: the row table (16 bytes per reduction row), then backward-filter's
+// partial sums (one diff_wei per split) where it splits.
 #pragma once
 #include "algorithms/algorithm.hpp"
 
@@ -10,6 +13,7 @@ class CudaImplicitGemm final : public NamedAlgorithm {
  public:
   CudaImplicitGemm();
   Support supports(const ConvProblem& p, Direction dir) const override;
+  size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
 };

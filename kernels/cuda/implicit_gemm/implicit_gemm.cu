@@ -1,17 +1,45 @@
-// Implicit GEMM, one kernel template for the three directions.
+// Implicit GEMM, one kernel for the three directions (cuDNN's IMPLICIT_PRECOMP
+// idea): every GEMM element is a tensor element found from a reduction row and
+// a GEMM column, each a point of a small lattice (Lattice below):
+//   A(i, kk) = a[g*a_group + i*a_ld + row(kk).lin]
+//   B(kk, j) = b[g*b_group + col(j).off + row(kk).off]  where 0 <= col(j).h + row(kk).h < lim_h
+//                                                         and 0 <= col(j).w + row(kk).w < lim_w (else 0)
+//   C(i, j)  -> c[g*c_group + i*c_ld + col(j).lin]
+// The rows' {off, h, w, lin} are decomposed once per launch into a table in the
+// workspace (row_table_kernel, one thread per row); each thread decomposes its
+// own columns once before the K loop. The K loop itself divides nothing: a
+// gathered element costs two compares and one add, and a table read (shared by
+// the warp) per 2 (64-column tiles) or 4 (128-column tiles) elements.
 //
-// Work split: one 256-thread block per 64 x 64 tile of the direction's GEMM
-// output (blockIdx.x along the GEMM's N, blockIdx.y along M, blockIdx.z =
-// group); each thread owns a 4 x 4 register tile (rows ty*4.., cols tx*4..).
-// K loop in steps of 16: every thread gathers 4 elements of the A slice and 4
-// of the B slice through the direction's Op (index math + bounds = padding /
-// stride holes read as zero) into shared memory, k-major, then 16 rank-1
-// updates from float4 shared-memory reads. The Op also scatters C back to NCHW.
-// Consecutive threads gather consecutive GEMM columns (output pixels), so the
-// image reads are coalesced along rows.
+// Backward-data with stride > 1 runs one GEMM per phase (ph, pw) of the input
+// pixels (h = ph + stride_h*y, w = pw + stride_w*x): only the taps r with
+// r*dil_h = ph + pad_h (mod stride_h) (and s alike) reach that phase, at
+// p = y + (ph + pad_h - r*dil_h)/stride_h, so each phase is a dense GEMM over
+// Kg * (its taps) rows that gathers no stride holes.
+//
+// Work split: one block per BM x BN tile of a GEMM's output (blockIdx.x along
+// N, blockIdx.y along M, blockIdx.z = group); each thread owns a 4 x 4 register
+// tile (4 x 1 in the 4-row tile). Tiles by M: 4 x 128 (M <= 4), 16 x 128
+// (M <= 16), 32 x 64 (M <= 32), 64 x 64. K in slabs
+// of 16, double-buffered: a thread gathers the next slab into registers while
+// the block computes the current one from shared memory, then stores them into
+// the other buffer; one __syncthreads per slab. A walks k (consecutive threads,
+// consecutive reduction rows); B walks the GEMM's N where N is output / input
+// pixels (fwd, bwd-data) and k where k is (bwd-filter), so image reads are
+// coalesced along rows. C rows go out as float4 where four columns are
+// contiguous and 16-byte aligned (checked at run time), else as scalars.
+// Backward-filter (a small Kg x Cg*R*S GEMM over N*P*Q) splits K when its
+// tiles would not fill the GPU: each split writes partial sums to the
+// workspace (blockIdx.z = group + groups*split), reduce_splits_kernel adds them
+// in split order (deterministic).
 #include "kernels/cuda/implicit_gemm/implicit_gemm.hpp"
 
+#include <algorithm>
+#include <cassert>
+#include <climits>
 #include <cstdint>
+#include <numeric>
+#include <vector>
 
 #include "kernels/cuda/simt/simt.hpp"
 
@@ -19,144 +47,370 @@ namespace convlab::cuda {
 
 namespace {
 
-constexpr int BM = 64, BN = 64, BK = 16, TM = 4, TN = 4, kThreads = 256;
+constexpr int BK = 16, TM = 4;
+constexpr int kOut = INT_MIN / 2;  // an h or w that fails every bounds test (padding rows / columns of a tile)
 
-struct FwdOp {  // M = Kg, N = N*P*Q, K = Cg*R*S
-  ConvShape sh;
-  const float* src;
-  const float* wei;
-  float* dst;
-  __device__ float a(int g, int i, int kk) const {
-    const int kg = sh.k / sh.groups, crs = sh.c / sh.groups * sh.r * sh.s;
-    return wei[int64_t(g * kg + i) * crs + kk];  // (K, Cg*R*S)
-  }
-  __device__ float b(int g, int kk, int j) const {
-    const int cg = sh.c / sh.groups, pq = sh.p * sh.q;
-    const int s = kk % sh.s, r = kk / sh.s % sh.r, cl = kk / (sh.r * sh.s);
-    const int n = j / pq, p = j % pq / sh.q, q = j % sh.q;
-    const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h, iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
-    if (ih < 0 || ih >= sh.h || iw < 0 || iw >= sh.w) return 0.0f;
-    return src[((int64_t(n) * sh.c + g * cg + cl) * sh.h + ih) * sh.w + iw];  // (N, C, H, W)
-  }
-  __device__ void store(int g, int i, int j, float v) const {
-    const int kg = sh.k / sh.groups, pq = sh.p * sh.q;
-    dst[(int64_t(j / pq) * sh.k + g * kg + i) * pq + j % pq] = v;  // (N, K, P*Q)
-  }
+// A point i of a lattice over (a, y, x), y < ny, x < nx: its image position
+// (h, w) = (y*hs + h0, x*ws + w0), its offset in the gathered tensor
+// off = a*oa + h*oh + w, and a second, linear offset lin = a*sa + y*sy + x*sx + s0.
+struct Lattice {
+  int ny, nx;
+  int hs, h0, ws, w0;
+  int oa, oh;
+  int sa, sy, sx, s0;
 };
 
-struct BwdDataOp {  // M = Cg, N = N*H*W, K = Kg*R*S
-  ConvShape sh;
-  const float* diff_dst;
-  const float* wei;
-  float* diff_src;
-  __device__ float a(int g, int i, int kk) const {
-    const int kg = sh.k / sh.groups, cg = sh.c / sh.groups, rs = sh.r * sh.s;
-    return wei[(int64_t(g * kg + kk / rs) * cg + i) * rs + kk % rs];  // (K, Cg, R*S)
-  }
-  __device__ float b(int g, int kk, int j) const {
-    const int kg = sh.k / sh.groups, hw = sh.h * sh.w;
-    const int s = kk % sh.s, r = kk / sh.s % sh.r, kl = kk / (sh.r * sh.s);
-    const int n = j / hw, h = j % hw / sh.w, w = j % sh.w;
-    const int ph = h + sh.pad_h - r * sh.dil_h, qw = w + sh.pad_w - s * sh.dil_w;
-    if (ph < 0 || qw < 0 || ph % sh.stride_h != 0 || qw % sh.stride_w != 0) return 0.0f;
-    const int p = ph / sh.stride_h, q = qw / sh.stride_w;
-    if (p >= sh.p || q >= sh.q) return 0.0f;
-    return diff_dst[((int64_t(n) * sh.k + g * kg + kl) * sh.p + p) * sh.q + q];  // (N, K, P, Q)
-  }
-  __device__ void store(int g, int i, int j, float v) const {
-    const int cg = sh.c / sh.groups, hw = sh.h * sh.w;
-    diff_src[(int64_t(j / hw) * sh.c + g * cg + i) * hw + j % hw] = v;  // (N, C, H*W)
-  }
+struct Point {
+  int off, h, w, lin;
 };
 
-struct BwdFilterOp {  // M = Kg, N = Cg*R*S, K = N*P*Q
-  ConvShape sh;
-  const float* src;
-  const float* diff_dst;
-  float* diff_wei;
-  __device__ float a(int g, int i, int kk) const {
-    const int kg = sh.k / sh.groups, pq = sh.p * sh.q;
-    return diff_dst[(int64_t(kk / pq) * sh.k + g * kg + i) * pq + kk % pq];  // (N, K, P*Q)
-  }
-  __device__ float b(int g, int kk, int j) const {
-    const int cg = sh.c / sh.groups, pq = sh.p * sh.q;
-    const int n = kk / pq, p = kk % pq / sh.q, q = kk % sh.q;
-    const int s = j % sh.s, r = j / sh.s % sh.r, cl = j / (sh.r * sh.s);
-    const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h, iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
-    if (ih < 0 || ih >= sh.h || iw < 0 || iw >= sh.w) return 0.0f;
-    return src[((int64_t(n) * sh.c + g * cg + cl) * sh.h + ih) * sh.w + iw];  // (N, C, H, W)
-  }
-  __device__ void store(int g, int i, int j, float v) const {
-    const int kg = sh.k / sh.groups, crs = sh.c / sh.groups * sh.r * sh.s;
-    diff_wei[int64_t(g * kg + i) * crs + j] = v;  // (K, Cg*R*S)
-  }
+__device__ __forceinline__ Point at(const Lattice& l, int i) {
+  const int yx = l.ny * l.nx, a = i / yx, y = (i - a * yx) / l.nx, x = i - a * yx - y * l.nx;
+  const int h = y * l.hs + l.h0, w = x * l.ws + l.w0;
+  return Point{a * l.oa + h * l.oh + w, h, w, a * l.sa + y * l.sy + x * l.sx + l.s0};
+}
+
+struct Gemm {
+  int m, n, k;
+  const float* a;
+  int a_group, a_ld;
+  const float* b;
+  int b_group, lim_h, lim_w;
+  float* c;
+  int c_group, c_ld;
+  const int4* rows;  // (k): {off, h, w, lin} of each reduction row
+  Lattice cols;
 };
 
-template <typename Op>
-__global__ void __launch_bounds__(kThreads) implicit_gemm_kernel(Op op, int m, int n, int k, unsigned y0, unsigned z0) {
-  constexpr int LD4 = (BM + 4) / 4;  // padded shared rows, in float4s (BM == BN)
-  CONVLAB_SHARED(float4, as4, [BK][LD4]);    // (BK, BM + 4): A slice, k-major
-  CONVLAB_SHARED(float4, bs4, [BK][LD4]);    // (BK, BN + 4): B slice
-  float* as = reinterpret_cast<float*>(&as4[0][0]);
-  float* bs = reinterpret_cast<float*>(&bs4[0][0]);
+// Split K: blockIdx.z = group + groups*split; split s sums reduction rows
+// [s*k_split, (s+1)*k_split) into C + s*c_split (one split: all of K into C).
+struct Split {
+  int groups, k_split;
+  int64_t c_split;
+};
+
+// One GEMM of a launch and the lattice its table rows come from.
+struct Sub {
+  Gemm gm;
+  Lattice rows;
+  int64_t row0;     // its table's first row in the workspace
+  int splits = 1;   // > 1: partial sums in the workspace after the table, then reduce_splits_kernel
+  int k_split = 0;  // reduction rows per split
+};
+
+__global__ void row_table_kernel(Lattice l, int k, int4* rows) {
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= k) return;
+  const Point p = at(l, i);
+  int4 v;
+  v.x = p.off, v.y = p.h, v.z = p.w, v.w = p.lin;
+  rows[i] = v;  // (k, 4)
+}
+
+template <int BM, int BN, int TN, bool kWalkK>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    implicit_gemm_kernel(Gemm gm, Split split, unsigned y0, unsigned z0) {
+  constexpr int kThreads = (BM / TM) * (BN / TN);
+  constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
+  // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
+  constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads;
+  // B walking n: warp w, lane l gathers columns l + 32*jc (jc < BN/32) of rows w + kWarps*r (r < BK/kWarps)
+  constexpr int kWarps = kThreads / 32, kRowsN = BK / kWarps, kCols = kWalkK ? kB : BN / 32;
+  static_assert(kThreads % BK == 0 && BN % 32 == 0 && BK % kWarps == 0 && kB >= 1 && (TN == 1 || TN == 4),
+                "tile / thread mapping");
+  static_assert(kWalkK || kRowsN * kCols == kB, "walking n, a thread's rows x columns are its B elements");
+  CONVLAB_SHARED(float4, as4, [2][BK][LA / 4]);  // (2, BK, BM + 4): A slabs, k-major
+  CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
-  // grid chunks: (M tiles, groups) = (y0 + blockIdx.y, z0 + blockIdx.z)
-  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN, g = int(blockIdx.z + z0);
+  // grid chunks: (M tiles, group + groups*split) = (y0 + blockIdx.y, z0 + blockIdx.z)
+  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN, z = int(blockIdx.z + z0);
+  const int g = z % split.groups, sp = z / split.groups;
+  const int kbeg = sp * split.k_split, kend = gm.k - kbeg < split.k_split ? gm.k : kbeg + split.k_split;
+  const float* a = gm.a + int64_t(g) * gm.a_group;
+  const float* b = gm.b + int64_t(g) * gm.b_group;
+  float* c = gm.c + int64_t(g) * gm.c_group + sp * split.c_split;
+
+  // This thread's loads: A at rows ia + t*(kThreads/BK) of the tile, reduction
+  // row ka of each slab; B (walk n) at columns lane + 32*jc, rows warp + kWarps*r
+  // (a warp reads 32 consecutive columns of one row, and each thread reads
+  // kRowsN table rows per slab, not one per element); B (walk k) at reduction
+  // row ka, columns jk + t*(kThreads/BK).
+  const int ka = tid % BK, ia = tid / BK, lane = tid % 32, warp = tid / 32, jk = tid / BK;
+  Point col[kCols];
+  for (int t = 0; t < kCols; ++t) {
+    const int j = n0 + (kWalkK ? jk + t * (kThreads / BK) : lane + 32 * t);
+    col[t] = j < gm.n ? at(gm.cols, j) : Point{0, kOut, kOut, 0};
+  }
+  const auto row_at = [&](int kk) {
+    if (kk < kend) return gm.rows[kk];
+    int4 out;
+    out.x = 0, out.y = kOut, out.z = kOut, out.w = 0;
+    return out;
+  };
+  const auto gather = [&](const Point& cp, const int4& row) {
+    const int h = cp.h + row.y, w = cp.w + row.z;
+    return unsigned(h) < unsigned(gm.lim_h) && unsigned(w) < unsigned(gm.lim_w) ? b[cp.off + row.x] : 0.0f;
+  };
+
+  float ra[kA], rb[kB];
+  const auto load = [&](int k0) {  // slab k0 -> registers
+    const int4 row = row_at(k0 + ka);
+    for (int t = 0; t < kA; ++t) {
+      const int il = ia + t * (kThreads / BK), i = m0 + il;
+      ra[t] = il < BM && k0 + ka < kend && i < gm.m ? a[i * gm.a_ld + row.w] : 0.0f;
+    }
+    if constexpr (kWalkK) {
+      for (int t = 0; t < kB; ++t) rb[t] = gather(col[t], row);
+    } else {
+      for (int r = 0; r < kRowsN; ++r) {
+        const int4 rn = row_at(k0 + warp + kWarps * r);
+        for (int jc = 0; jc < kCols; ++jc) rb[r * kCols + jc] = gather(col[jc], rn);
+      }
+    }
+  };
+  const auto stash = [&](int buf) {  // registers -> shared buffer buf
+    float* as = reinterpret_cast<float*>(&as4[buf][0][0]);
+    float* bs = reinterpret_cast<float*>(&bs4[buf][0][0]);
+    for (int t = 0; t < kA; ++t)
+      if (ia + t * (kThreads / BK) < BM) as[ka * LA + ia + t * (kThreads / BK)] = ra[t];
+    if constexpr (kWalkK) {
+      for (int t = 0; t < kB; ++t) bs[ka * LB + jk + t * (kThreads / BK)] = rb[t];
+    } else {
+      for (int r = 0; r < kRowsN; ++r)
+        for (int jc = 0; jc < kCols; ++jc) bs[(warp + kWarps * r) * LB + lane + 32 * jc] = rb[r * kCols + jc];
+    }
+  };
 
   float acc[TM][TN];
   for (int i = 0; i < TM; ++i)
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-  for (int k0 = 0; k0 < k; k0 += BK) {
-    for (int e = tid; e < BM * BK; e += kThreads) {
-      const int i = e / BK, kk = e % BK;  // A: consecutive threads walk k
-      as[kk * LD4 * 4 + i] = (m0 + i < m && k0 + kk < k) ? op.a(g, m0 + i, k0 + kk) : 0.0f;
-      const int kb = e / BN, j = e % BN;  // B: consecutive threads walk output pixels
-      bs[kb * LD4 * 4 + j] = (n0 + j < n && k0 + kb < k) ? op.b(g, k0 + kb, n0 + j) : 0.0f;
-    }
-    __syncthreads();
+  load(kbeg);
+  stash(0);
+  __syncthreads();
+  for (int k0 = kbeg, buf = 0; k0 < kend; k0 += BK, buf ^= 1) {
+    const bool more = k0 + BK < kend;  // the same in every thread: the barrier below is not divergent
+    if (more) load(k0 + BK);
     for (int kk = 0; kk < BK; ++kk) {
-      const float4 a4 = as4[kk][ty];
-      const float4 b4 = bs4[kk][tx];
-      const float ra[TM] = {a4.x, a4.y, a4.z, a4.w}, rb[TN] = {b4.x, b4.y, b4.z, b4.w};
+      const float4 a4 = as4[buf][kk][ty];
+      const float fa[TM] = {a4.x, a4.y, a4.z, a4.w};
+      float fb[TN];
+      if constexpr (TN == 4) {
+        const float4 b4 = bs4[buf][kk][tx];
+        fb[0] = b4.x, fb[1] = b4.y, fb[2] = b4.z, fb[3] = b4.w;
+      } else {
+        fb[0] = reinterpret_cast<const float*>(&bs4[buf][kk][0])[tx];
+      }
       for (int i = 0; i < TM; ++i)
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
     }
+    if (more) stash(buf ^ 1);
     __syncthreads();
   }
-  for (int i = 0; i < TM; ++i)
-    for (int j = 0; j < TN; ++j) {
-      const int gi = m0 + ty * TM + i, gj = n0 + tx * TN + j;
-      if (gi < m && gj < n) op.store(g, gi, gj, acc[i][j]);
+
+  int lin[TN];
+  for (int j = 0; j < TN; ++j) {
+    const int gj = n0 + tx * TN + j;
+    lin[j] = gj < gm.n ? at(gm.cols, gj).lin : -1;
+  }
+  bool run4 = TN == 4 && n0 + tx * TN + TN - 1 < gm.n;  // four contiguous columns
+  for (int j = 1; j < TN; ++j) run4 = run4 && lin[j] == lin[0] + j;
+  for (int i = 0; i < TM; ++i) {
+    const int gi = m0 + ty * TM + i;
+    if (gi >= gm.m) continue;
+    float* out = c + int64_t(gi) * gm.c_ld;
+    if (run4 && reinterpret_cast<uintptr_t>(out + lin[0]) % sizeof(float4) == 0) {
+      if constexpr (TN == 4) {
+        float4 v;
+        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
+        simt::vstore(reinterpret_cast<float4*>(out + lin[0]), v);
+        continue;
+      }
     }
+    for (int j = 0; j < TN; ++j)
+      if (lin[j] >= 0) out[lin[j]] = acc[i][j];
+  }
 }
 
-template <typename Op>
-void launch(const Op& op, int m, int n, int k, int groups, void* stream) {
-  simt::for_each_grid_chunk(uint64_t((n + BN - 1) / BN), uint64_t((m + BM - 1) / BM), uint64_t(groups),
-                            [&](dim3 grid, unsigned y0, unsigned z0) {
-                              CONVLAB_LAUNCH(implicit_gemm_kernel<Op>, grid, dim3(kThreads), 0, stream, op, m, n, k,
-                                             y0, z0);
+// out[e] = sum over s < splits of part[s*count + e], in that order (deterministic).
+__global__ void reduce_splits_kernel(const float* part, int count, int splits, float* out) {
+  const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= count) return;
+  float v = 0.0f;
+  for (int s = 0; s < splits; ++s) v += part[int64_t(s) * count + e];  // (splits, count)
+  out[e] = v;
+}
+
+template <int BM, int BN, int TN, bool kWalkK>
+void launch_tile(const Gemm& gm, const Split& split, int splits, void* stream) {
+  simt::for_each_grid_chunk(uint64_t((gm.n + BN - 1) / BN), uint64_t((gm.m + BM - 1) / BM),
+                            uint64_t(split.groups) * uint64_t(splits), [&](dim3 grid, unsigned y0, unsigned z0) {
+                              CONVLAB_LAUNCH((implicit_gemm_kernel<BM, BN, TN, kWalkK>), grid,
+                                             dim3((BM / TM) * (BN / TN)), 0, stream, gm, split, y0, z0);
                             });
+}
+
+// The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 4 x 128 (4 x 1
+// per thread), not 64 x 64.
+struct Tile {
+  int bm, bn;
+};
+Tile tile_for(int m) { return m <= 4 ? Tile{4, 128} : m <= 16 ? Tile{16, 128} : m <= 32 ? Tile{32, 64} : Tile{64, 64}; }
+
+template <bool kWalkK>
+void launch_gemm(const Gemm& gm, const Split& split, int splits, void* stream) {
+  switch (tile_for(gm.m).bm) {
+    case 4: launch_tile<4, 128, 1, kWalkK>(gm, split, splits, stream); break;
+    case 16: launch_tile<16, 128, 4, kWalkK>(gm, split, splits, stream); break;
+    case 32: launch_tile<32, 64, 4, kWalkK>(gm, split, splits, stream); break;
+    default: launch_tile<64, 64, 4, kWalkK>(gm, split, splits, stream); break;
+  }
+}
+
+// Backward-filter's GEMM is small (Kg x Cg*R*S) over a long reduction (N*P*Q):
+// below kSplitBlocks blocks (two per SM of a 132-SM H100) its K is split, at
+// least kMinSplitRows rows per split, into partial sums reduced in a fixed order.
+constexpr int64_t kSplitBlocks = 264, kMinSplitRows = 32 * BK;
+void split_k(Sub& s, int groups) {
+  const Tile t = tile_for(s.gm.m);
+  const int64_t blocks = int64_t((s.gm.m + t.bm - 1) / t.bm) * ((s.gm.n + t.bn - 1) / t.bn) * groups;
+  const int64_t want = std::min((kSplitBlocks + blocks - 1) / blocks, int64_t(s.gm.k) / kMinSplitRows);
+  if (want <= 1) return;
+  const int64_t rows = (s.gm.k + want - 1) / want;
+  s.k_split = int((rows + BK - 1) / BK * BK);
+  s.splits = (s.gm.k + s.k_split - 1) / s.k_split;
+}
+
+// The first tap t in [0, taps) with t*dil = phase + pad (mod stride), the step
+// between such taps and how many there are.
+struct Taps {
+  int first, step, count;
+};
+Taps phase_taps(int taps, int dil, int stride, int phase, int pad) {
+  const int step = stride / std::gcd(dil, stride);
+  for (int t = 0; t < taps && t < step; ++t)
+    if (((t * dil - phase - pad) % stride + stride) % stride == 0) return {t, step, (taps - 1 - t) / step + 1};
+  return {0, step, 0};
+}
+
+// The direction's GEMMs (tensor and table pointers left null).
+std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
+  const int kg = sh.kg(), cg = sh.cg(), rs = sh.r * sh.s, hw = sh.h * sh.w, pq = sh.p * sh.q;
+  std::vector<Sub> subs;
+  int64_t row0 = 0;
+  const auto add = [&](Gemm gm, Lattice rows) {
+    subs.push_back(Sub{gm, rows, row0});
+    row0 += gm.k;
+  };
+  // (c, r, s) taps of one channel and (n, p, q) output pixels as lattices over the source image
+  const Lattice taps{sh.r, sh.s, sh.dil_h, 0, sh.dil_w, 0, hw, sh.w, rs, sh.s, 1, 0};
+  const Lattice pixels{sh.p,       sh.q, sh.stride_h, -sh.pad_h, sh.stride_w, -sh.pad_w,
+                       sh.c * hw,  sh.w, sh.k * pq,   sh.q,      1,           0};
+  switch (dir) {
+    case Direction::fwd:  // C (Kg, NPQ) = wei (Kg, CgRS) * B (CgRS, NPQ): rows = taps, columns = pixels
+      add(Gemm{kg, sh.n * pq, cg * rs, nullptr, kg * cg * rs, cg * rs, nullptr, cg * hw, sh.h, sh.w, nullptr,
+               kg * pq, pq, nullptr, pixels},
+          taps);
+      break;
+    case Direction::bwd_filter:  // C (Kg, CgRS) = diff_dst (Kg, NPQ) * B (NPQ, CgRS): rows = pixels, columns = taps
+      add(Gemm{kg, cg * rs, sh.n * pq, nullptr, kg * pq, pq, nullptr, cg * hw, sh.h, sh.w, nullptr, kg * cg * rs,
+               cg * rs, nullptr, taps},
+          pixels);
+      split_k(subs.back(), sh.groups);
+      break;
+    case Direction::bwd_data:  // per phase: C (Cg, N*Hp*Wp) = wei^T (Cg, Kg*Rv*Sv) * B (Kg*Rv*Sv, N*Hp*Wp)
+      for (int ph = 0; ph < std::min(sh.stride_h, sh.h); ++ph)
+        for (int pw = 0; pw < std::min(sh.stride_w, sh.w); ++pw) {
+          const Taps tr = phase_taps(sh.r, sh.dil_h, sh.stride_h, ph, sh.pad_h);
+          const Taps ts = phase_taps(sh.s, sh.dil_w, sh.stride_w, pw, sh.pad_w);
+          const int hp = (sh.h - ph + sh.stride_h - 1) / sh.stride_h, wp = (sh.w - pw + sh.stride_w - 1) / sh.stride_w;
+          // rows (k, rv, sv): p = y + (ph + pad_h - r*dil_h)/stride_h, r = tr.first + rv*tr.step
+          const Lattice rows{tr.count,
+                             ts.count,
+                             -tr.step * sh.dil_h / sh.stride_h,
+                             (ph + sh.pad_h - tr.first * sh.dil_h) / sh.stride_h,
+                             -ts.step * sh.dil_w / sh.stride_w,
+                             (pw + sh.pad_w - ts.first * sh.dil_w) / sh.stride_w,
+                             pq,
+                             sh.q,
+                             cg * rs,
+                             tr.step * sh.s,
+                             ts.step,
+                             tr.first * sh.s + ts.first};
+          // columns (n, y, x): input pixel (ph + y*stride_h, pw + x*stride_w)
+          const Lattice cols{hp, wp, 1, 0, 1, 0, sh.k * pq, sh.q, sh.c * hw, sh.stride_h * sh.w, sh.stride_w,
+                             ph * sh.w + pw};
+          add(Gemm{cg, sh.n * hp * wp, kg * tr.count * ts.count, nullptr, kg * cg * rs, rs, nullptr, kg * pq, sh.p,
+                   sh.q, nullptr, cg * hw, hw, nullptr, cols},
+              rows);
+        }
+      break;
+  }
+  return subs;
+}
+
+int64_t table_rows(const std::vector<Sub>& subs) { return subs.empty() ? 0 : subs.back().row0 + subs.back().gm.k; }
+
+// Partial sums of a split GEMM: every split's whole C (only backward-filter splits: C = diff_wei).
+int64_t split_floats(const Sub& s, int groups) { return s.splits > 1 ? int64_t(s.splits) * groups * s.gm.c_group : 0; }
+
+// The workspace: the table's rows, then the largest split's partial sums.
+int64_t workspace_floats(const std::vector<Sub>& subs, int groups) {
+  int64_t part = 0;
+  for (const Sub& s : subs) part = std::max(part, split_floats(s, groups));
+  return table_rows(subs) * 4 + part;
+}
+
+void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float* a, const float* b, float* c,
+         void* workspace, void* stream) {
+  auto* rows = static_cast<int4*>(workspace);
+  assert(table_rows(subs) == 0 || (rows && reinterpret_cast<uintptr_t>(rows) % sizeof(int4) == 0));
+  for (Sub& s : subs) {
+    s.gm.a = a, s.gm.b = b, s.gm.c = c, s.gm.rows = rows + s.row0;
+    if (s.gm.k > 0) {
+      constexpr int kTableThreads = 256;
+      CONVLAB_LAUNCH(row_table_kernel, dim3(unsigned((s.gm.k + kTableThreads - 1) / kTableThreads)),
+                     dim3(kTableThreads), 0, stream, s.rows, s.gm.k, rows + s.row0);
+    }
+    if (s.gm.m == 0 || s.gm.n == 0) continue;
+    Split split{sh.groups, s.gm.k, 0};
+    if (s.splits > 1) {
+      split = Split{sh.groups, s.k_split, int64_t(sh.groups) * s.gm.c_group};
+      s.gm.c = reinterpret_cast<float*>(rows + table_rows(subs));  // (splits, groups * c_group)
+    }
+    if (dir == Direction::bwd_filter) {
+      launch_gemm<true>(s.gm, split, s.splits, stream);
+    } else {
+      launch_gemm<false>(s.gm, split, s.splits, stream);
+    }
+    if (s.splits > 1) {
+      constexpr int kReduceThreads = 256;
+      const int count = int(split.c_split);
+      CONVLAB_LAUNCH(reduce_splits_kernel, dim3(unsigned((count + kReduceThreads - 1) / kReduceThreads)),
+                     dim3(kReduceThreads), 0, stream, s.gm.c, count, s.splits, c);
+    }
+  }
 }
 
 }  // namespace
 
-void implicit_gemm_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* stream) {
-  launch(FwdOp{sh, src, wei, dst}, sh.k / sh.groups, sh.n * sh.p * sh.q, sh.c / sh.groups * sh.r * sh.s, sh.groups,
-         stream);
+size_t implicit_gemm_workspace_bytes(const ConvShape& sh, Direction dir) {
+  return size_t(workspace_floats(plan(sh, dir), sh.groups)) * sizeof(float);
+}
+
+void implicit_gemm_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* workspace,
+                            void* stream) {
+  run(plan(sh, Direction::fwd), sh, Direction::fwd, wei, src, dst, workspace, stream);
 }
 
 void implicit_gemm_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src,
-                                 void* stream) {
-  launch(BwdDataOp{sh, diff_dst, wei, diff_src}, sh.c / sh.groups, sh.n * sh.h * sh.w,
-         sh.k / sh.groups * sh.r * sh.s, sh.groups, stream);
+                                 void* workspace, void* stream) {
+  run(plan(sh, Direction::bwd_data), sh, Direction::bwd_data, wei, diff_dst, diff_src, workspace, stream);
 }
 
 void implicit_gemm_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,
-                                   void* stream) {
-  launch(BwdFilterOp{sh, src, diff_dst, diff_wei}, sh.k / sh.groups, sh.c / sh.groups * sh.r * sh.s,
-         sh.n * sh.p * sh.q, sh.groups, stream);
+                                   void* workspace, void* stream) {
+  run(plan(sh, Direction::bwd_filter), sh, Direction::bwd_filter, diff_dst, src, diff_wei, workspace, stream);
 }
 
 }  // namespace convlab::cuda

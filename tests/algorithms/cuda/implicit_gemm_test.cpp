@@ -1,5 +1,9 @@
 // cuda.implicit_gemm under the SIMT emulator, every direction, against the
-// fp64 reference (64x64 GEMM tiles; channels across a tile; groups).
+// fp64 reference: the general sweep; strided backward-data split by stride
+// phase (stride 2, 3, 4, unequal strides, with padding and dilation, phases
+// no tap reaches, images smaller than the stride); GEMMs with fewer rows than
+// the smallest tile (C or K = 1, 3) and at each tile choice's edges (4 / 16 /
+// 32 rows); groups; the row table's size.
 #include <gtest/gtest.h>
 
 #include "algorithms/cuda/implicit_gemm.hpp"
@@ -9,6 +13,7 @@ namespace convlab::cuda {
 namespace {
 
 using test::Dir;
+using test::shape;
 using test::sweep;
 
 TEST(CudaImplicitGemm, FwdMatchesReference) { sweep(CudaImplicitGemm(), test::general_shapes(), Dir::fwd); }
@@ -16,6 +21,107 @@ TEST(CudaImplicitGemm, BwdDataMatchesReference) { sweep(CudaImplicitGemm(), test
 TEST(CudaImplicitGemm, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaImplicitGemm(), 9); }
 TEST(CudaImplicitGemm, BwdFilterMatchesReference) {
   sweep(CudaImplicitGemm(), test::general_shapes(), Dir::bwd_filter);
+}
+
+// shape(n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w, dil, groups)
+std::vector<ConvShape> strided_shapes() {
+  return {
+      shape(2, 3, 11, 10, 5, 3, 3, 1, 1, 2, 2),        // stride 2: every phase has taps
+      shape(1, 4, 12, 13, 6, 3, 3, 2, 1, 2, 2, 2),     // stride 2, dilation 2: odd phases get no tap
+      shape(2, 3, 13, 14, 4, 5, 4, 2, 1, 3, 3),        // stride 3, unequal filter
+      shape(1, 2, 16, 15, 5, 4, 5, 3, 2, 3, 3, 2),     // stride 3, dilation 2 (coprime: taps spread over phases)
+      shape(2, 3, 23, 21, 8, 11, 11, 2, 2, 4, 4),      // stride 4: AlexNet conv1's pattern, small
+      shape(1, 3, 19, 18, 4, 5, 5, 3, 1, 4, 4, 2),     // stride 4, dilation 2: half the phases get no tap
+      shape(2, 5, 11, 13, 6, 3, 4, 1, 2, 2, 3),        // unequal strides
+      shape(2, 4, 3, 2, 6, 3, 3, 1, 1, 4, 4),          // image smaller than the stride: phases without pixels
+      shape(2, 6, 10, 11, 4, 3, 3, 1, 1, 2, 2, 1, 2),  // groups
+      shape(1, 40, 9, 9, 6, 3, 3, 1, 1, 3, 3, 1, 1),   // 40 input channels: the 64-row tile
+  };
+}
+
+TEST(CudaImplicitGemm, StridedBwdDataMatchesReferenceInEveryPhase) {
+  sweep(CudaImplicitGemm(), strided_shapes(), Dir::bwd_data);
+}
+
+TEST(CudaImplicitGemm, StridedShapesMatchReferenceFwdAndBwdFilter) {
+  sweep(CudaImplicitGemm(), strided_shapes(), Dir::fwd);
+  sweep(CudaImplicitGemm(), strided_shapes(), Dir::bwd_filter);
+}
+
+// M = Cg (bwd-data) or Kg (fwd, bwd-filter): 1 and 3 (inside the 4-row tile),
+// 4 / 5, 16 / 17 and 32 / 33 (each tile choice's edge), 65 (64-row tiles plus
+// one); GEMM columns (N*P*Q, N*H*W, Cg*R*S) not multiples of any tile; groups.
+std::vector<ConvShape> tile_edge_shapes() {
+  return {
+      shape(2, 1, 9, 7, 1, 3, 3, 1, 1, 1, 1),    shape(1, 3, 10, 9, 3, 3, 3, 1, 1, 1, 1),
+      shape(1, 4, 7, 8, 4, 3, 3, 1, 1, 1, 1),    shape(1, 5, 8, 7, 5, 3, 3, 1, 1, 1, 1),
+      shape(1, 16, 7, 6, 16, 3, 3, 1, 1, 1, 1),  shape(1, 17, 6, 7, 17, 3, 3, 1, 1, 1, 1),
+      shape(1, 32, 5, 6, 32, 3, 3, 1, 1, 1, 1),  shape(1, 33, 6, 5, 33, 3, 3, 0, 1, 1, 1),
+      shape(1, 65, 5, 5, 65, 1, 3, 0, 1, 1, 1),  shape(2, 6, 7, 9, 6, 3, 3, 1, 1, 1, 1, 1, 3),
+      shape(1, 34, 6, 6, 66, 3, 3, 1, 1, 2, 2, 1, 2),
+  };
+}
+
+TEST(CudaImplicitGemm, TileEdgesMatchReferenceInEveryDirection) {
+  for (Dir d : test::kDirs) sweep(CudaImplicitGemm(), tile_edge_shapes(), d);
+}
+
+// AlexNet's conv1 (11x11, stride 4, pad 2, C = 3: a 3-row GEMM per phase) at
+// batch 1; its bwd-filter (64 x 363 over 3025 rows) splits K.
+TEST(CudaImplicitGemm, AlexNetConv1BwdDataAndBwdFilterMatchReference) {
+  if (test::kSanitized) GTEST_SKIP() << "AlexNet-size emulation is too slow under the sanitizers";
+  const ConvShape conv1 = shape(1, 3, 224, 224, 64, 11, 11, 2, 2, 4, 4);
+  sweep(CudaImplicitGemm(), {conv1}, Dir::bwd_data);
+  sweep(CudaImplicitGemm(), {conv1}, Dir::bwd_filter);
+}
+
+// Backward-filter with a small GEMM over a long reduction splits K into partial
+// sums in the workspace (after the row table), reduced in a fixed order.
+std::vector<ConvShape> split_k_shapes() {
+  return {
+      shape(4, 3, 40, 40, 8, 3, 3, 1, 1, 1, 1),        // 8 x 27 over 6400 rows: 12 splits
+      shape(2, 4, 30, 30, 6, 3, 3, 1, 1, 1, 1, 1, 2),  // groups: 3 x 18 over 1800 rows each
+      shape(3, 5, 37, 29, 3, 5, 3, 2, 1, 2, 1, 2),     // strided, dilated, uneven last split
+  };
+}
+
+TEST(CudaImplicitGemm, BwdFilterSplitKMatchesReference) {
+  sweep(CudaImplicitGemm(), split_k_shapes(), Dir::bwd_filter);
+}
+
+TEST(CudaImplicitGemm, BwdFilterSplitKWorkspaceHoldsTheTableAndEverySplit) {
+  const CudaImplicitGemm a;
+  for (const ConvShape& sh : split_k_shapes()) {
+    const size_t table = 16 * size_t(sh.n * sh.p * sh.q), wei = sizeof(float) * size_t(sh.k * sh.cg() * sh.r * sh.s);
+    const size_t ws = a.workspace_bytes(test::problem_of(sh), Direction::bwd_filter);
+    EXPECT_GT(ws, table + wei) << test::label(sh);  // at least two splits of partial sums
+    EXPECT_EQ((ws - table) % wei, 0u) << test::label(sh);
+  }
+}
+
+// Taps of one filter axis whose input phase ((t*dil - pad) mod stride) has pixels (< extent).
+int64_t taps_with_pixels(int taps, int dil, int pad, int stride, int extent) {
+  int64_t n = 0;
+  for (int t = 0; t < taps; ++t) n += ((t * dil - pad) % stride + stride) % stride < extent;
+  return n;
+}
+
+// The row table holds each reduction row once: bwd-data's phases split the
+// Kg*R*S rows (every tap reaches exactly one phase; taps whose phase has no
+// pixel, in an image smaller than the stride, are left out), no more.
+TEST(CudaImplicitGemm, RowTableHoldsEachReductionRowOnce) {
+  const CudaImplicitGemm a;
+  for (const ConvShape& sh : strided_shapes()) {
+    const ConvProblem p = test::problem_of(sh);
+    const size_t row = 16;
+    const int64_t taps = taps_with_pixels(sh.r, sh.dil_h, sh.pad_h, sh.stride_h, sh.h) *
+                         taps_with_pixels(sh.s, sh.dil_w, sh.pad_w, sh.stride_w, sh.w);
+    EXPECT_EQ(a.workspace_bytes(p, Direction::fwd), row * size_t(sh.cg() * sh.r * sh.s)) << test::label(sh);
+    EXPECT_EQ(a.workspace_bytes(p, Direction::bwd_data), row * size_t(sh.kg() * taps)) << test::label(sh);
+    EXPECT_EQ(a.workspace_bytes(p, Direction::bwd_filter), row * size_t(sh.n * sh.p * sh.q)) << test::label(sh);
+  }
+  const ConvShape odd = shape(2, 4, 3, 2, 6, 3, 3, 1, 1, 4, 4);  // some taps reach no pixel
+  EXPECT_LT(a.workspace_bytes(test::problem_of(odd), Direction::bwd_data), 16u * size_t(odd.kg() * odd.r * odd.s));
 }
 
 }  // namespace

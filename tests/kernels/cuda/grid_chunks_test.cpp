@@ -6,6 +6,8 @@
 // tests/algorithms/cuda/grid_chunks_test.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/cuda/direct/direct.hpp"
 #include "kernels/cuda/implicit_gemm/implicit_gemm.hpp"
 #include "tests/support/cuda_conv_check.hpp"
@@ -21,10 +23,30 @@ TEST_F(LowGridLimits, DirectChunksImagesAndChannelBlocks) {
   for (Dir d : test::kDirs) test::check_conv(test::kLowGridShape, d, run);
 }
 
+// The implicit GEMM's entry points with their row-table workspace (poisoned).
+test::ConvRun implicit_gemm_run() {
+  return [](Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
+    simt::DeviceArray<float> ws(std::max<size_t>(implicit_gemm_workspace_bytes(sh, d) / sizeof(float), 1));
+    ws.fill_bytes(0xFF);
+    if (d == Dir::fwd) implicit_gemm_conv_fwd(sh, src, wei, dst, ws.get(), nullptr);
+    if (d == Dir::bwd_data) implicit_gemm_conv_bwd_data(sh, dst, wei, src, ws.get(), nullptr);
+    if (d == Dir::bwd_filter) implicit_gemm_conv_bwd_filter(sh, src, dst, wei, ws.get(), nullptr);
+  };
+}
+
 TEST_F(LowGridLimits, ImplicitGemmChunksGroups) {
-  const test::ConvRun run =
-      test::by_direction(implicit_gemm_conv_fwd, implicit_gemm_conv_bwd_data, implicit_gemm_conv_bwd_filter);
-  for (Dir d : test::kDirs) test::check_conv(test::kLowGridShape, d, run);
+  for (Dir d : test::kDirs) test::check_conv(test::kLowGridShape, d, implicit_gemm_run());
+}
+
+// Strided backward-data runs one GEMM per stride phase: each phase's launch
+// chunks its grid too (groups 4 > grid.z 2; 2x2 phases).
+TEST_F(LowGridLimits, ImplicitGemmChunksEveryStridePhase) {
+  test::check_conv(test::shape(5, 4, 7, 6, 4, 3, 3, 1, 1, 2, 2, 1, 4), Dir::bwd_data, implicit_gemm_run());
+}
+
+// Backward-filter's split K puts groups x splits on grid.z (2 groups x 3 splits > 2).
+TEST_F(LowGridLimits, ImplicitGemmChunksGroupsTimesSplits) {
+  test::check_conv(test::shape(4, 2, 20, 20, 2, 3, 3, 1, 1, 1, 1, 1, 2), Dir::bwd_filter, implicit_gemm_run());
 }
 
 }  // namespace
