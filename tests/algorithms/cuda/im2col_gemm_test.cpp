@@ -22,6 +22,14 @@ TEST(CudaIm2colGemm, AllDirectionsMatchReference) {
 // (not the identity case: its output has a row more than its input).
 TEST(CudaIm2colGemm, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaIm2colGemm(), 9); }
 
+// Strided, dilated, asymmetrically padded shapes (col2im over each element's
+// phase taps only), every direction.
+TEST(CudaIm2colGemm, StridedMatchesReference) {
+  const CudaIm2colGemm a;
+  for (const ConvShape& sh : test::sanitized_subset(test::strided_shapes()))
+    for (Dir d : test::kDirs) test::check_conv(sh, d, test::by_algorithm(a));
+}
+
 // The chunked composition: chunks of 1, 2 and 3 images over N = 5 (a remainder
 // chunk), groups fewer and more than the chunk's images (both GEMM batchings),
 // the 1x1 identity case; workspace exactly the plan's col_floats, poisoned, so
