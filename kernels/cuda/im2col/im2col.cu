@@ -8,6 +8,8 @@
 // inside P x Q (kernels/strided_taps.hpp: the first tap and the step, found once
 // per element; at stride 4 with an 11 x 11 filter <= 3 x 3 of the 121 taps), in
 // the same (r, s) order as a test of every tap would visit them.
+// sum_partials: one thread per output element (grid-stride loop), adding the
+// partial results in index order: the sum a chain of accumulating GEMMs makes.
 #include "kernels/cuda/im2col/im2col.hpp"
 
 #include <algorithm>
@@ -72,6 +74,15 @@ __global__ void col2im_kernel(ConvShape sh, int images, const float* __restrict_
   }
 }
 
+__global__ void sum_partials_kernel(int count, int64_t len, const float* __restrict__ partials,
+                                    float* __restrict__ out, bool accumulate) {
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < len; e += int64_t(gridDim.x) * blockDim.x) {
+    float acc = accumulate ? out[e] + partials[e] : partials[e];
+    for (int i = 1; i < count; ++i) acc += partials[int64_t(i) * len + e];  // (count, len)
+    out[e] = acc;
+  }
+}
+
 }  // namespace
 
 void im2col(const ConvShape& sh, const float* src, float* col, void* stream, int images) {
@@ -84,6 +95,12 @@ void col2im(const ConvShape& sh, const float* col, float* diff_src, void* stream
   assert(images >= 1);
   const int64_t total = int64_t(images) * sh.c * sh.h * sh.w;
   CONVLAB_LAUNCH(col2im_kernel, dim3(blocks_for(total)), dim3(kThreads), 0, stream, sh, images, col, diff_src);
+}
+
+void sum_partials(const float* partials, int count, int64_t len, float* out, bool accumulate, void* stream) {
+  assert(count >= 1 && len >= 1);
+  CONVLAB_LAUNCH(sum_partials_kernel, dim3(blocks_for(len)), dim3(kThreads), 0, stream, count, len, partials, out,
+                 accumulate);
 }
 
 }  // namespace convlab::cuda
