@@ -84,7 +84,8 @@ inline std::vector<ConvShape> asym_1d_shapes() {
 // images wider than one 16-pixel tile of a phase), dilation sharing a factor
 // with the stride (phases no tap reaches) or not, unequal strides and
 // dilations, asymmetric and negative end padding, groups, depthwise, more
-// input channels than one block's 8, an image smaller than the stride.
+// input channels than one block's 8 (or 4), output channels not a multiple of
+// what a kernel stages at once, an image smaller than the stride.
 inline std::vector<ConvShape> strided_shapes() {
   ConvShape mixed_dil = shape(1, 2, 17, 19, 3, 5, 4, 3, 1, 4, 2, 2);
   mixed_dil.dil_w = 3;
@@ -100,6 +101,7 @@ inline std::vector<ConvShape> strided_shapes() {
       shape(1, 4, 13, 11, 6, 3, 3, 1, 1, 2, 2, 1, 2),                        // groups, stride 2
       shape(1, 4, 10, 10, 4, 3, 3, 1, 1, 3, 3, 1, 4),                        // depthwise, stride 3
       shape(1, 10, 9, 9, 3, 3, 3, 1, 1, 2, 2),                               // 10 input channels
+      shape(1, 6, 13, 12, 7, 5, 5, 2, 2, 3, 3),                              // 7 output channels
       shape(1, 2, 3, 3, 2, 2, 2, 1, 1, 4, 4),                                // 3 x 3 image, stride 4
   };
 }
