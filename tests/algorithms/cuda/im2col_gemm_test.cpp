@@ -32,7 +32,7 @@ TEST(CudaIm2colGemm, StridedMatchesReference) {
 
 // The chunked composition: chunks of 1, 2 and 3 images over N = 5 (a remainder
 // chunk), groups fewer and more than the chunk's images (both GEMM batchings),
-// the 1x1 identity case; workspace exactly the plan's col_floats, poisoned, so
+// the 1x1 identity case; workspace exactly the plan's workspace_floats(), poisoned, so
 // a chunk that writes past its columns or reads stale ones fails. bwd-filter
 // also in runs of 1 (one accumulating GEMM per image), 2 (a run boundary inside
 // a chunk of 3 or 5) and the budget's (the whole chunk) partial results.
@@ -48,6 +48,8 @@ TEST(CudaIm2colGemm, ChunksOfImagesMatchReference) {
         for (int partial : d == Dir::bwd_filter ? std::vector<int>{1, 2, 0} : std::vector<int>{0}) {
           const CudaIm2colPlan pl = plan_cuda_im2col(sh, d, chunk, partial);
           const int images = std::min(chunk, sh.n);
+          if (partial > 0 && partial > images) continue;  // the same run as the chunk's (partial 0)
+          if (partial == 0 && d == Dir::bwd_filter && images <= 2) continue;  // the same as partial = images
           if (pl.identity) EXPECT_EQ(pl.col_floats, 0);
           else EXPECT_EQ(pl.col_floats, int64_t(images) * sh.c * sh.r * sh.s * sh.p * sh.q);
           const int runs = d != Dir::bwd_filter ? 1 : partial > 0 ? std::min(partial, images) : images;
@@ -117,7 +119,7 @@ TEST(CudaIm2colGemm, BwdFilterDoesNotDependOnChunkOrRun) {
     simt::DeviceArray<float> dsrc(src), ddst(dst);
     const CudaIm2colGemm a;
     std::vector<float> first;
-    for (const auto& [chunk, partial] : std::vector<std::pair<int, int>>{{1, 1}, {7, 7}, {3, 2}, {4, 3}, {5, 1}, {2, 2}}) {
+    for (const auto& [chunk, partial] : std::vector<std::pair<int, int>>{{1, 1}, {7, 7}, {3, 2}, {5, 3}}) {
       const CudaIm2colPlan pl = plan_cuda_im2col(sh, Dir::bwd_filter, chunk, partial);
       simt::DeviceArray<float> ws(size_t(std::max<int64_t>(pl.workspace_floats(), 1)));
       simt::DeviceArray<float> wei{size_t(nw)};
