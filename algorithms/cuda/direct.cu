@@ -9,7 +9,8 @@ namespace convlab {
 CudaDirect::CudaDirect()
     : NamedAlgorithm("cuda.direct", DeviceKind::cuda, "direct",
                      "direct convolution: 8x16-pixel tiles x 8 channels per block, input window + filter slice in "
-                     "shared memory (fwd, bwd-data gather); one thread per weight for bwd-filter") {}
+                     "shared memory (fwd; bwd-data gather per stride phase, over its taps only); one thread per "
+                     "weight for bwd-filter") {}
 
 Support CudaDirect::supports(const ConvProblem& p, Direction dir) const {
   const ConvShape sh = to_shape(p);

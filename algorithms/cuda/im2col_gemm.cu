@@ -57,7 +57,7 @@ struct Operand {
 
 }  // namespace
 
-CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, int chunk) {
+CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, Direction dir, int chunk, int partial) {
   constexpr int kMaxBatch = 65535;  // the GEMM batch is the grid's z dimension
   CudaIm2colPlan pl;
   pl.identity = is_identity(sh);
@@ -67,6 +67,12 @@ CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, int chunk) {
   else pl.chunk = int(std::max<int64_t>(1, std::min<int64_t>({kCudaIm2colChunkFloats / std::max<int64_t>(per_img, 1),
                                                               sh.n, kMaxBatch})));
   pl.col_floats = pl.identity ? 0 : pl.chunk * per_img;
+  if (dir == Direction::bwd_filter) {
+    const int64_t per_part = int64_t(sh.k) * (sh.c / sh.groups) * sh.r * sh.s;  // (K, Cg, R, S)
+    if (partial > 0) pl.partial = std::min(partial, pl.chunk);
+    else pl.partial = int(std::max<int64_t>(1, std::min<int64_t>(kCudaIm2colPartialFloats / per_part, pl.chunk)));
+    pl.partial_floats = pl.partial > 1 ? pl.partial * per_part : 0;
+  }
   return pl;
 }
 
@@ -87,8 +93,8 @@ Support CudaIm2colGemm::supports(const ConvProblem& p, Direction) const {
   return Support::yes();
 }
 
-size_t CudaIm2colGemm::workspace_bytes(const ConvProblem& p, Direction) const {
-  return size_t(plan_cuda_im2col(to_shape(p)).col_floats) * sizeof(float);
+size_t CudaIm2colGemm::workspace_bytes(const ConvProblem& p, Direction dir) const {
+  return size_t(plan_cuda_im2col(to_shape(p), dir).workspace_floats()) * sizeof(float);
 }
 
 void CudaIm2colGemm::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
@@ -97,10 +103,10 @@ void CudaIm2colGemm::run(const ConvProblem& p, Direction dir, const ConvBuffers&
 }
 
 void CudaIm2colGemm::run_chunked(const ConvProblem& p, Direction dir, const ConvBuffers& buf, float* ws,
-                                 void* stream, int chunk_arg) const {
+                                 void* stream, int chunk_arg, int partial_arg) const {
   const ConvShape sh = to_shape(p);
   const Dims d = dims(sh);
-  const CudaIm2colPlan pl = plan_cuda_im2col(sh, chunk_arg);
+  const CudaIm2colPlan pl = plan_cuda_im2col(sh, dir, chunk_arg, partial_arg);
   // C = op(A) * op(B) for every (image, group) of a chunk: one strided-batched
   // GEMM per group over the images, or one per image over the groups, whichever
   // launches fewer. `a` holds the shapes, leading dimensions and transposes.
@@ -141,14 +147,29 @@ void CudaIm2colGemm::run_chunked(const ConvProblem& p, Direction dir, const Conv
       if (!pl.identity) cuda::col2im(sh, ws, buf.src + n0 * d.src_img, stream, nb);
     } else {
       const Cols col = chunk_columns(sh, d, pl.identity, buf.src, n0, nb, ws, stream);
-      // diff_wei[g] (Kg, CgRS) (+)= diff_dst_n[g] (Kg, PQ) * col_n[g]^T (PQ, CgRS), per image over the groups
-      for (int i = 0; i < nb; ++i) {
-        const int n = n0 + i;
-        a.m = d.kg; a.n = d.crs; a.k = d.pq; a.batch = d.g; a.accumulate = n > 0;
-        a.a = buf.dst + n * d.dst_img; a.lda = d.pq; a.stride_a = int64_t(d.kg) * d.pq;
-        a.b = col.base + i * col.img_stride; a.ldb = d.pq; a.stride_b = int64_t(d.crs) * d.pq; a.trans_b = true;
-        a.c = buf.wei; a.ldc = d.crs; a.stride_c = int64_t(d.kg) * d.crs;
-        gemm(a, stream);
+      a.m = d.kg; a.n = d.crs; a.k = d.pq; a.trans_b = true;
+      a.lda = d.pq; a.ldb = d.pq; a.ldc = d.crs;
+      const int64_t wei_floats = int64_t(sh.k) * d.crs, wei_group = int64_t(d.kg) * d.crs;
+      if (pl.partial == 1) {
+        // diff_wei[g] (Kg, CgRS) (+)= diff_dst_n[g] (Kg, PQ) * col_n[g]^T (PQ, CgRS), per image over the groups
+        for (int i = 0; i < nb; ++i) {
+          a.accumulate = n0 + i > 0;
+          over_images_and_groups(a, 1, {buf.dst + (n0 + i) * d.dst_img, d.dst_img, int64_t(d.kg) * d.pq},
+                                 {col.base + i * col.img_stride, col.img_stride, int64_t(d.crs) * d.pq},
+                                 {buf.wei, 0, wei_group});
+        }
+        continue;
+      }
+      // A run of images at once: part_i[g] (Kg, CgRS) = diff_dst_n[g] (Kg, PQ) * col_n[g]^T, then
+      // diff_wei (+)= part_0 + part_1 + ... in image order.
+      float* part = ws + pl.col_floats;  // (partial, K, CgRS)
+      for (int i0 = 0; i0 < nb; i0 += pl.partial) {
+        const int runs = std::min(pl.partial, nb - i0);
+        a.accumulate = false;
+        over_images_and_groups(a, runs, {buf.dst + (n0 + i0) * d.dst_img, d.dst_img, int64_t(d.kg) * d.pq},
+                               {col.base + i0 * col.img_stride, col.img_stride, int64_t(d.crs) * d.pq},
+                               {part, wei_floats, wei_group});
+        cuda::sum_partials(part, runs, wei_floats, buf.wei, n0 + i0 > 0, stream);
       }
     }
   }

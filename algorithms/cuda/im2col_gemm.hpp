@@ -10,13 +10,16 @@
 //   bwd-data   col_n[g] (CgRS, PQ) = wei[g]^T * diff_dst_n[g] (Kg, PQ); diff_src_n = col2im(col_n)
 //              (one strided-batched GEMM per group over the chunk's images, or per
 //              image over the groups when groups outnumber the images)
-//   bwd-filter diff_wei[g] (Kg, CgRS) += diff_dst_n[g] (Kg, PQ) * col_n[g]^T: one GEMM per
-//              image batched over groups (a reduction over images; batching it would
-//              need per-image partial results)
+//   bwd-filter part_n[g] (Kg, CgRS) = diff_dst_n[g] (Kg, PQ) * col_n[g]^T for a run of
+//              the chunk's images at once (batched as bwd-data is), then
+//              diff_wei += part_0 + part_1 + ... in image order (sum_partials); where
+//              one image's partial is too big for two to fit the partial budget,
+//              one GEMM per image accumulating into diff_wei, batched over groups
 // 1x1, stride 1, pad 0: the images are their own column matrices (no workspace).
 // Any filter, stride, padding, dilation, groups; all three directions. Results
-// do not depend on the chunk: every output element is the same GEMM dot product
-// in the same order.
+// do not depend on the chunk or the partial run: every output element is the
+// same GEMM dot product in the same order, and bwd-filter adds the images' dot
+// products in image order either way.
 #pragma once
 #include <cstdint>
 
@@ -29,14 +32,24 @@ namespace convlab {
 // fills a fraction of a big GPU (AlexNet conv3-5 at 13x13: 18 64x64 blocks for
 // 132 SMs); a chunk's images go into one strided-batched GEMM per group instead.
 inline constexpr int64_t kCudaIm2colChunkFloats = int64_t(16) << 20;
+// bwd-filter's per-image partial results held at once (16 MiB): AlexNet conv1's
+// 64 x 363 weights give a GEMM of 6 64x64 blocks per image, a run of 15 images
+// 90; layers whose one-image GEMM already fills the GPU get runs of a few images.
+inline constexpr int64_t kCudaIm2colPartialFloats = int64_t(4) << 20;
 
 struct CudaIm2colPlan {
   bool identity = false;  // 1x1, stride 1, no padding: no column matrix
   int chunk = 1;          // images per chunk: as many as fit the budget, >= 1, <= N, <= 65535 (the GEMM batch)
   int64_t col_floats = 0; // workspace: `chunk` images' column matrices (0 when identity)
+  // bwd-filter only (1 and 0 otherwise): images per GEMM of partial results,
+  // >= 1, <= chunk; 1 = one accumulating GEMM per image, no partials.
+  int partial = 1;
+  int64_t partial_floats = 0;  // workspace after the columns: `partial` images' K x CgRS results (0 when 1)
+  int64_t workspace_floats() const { return col_floats + partial_floats; }
 };
-// chunk 0: the budget's; otherwise that many images per chunk (tests).
-CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, int chunk = 0);
+// chunk 0: the budget's; otherwise that many images per chunk (tests). partial
+// 0: the partial budget's; otherwise that many images per run (tests), <= chunk.
+CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, Direction dir, int chunk = 0, int partial = 0);
 
 class CudaIm2colGemm : public NamedAlgorithm {
  public:
@@ -45,9 +58,10 @@ class CudaIm2colGemm : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
-  // run() with plan_cuda_im2col(sh, chunk): the workspace must hold its col_floats.
-  void run_chunked(const ConvProblem& p, Direction dir, const ConvBuffers& buf, float* ws, void* stream,
-                   int chunk) const;
+  // run() with plan_cuda_im2col(sh, dir, chunk, partial): the workspace must hold
+  // its workspace_floats().
+  void run_chunked(const ConvProblem& p, Direction dir, const ConvBuffers& buf, float* ws, void* stream, int chunk,
+                   int partial = 0) const;
 
  protected:
   CudaIm2colGemm(std::string name, std::string description);

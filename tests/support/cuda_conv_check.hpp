@@ -79,6 +79,33 @@ inline std::vector<ConvShape> asym_1d_shapes() {
   };
 }
 
+// Strided backward data, where a gather visits only the taps of each pixel's
+// stride phase: strides 2, 3 and 4 (phases with 1, 2 or 3 taps of a filter,
+// images wider than one 16-pixel tile of a phase), dilation sharing a factor
+// with the stride (phases no tap reaches) or not, unequal strides and
+// dilations, asymmetric and negative end padding, groups, depthwise, more
+// input channels than one block's 8 (or 4), output channels not a multiple of
+// what a kernel stages at once, an image smaller than the stride.
+inline std::vector<ConvShape> strided_shapes() {
+  ConvShape mixed_dil = shape(1, 2, 17, 19, 3, 5, 4, 3, 1, 4, 2, 2);
+  mixed_dil.dil_w = 3;
+  return {
+      shape(2, 3, 11, 13, 4, 3, 3, 1, 1, 2, 2),                              // stride 2
+      shape(1, 2, 14, 16, 3, 5, 5, 2, 2, 3, 3),                              // stride 3
+      shape(1, 3, 71, 70, 4, 11, 11, 2, 2, 4, 4),                            // AlexNet conv1-like, 2 tiles per phase
+      shape(1, 3, 12, 13, 2, 3, 3, 2, 2, 2, 2, 2),                           // stride 2, dilation 2
+      shape(1, 2, 15, 14, 3, 3, 3, 1, 2, 3, 3, 2),                           // stride 3, dilation 2
+      with_end_padding(mixed_dil, 0, 2),                                     // 4 x 2 strides, dilation 2 x 3
+      with_end_padding(shape(1, 3, 13, 12, 4, 5, 5, 2, 1, 3, 2), 0, 3),      // asymmetric padding
+      with_end_padding(shape(2, 2, 14, 15, 3, 4, 4, 1, 1, 4, 4), -2, -3),    // last rows / columns unread
+      shape(1, 4, 13, 11, 6, 3, 3, 1, 1, 2, 2, 1, 2),                        // groups, stride 2
+      shape(1, 4, 10, 10, 4, 3, 3, 1, 1, 3, 3, 1, 4),                        // depthwise, stride 3
+      shape(1, 10, 9, 9, 3, 3, 3, 1, 1, 2, 2),                               // 10 input channels
+      shape(1, 6, 13, 12, 7, 5, 5, 2, 2, 3, 3),                              // 7 output channels
+      shape(1, 2, 3, 3, 2, 2, 2, 1, 1, 4, 4),                                // 3 x 3 image, stride 4
+  };
+}
+
 inline int64_t reduction(const ConvShape& sh, Dir d) {
   const int64_t cg = sh.c / sh.groups, kg = sh.k / sh.groups;
   switch (d) {

@@ -7,11 +7,17 @@
 //   window the tile reads ((8-1)*stride + (R-1)*dil + 1 rows, likewise columns,
 //   zero outside the image = padding) and the 8 x R x S filter slice in dynamic
 //   shared memory, then every thread walks the R x S taps.
-// bwd-data: the gather form of the transposed convolution. One block per
-//   (8 x 16 input tile, 8 input channels of one group, image); loop over the
-//   group's output channels, staging the diff_dst window that reaches the tile
-//   and the filter slice; thread (h, w) adds dy(p, q) * w(r, s) for every tap
-//   with h + pad - r*dil = p*stride (exact division).
+// bwd-data: the gather form of the transposed convolution, split into stride
+//   phases: input pixels with the same (h mod stride_h, w mod stride_w) are
+//   reached by the same taps (kernels/strided_taps.hpp), every stride/gcd(stride,
+//   dil)-th one from the first, so each phase is a dense stride-1 correlation.
+//   One block per (8 x 16 pixels of one phase, i.e. every stride-th row and
+//   column, 8 input channels of one group (4 when the group has <= 4), image);
+//   every lane of a warp walks the same taps, and only those (at stride 4 with
+//   an 11 x 11 filter: <= 3 x 3 of the 121). Loop over the group's output
+//   channels, up to 4 per stage: staging their diff_dst windows the tile reads
+//   and the phase's taps of their filter slices; thread (h, w) adds
+//   dy(p, q) * w(r, s) over them, in output-channel order.
 // bwd-filter: one thread per weight (k, c, r, s), 256 per block, summing its
 //   N*P*Q products in a fixed order over the output range where the tap lands
 //   inside the image (deterministic, no atomics, no shared memory: neighbouring
@@ -23,6 +29,7 @@
 
 #include "core/error.hpp"
 #include "kernels/cuda/simt/simt.hpp"
+#include "kernels/strided_taps.hpp"
 
 namespace convlab::cuda {
 
@@ -36,8 +43,12 @@ __host__ __device__ inline int ceil_div(int a, int b) { return -floor_div(-a, b)
 
 int fwd_tile_h(const ConvShape& sh) { return (TP - 1) * sh.stride_h + (sh.r - 1) * sh.dil_h + 1; }
 int fwd_tile_w(const ConvShape& sh) { return (TQ - 1) * sh.stride_w + (sh.s - 1) * sh.dil_w + 1; }
-int bwd_tile_h(const ConvShape& sh) { return (TP - 1 + (sh.r - 1) * sh.dil_h) / sh.stride_h + 2; }
-int bwd_tile_w(const ConvShape& sh) { return (TQ - 1 + (sh.s - 1) * sh.dil_w) / sh.stride_w + 2; }
+// bwd-data: the most taps any phase has along each axis, and the diff_dst
+// window they need around a TP x TQ tile of one phase.
+int bwd_taps_h(const ConvShape& sh) { return ceil_div(sh.r, sh.stride_h / gcd_int(sh.stride_h, sh.dil_h)); }
+int bwd_taps_w(const ConvShape& sh) { return ceil_div(sh.s, sh.stride_w / gcd_int(sh.stride_w, sh.dil_w)); }
+int bwd_tile_h(const ConvShape& sh) { return TP + (bwd_taps_h(sh) - 1) * (sh.dil_h / gcd_int(sh.stride_h, sh.dil_h)); }
+int bwd_tile_w(const ConvShape& sh) { return TQ + (bwd_taps_w(sh) - 1) * (sh.dil_w / gcd_int(sh.stride_w, sh.dil_w)); }
 
 __global__ void __launch_bounds__(TP * TQ)
     direct_fwd_kernel(ConvShape sh, const float* __restrict__ src, const float* __restrict__ wei,
@@ -79,59 +90,80 @@ __global__ void __launch_bounds__(TP * TQ)
       }
   }
   const int p = p0 + tp, q = q0 + tq;
+  // acc indexed by compile-time constants only, so it stays in registers.
   if (p < sh.p && q < sh.q)
-    for (int k = k0; k < kend; ++k) dst[((int64_t(n) * sh.k + k) * sh.p + p) * sh.q + q] = acc[k - k0];  // (N,K,P,Q)
+    for (int j = 0; j < KB; ++j)
+      if (k0 + j < kend) dst[((int64_t(n) * sh.k + k0 + j) * sh.p + p) * sh.q + q] = acc[j];  // (N,K,P,Q)
 }
 
+template <int CB>
 __global__ void __launch_bounds__(TP * TQ)
     direct_bwd_data_kernel(ConvShape sh, const float* __restrict__ diff_dst, const float* __restrict__ wei,
-                           float* __restrict__ diff_src, int tile_h, int tile_w, unsigned y0, unsigned z0) {
-  float* dy_t = simt::dynamic_shared<float>();  // (tile_h, tile_w) window of one diff_dst plane
-  float* w_t = dy_t + tile_h * tile_w;          // (KB channels, R, S)
+                           float* __restrict__ diff_src, int tile_h, int tile_w, int ks, unsigned y0, unsigned z0) {
   const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
-  const int tiles_w = ceil_div(sh.w, TQ);
-  const int h0 = int(blockIdx.x) / tiles_w * TP, w0 = int(blockIdx.x) % tiles_w * TQ;
-  const int cblocks = ceil_div(cg, KB);
+  // blockIdx.x = ((tile row, tile column), phase row, phase column), phases innermost.
+  const int phases = sh.stride_h * sh.stride_w;
+  const int a = int(blockIdx.x) % phases / sh.stride_w, b = int(blockIdx.x) % sh.stride_w;
+  const int tiles_j = ceil_div(ceil_div(sh.w, sh.stride_w), TQ);
+  const int tile = int(blockIdx.x) / phases;
+  const int i0 = tile / tiles_j * TP, j0 = tile % tiles_j * TQ;
+  const int cblocks = ceil_div(cg, CB);
   const int by = int(blockIdx.y + y0);  // grid chunks, as in fwd
-  const int g = by / cblocks, c0 = g * cg + by % cblocks * KB;
-  const int cend = std::min(c0 + KB, (g + 1) * cg);
+  const int g = by / cblocks, c0 = g * cg + by % cblocks * CB;
+  const int cend = std::min(c0 + CB, (g + 1) * cg);
   const int n = int(blockIdx.z + z0);
   const int tw = int(threadIdx.x), th = int(threadIdx.y), tid = th * TQ + tw;
-  const int rs = sh.r * sh.s;
-  const int p_base = floor_div(h0 + sh.pad_h - (sh.r - 1) * sh.dil_h, sh.stride_h);
-  const int q_base = floor_div(w0 + sh.pad_w - (sh.s - 1) * sh.dil_w, sh.stride_w);
-  const int h = h0 + th, w = w0 + tw;
+  // The block's pixels: h = a + (i0 + th)*stride_h, w = b + (j0 + tw)*stride_w. All
+  // share the taps rt x st; tap (jr, js) reads diff_dst (i0 + th + rt.out - jr*rt.out_step, ...).
+  const StridedTaps rt = strided_taps(a, sh.pad_h, sh.stride_h, sh.dil_h, sh.r);
+  const StridedTaps st = strided_taps(b, sh.pad_w, sh.stride_w, sh.dil_w, sh.s);
+  const int taps = rt.count * st.count;
+  const int win_h = TP + (rt.count - 1) * rt.out_step, win_w = TQ + (st.count - 1) * st.out_step;  // <= tile_h, tile_w
+  const int win = win_h * win_w, plane_t = tile_h * tile_w;
+  const int p_base = i0 + rt.out - (rt.count - 1) * rt.out_step;
+  const int q_base = j0 + st.out - (st.count - 1) * st.out_step;
+  float* dy_t = simt::dynamic_shared<float>();  // (ks, tile_h * tile_w): (win_h, win_w) windows of ks diff_dst planes
+  float* w_t = dy_t + ks * plane_t;             // (ks, CB channels, rt.count, st.count): the phase's taps
+  const int h = a + (i0 + th) * sh.stride_h, w = b + (j0 + tw) * sh.stride_w;
+  // Uniform over the block: a phase no tap reaches, or a tile past the image, only writes zeros.
+  const bool work = taps > 0 && a + i0 * sh.stride_h < sh.h && b + j0 * sh.stride_w < sh.w;
 
-  float acc[KB];
-  for (int j = 0; j < KB; ++j) acc[j] = 0.0f;
+  float acc[CB];
+  for (int j = 0; j < CB; ++j) acc[j] = 0.0f;
 
-  for (int kl = 0; kl < kg; ++kl) {
-    const int k = g * kg + kl;
-    const float* plane = diff_dst + (int64_t(n) * sh.k + k) * sh.p * sh.q;  // (P, Q)
+  // ks output channels per stage (one pair of barriers), in channel order.
+  for (int kl0 = 0; work && kl0 < kg; kl0 += ks) {
+    const int kn = std::min(ks, kg - kl0);
+    const float* planes = diff_dst + (int64_t(n) * sh.k + g * kg + kl0) * sh.p * sh.q;  // (kn, P, Q)
     __syncthreads();
-    for (int i = tid; i < tile_h * tile_w; i += TP * TQ) {
-      const int p = p_base + i / tile_w, q = q_base + i % tile_w;
-      dy_t[i] = (p >= 0 && p < sh.p && q >= 0 && q < sh.q) ? plane[int64_t(p) * sh.q + q] : 0.0f;
+    for (int i = tid; i < kn * win; i += TP * TQ) {
+      const int kk = i / win, e = i - kk * win;
+      const int p = p_base + e / win_w, q = q_base + e % win_w;
+      dy_t[kk * plane_t + e] =
+          (p >= 0 && p < sh.p && q >= 0 && q < sh.q) ? planes[(int64_t(kk) * sh.p + p) * sh.q + q] : 0.0f;
     }
-    for (int i = tid; i < KB * rs; i += TP * TQ) {
-      const int c = c0 + i / rs;
-      w_t[i] = c < cend ? wei[(int64_t(k) * cg + (c - g * cg)) * rs + i % rs] : 0.0f;  // (K, Cg, R, S)
+    for (int i = tid; i < kn * CB * taps; i += TP * TQ) {
+      const int kc = i / taps, t = i - kc * taps, kk = kc / CB, c = c0 + kc % CB;
+      const int r = rt.first + t / st.count * rt.step, s = st.first + t % st.count * st.step;
+      const int64_t k = g * kg + kl0 + kk;
+      w_t[i] = c < cend ? wei[((k * cg + (c - g * cg)) * sh.r + r) * sh.s + s] : 0.0f;  // (K, Cg, R, S)
     }
     __syncthreads();
-    for (int r = 0; r < sh.r; ++r) {
-      const int ph = h + sh.pad_h - r * sh.dil_h;
-      if (ph < 0 || ph % sh.stride_h != 0) continue;
-      const int pl = ph / sh.stride_h - p_base;  // < tile_h by construction; rows past P are zeros
-      for (int s = 0; s < sh.s; ++s) {
-        const int qw = w + sh.pad_w - s * sh.dil_w;
-        if (qw < 0 || qw % sh.stride_w != 0) continue;
-        const float dy = dy_t[pl * tile_w + qw / sh.stride_w - q_base];
-        for (int j = 0; j < KB; ++j) acc[j] = fmaf(dy, w_t[j * rs + r * sh.s + s], acc[j]);
+    for (int kk = 0; kk < kn; ++kk) {
+      const float* w_k = w_t + kk * CB * taps;
+      for (int jr = 0; jr < rt.count; ++jr) {
+        const float* dy_row = dy_t + kk * plane_t + (th + (rt.count - 1 - jr) * rt.out_step) * win_w + tw;
+        for (int js = 0; js < st.count; ++js) {
+          const float dy = dy_row[(st.count - 1 - js) * st.out_step];
+          for (int j = 0; j < CB; ++j) acc[j] = fmaf(dy, w_k[(j * rt.count + jr) * st.count + js], acc[j]);
+        }
       }
     }
   }
+  // acc indexed by compile-time constants only, so it stays in registers.
   if (h < sh.h && w < sh.w)
-    for (int c = c0; c < cend; ++c) diff_src[((int64_t(n) * sh.c + c) * sh.h + h) * sh.w + w] = acc[c - c0];
+    for (int j = 0; j < CB; ++j)
+      if (c0 + j < cend) diff_src[((int64_t(n) * sh.c + c0 + j) * sh.h + h) * sh.w + w] = acc[j];
 }
 
 __global__ void __launch_bounds__(kFilterThreads)
@@ -166,8 +198,25 @@ __global__ void __launch_bounds__(kFilterThreads)
 size_t direct_fwd_smem_bytes(const ConvShape& sh) {
   return sizeof(float) * (size_t(fwd_tile_h(sh)) * fwd_tile_w(sh) + size_t(KB) * sh.r * sh.s);
 }
+// bwd-data: input channels per block (4 when a group has at most 4: AlexNet
+// conv1's 3 would leave 5 of 8 accumulators idle) and output channels staged
+// per barrier (up to 4, as many as keep the stage within 48 KiB).
+struct BwdDataPlan {
+  int cb, ks;
+  size_t stage_floats;  // one output channel's window + filter taps
+};
+BwdDataPlan bwd_data_plan(const ConvShape& sh) {
+  BwdDataPlan pl;
+  pl.cb = sh.c / sh.groups <= 4 ? 4 : KB;
+  pl.stage_floats = size_t(bwd_tile_h(sh)) * bwd_tile_w(sh) + size_t(pl.cb) * bwd_taps_h(sh) * bwd_taps_w(sh);
+  const size_t fit = kDirectSmemLimit / (sizeof(float) * pl.stage_floats);
+  pl.ks = int(std::max<size_t>(1, std::min<size_t>({fit, 4, size_t(sh.k / sh.groups)})));
+  return pl;
+}
+
 size_t direct_bwd_data_smem_bytes(const ConvShape& sh) {
-  return sizeof(float) * (size_t(bwd_tile_h(sh)) * bwd_tile_w(sh) + size_t(KB) * sh.r * sh.s);
+  const BwdDataPlan pl = bwd_data_plan(sh);
+  return sizeof(float) * pl.ks * pl.stage_floats;
 }
 
 // Above 48 KiB the kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize).
@@ -192,15 +241,20 @@ void direct_conv_fwd(const ConvShape& sh, const float* src, const float* wei, fl
 
 void direct_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src,
                           void* stream) {
+  const BwdDataPlan pl = bwd_data_plan(sh);
   const size_t smem = direct_bwd_data_smem_bytes(sh);
-  allow_smem(direct_bwd_data_kernel, smem);
-  const int cg = sh.c / sh.groups;
-  simt::for_each_grid_chunk(
-      uint64_t(ceil_div(sh.h, TP) * ceil_div(sh.w, TQ)), uint64_t(sh.groups) * ceil_div(cg, KB), uint64_t(sh.n),
-      [&](dim3 grid, unsigned y0, unsigned z0) {
-        CONVLAB_LAUNCH(direct_bwd_data_kernel, grid, dim3(TQ, TP), smem, stream, sh, diff_dst, wei, diff_src,
-                       bwd_tile_h(sh), bwd_tile_w(sh), y0, z0);
-      });
+  const auto launch = [&](auto kernel, int cb) {
+    allow_smem(kernel, smem);
+    simt::for_each_grid_chunk(
+        uint64_t(ceil_div(ceil_div(sh.h, sh.stride_h), TP)) * ceil_div(ceil_div(sh.w, sh.stride_w), TQ) *
+            sh.stride_h * sh.stride_w,
+        uint64_t(sh.groups) * ceil_div(sh.c / sh.groups, cb), uint64_t(sh.n), [&](dim3 grid, unsigned y0, unsigned z0) {
+          CONVLAB_LAUNCH(kernel, grid, dim3(TQ, TP), smem, stream, sh, diff_dst, wei, diff_src, bwd_tile_h(sh),
+                         bwd_tile_w(sh), pl.ks, y0, z0);
+        });
+  };
+  if (pl.cb == 4) launch(direct_bwd_data_kernel<4>, 4);
+  else launch(direct_bwd_data_kernel<KB>, KB);
 }
 
 void direct_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,

@@ -27,6 +27,12 @@ TEST(CudaDirect, FwdMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir
 TEST(CudaDirect, BwdDataMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir::bwd_data); }
 TEST(CudaDirect, BwdFilterMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir::bwd_filter); }
 
+// Strided backward data, one block per stride phase (fwd and bwd-filter too: the
+// same shapes).
+TEST(CudaDirect, StridedMatchesReference) {
+  for (Dir d : test::kDirs) sweep(CudaDirect(), test::strided_shapes(), d);
+}
+
 // 1-D and asymmetric padding: every shape, every direction.
 TEST(CudaDirect, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaDirect(), 9); }
 

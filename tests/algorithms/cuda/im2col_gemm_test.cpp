@@ -22,10 +22,20 @@ TEST(CudaIm2colGemm, AllDirectionsMatchReference) {
 // (not the identity case: its output has a row more than its input).
 TEST(CudaIm2colGemm, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaIm2colGemm(), 9); }
 
+// Strided, dilated, asymmetrically padded shapes (col2im over each element's
+// phase taps only), every direction.
+TEST(CudaIm2colGemm, StridedMatchesReference) {
+  const CudaIm2colGemm a;
+  for (const ConvShape& sh : test::sanitized_subset(test::strided_shapes()))
+    for (Dir d : test::kDirs) test::check_conv(sh, d, test::by_algorithm(a));
+}
+
 // The chunked composition: chunks of 1, 2 and 3 images over N = 5 (a remainder
 // chunk), groups fewer and more than the chunk's images (both GEMM batchings),
-// the 1x1 identity case; workspace exactly the plan's col_floats, poisoned, so
-// a chunk that writes past its columns or reads stale ones fails.
+// the 1x1 identity case; workspace exactly the plan's workspace_floats(), poisoned, so
+// a chunk that writes past its columns or reads stale ones fails. bwd-filter
+// also in runs of 1 (one accumulating GEMM per image), 2 (a run boundary inside
+// a chunk of 3 or 5) and the budget's (the whole chunk) partial results.
 TEST(CudaIm2colGemm, ChunksOfImagesMatchReference) {
   const ConvShape shapes[] = {test::shape(5, 3, 9, 11, 5, 3, 3, 1, 1, 1, 1),
                               test::shape(5, 6, 8, 7, 4, 3, 3, 1, 1, 2, 1, 1, 2),
@@ -34,37 +44,94 @@ TEST(CudaIm2colGemm, ChunksOfImagesMatchReference) {
   const CudaIm2colGemm a;
   for (const ConvShape& sh : shapes)
     for (int chunk : {1, 2, 3, 5})
-      for (Dir d : test::kDirs) {
-        const CudaIm2colPlan pl = plan_cuda_im2col(sh, chunk);
-        if (pl.identity) EXPECT_EQ(pl.col_floats, 0);
-        else EXPECT_EQ(pl.col_floats, int64_t(std::min(chunk, sh.n)) * sh.c * sh.r * sh.s * sh.p * sh.q);
-        test::check_conv(sh, d, [&](Dir dd, const ConvShape& s, float* src, float* wei, float* dst) {
-          simt::DeviceArray<float> ws(size_t(std::max<int64_t>(pl.col_floats, 1)));
-          ws.fill_bytes(0xFF);
-          a.run_chunked(test::problem_of(s), dd, ConvBuffers{src, wei, dst}, ws.get(), nullptr, chunk);
-        });
-      }
+      for (Dir d : test::kDirs)
+        for (int partial : d == Dir::bwd_filter ? std::vector<int>{1, 2, 0} : std::vector<int>{0}) {
+          const CudaIm2colPlan pl = plan_cuda_im2col(sh, d, chunk, partial);
+          const int images = std::min(chunk, sh.n);
+          if (partial > 0 && partial > images) continue;  // the same run as the chunk's (partial 0)
+          if (partial == 0 && d == Dir::bwd_filter && images <= 2) continue;  // the same as partial = images
+          if (pl.identity) EXPECT_EQ(pl.col_floats, 0);
+          else EXPECT_EQ(pl.col_floats, int64_t(images) * sh.c * sh.r * sh.s * sh.p * sh.q);
+          const int runs = d != Dir::bwd_filter ? 1 : partial > 0 ? std::min(partial, images) : images;
+          EXPECT_EQ(pl.partial, runs);
+          EXPECT_EQ(pl.partial_floats, runs > 1 ? int64_t(runs) * sh.k * (sh.c / sh.groups) * sh.r * sh.s : 0);
+          test::check_conv(sh, d, [&](Dir dd, const ConvShape& s, float* src, float* wei, float* dst) {
+            simt::DeviceArray<float> ws(size_t(std::max<int64_t>(pl.workspace_floats(), 1)));
+            ws.fill_bytes(0xFF);
+            a.run_chunked(test::problem_of(s), dd, ConvBuffers{src, wei, dst}, ws.get(), nullptr, chunk, partial);
+          });
+        }
 }
 
 TEST(CudaIm2colGemm, ChunkSizeFollowsTheWorkspaceBudget) {
   // AlexNet conv3 (384x256x3x3 on 13x13): 2304 x 169 columns per image.
   ConvShape conv3 = test::shape(128, 256, 13, 13, 384, 3, 3, 1, 1, 1, 1);
   const int64_t per_img = int64_t(256) * 9 * 169;
-  EXPECT_EQ(plan_cuda_im2col(conv3).chunk, int(kCudaIm2colChunkFloats / per_img));
-  EXPECT_LE(plan_cuda_im2col(conv3).col_floats, kCudaIm2colChunkFloats);
-  EXPECT_GT(plan_cuda_im2col(conv3).chunk, 1);
+  EXPECT_EQ(plan_cuda_im2col(conv3, Dir::fwd).chunk, int(kCudaIm2colChunkFloats / per_img));
+  EXPECT_LE(plan_cuda_im2col(conv3, Dir::fwd).col_floats, kCudaIm2colChunkFloats);
+  EXPECT_GT(plan_cuda_im2col(conv3, Dir::fwd).chunk, 1);
+  // bwd-filter: 384 x 2304 partial weights per image, 4 of them in the partial budget.
+  const int64_t per_part = int64_t(384) * 2304;
+  const CudaIm2colPlan conv3_bf = plan_cuda_im2col(conv3, Dir::bwd_filter);
+  EXPECT_EQ(conv3_bf.partial, int(kCudaIm2colPartialFloats / per_part));
+  EXPECT_EQ(conv3_bf.partial, 4);
+  EXPECT_EQ(conv3_bf.partial_floats, 4 * per_part);
+  EXPECT_EQ(conv3_bf.workspace_floats(), conv3_bf.col_floats + 4 * per_part);
   conv3.n = 3;
-  EXPECT_EQ(plan_cuda_im2col(conv3).chunk, 3);
-  EXPECT_EQ(plan_cuda_im2col(conv3).col_floats, 3 * per_img);
+  EXPECT_EQ(plan_cuda_im2col(conv3, Dir::fwd).chunk, 3);
+  EXPECT_EQ(plan_cuda_im2col(conv3, Dir::fwd).col_floats, 3 * per_img);
+  EXPECT_EQ(plan_cuda_im2col(conv3, Dir::fwd).partial_floats, 0);
   EXPECT_EQ(CudaIm2colGemm().workspace_bytes(test::problem_of(conv3), Dir::fwd), size_t(3 * per_img) * 4);
-  // One image larger than the budget: still one image per chunk.
+  EXPECT_EQ(CudaIm2colGemm().workspace_bytes(test::problem_of(conv3), Dir::bwd_data), size_t(3 * per_img) * 4);
+  EXPECT_EQ(CudaIm2colGemm().workspace_bytes(test::problem_of(conv3), Dir::bwd_filter),
+            size_t(3 * per_img + 3 * per_part) * 4);
+  // AlexNet conv1 at batch 32: 15 images of 363 x 3025 columns per chunk, and
+  // the chunk's 15 partial 64 x 363 weights at once.
+  const ConvShape conv1 = test::shape(32, 3, 224, 224, 64, 11, 11, 2, 2, 4, 4);
+  const CudaIm2colPlan conv1_bf = plan_cuda_im2col(conv1, Dir::bwd_filter);
+  EXPECT_EQ(conv1_bf.chunk, 15);
+  EXPECT_EQ(conv1_bf.partial, 15);
+  EXPECT_EQ(conv1_bf.partial_floats, 15 * 64 * 363);
+  // One image larger than the budget: still one image per chunk, and per run.
   const ConvShape huge = test::shape(2, 512, 64, 64, 8, 7, 7, 3, 3, 1, 1);
-  EXPECT_EQ(plan_cuda_im2col(huge).chunk, 1);
-  EXPECT_EQ(plan_cuda_im2col(huge).col_floats, int64_t(512) * 49 * 64 * 64);
+  EXPECT_EQ(plan_cuda_im2col(huge, Dir::fwd).chunk, 1);
+  EXPECT_EQ(plan_cuda_im2col(huge, Dir::fwd).col_floats, int64_t(512) * 49 * 64 * 64);
+  EXPECT_EQ(plan_cuda_im2col(huge, Dir::bwd_filter).partial, 1);
+  EXPECT_EQ(plan_cuda_im2col(huge, Dir::bwd_filter).partial_floats, 0);
   // Identity: no columns, all images at once.
   const ConvShape identity = test::shape(7, 4, 6, 5, 6, 1, 1, 0, 0, 1, 1);
-  EXPECT_EQ(plan_cuda_im2col(identity).chunk, 7);
+  EXPECT_EQ(plan_cuda_im2col(identity, Dir::fwd).chunk, 7);
   EXPECT_EQ(CudaIm2colGemm().workspace_bytes(test::problem_of(identity), Dir::bwd_data), 0u);
+  EXPECT_EQ(CudaIm2colGemm().workspace_bytes(test::problem_of(identity), Dir::bwd_filter), size_t(7 * 6 * 4) * 4);
+}
+
+// bwd-filter's sum over images is the same whatever the chunk and the run of
+// partial results: bit for bit, with chunk and run boundaries inside the batch
+// and groups (batched over images, or over groups where they outnumber the run).
+TEST(CudaIm2colGemm, BwdFilterDoesNotDependOnChunkOrRun) {
+  for (const ConvShape& sh : {test::shape(7, 6, 9, 8, 4, 3, 3, 1, 1, 2, 2, 1, 2),
+                              test::shape(7, 4, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 4)}) {
+    const int64_t ns = int64_t(sh.n) * sh.c * sh.h * sh.w, nd = int64_t(sh.n) * sh.k * sh.p * sh.q;
+    const int64_t nw = int64_t(sh.k) * (sh.c / sh.groups) * sh.r * sh.s;
+    std::vector<float> src(ns), dst(nd);
+    for (int64_t i = 0; i < ns; ++i) src[i] = float((i * 37 % 101) - 50) / 17.0f;
+    for (int64_t i = 0; i < nd; ++i) dst[i] = float((i * 53 % 97) - 48) / 13.0f;
+    simt::DeviceArray<float> dsrc(src), ddst(dst);
+    const CudaIm2colGemm a;
+    std::vector<float> first;
+    for (const auto& [chunk, partial] : std::vector<std::pair<int, int>>{{1, 1}, {7, 7}, {3, 2}, {5, 3}}) {
+      const CudaIm2colPlan pl = plan_cuda_im2col(sh, Dir::bwd_filter, chunk, partial);
+      simt::DeviceArray<float> ws(size_t(std::max<int64_t>(pl.workspace_floats(), 1)));
+      simt::DeviceArray<float> wei{size_t(nw)};
+      ws.fill_bytes(0xFF);
+      wei.fill_bytes(0xFF);
+      a.run_chunked(test::problem_of(sh), Dir::bwd_filter, ConvBuffers{dsrc.get(), wei.get(), ddst.get()}, ws.get(),
+                    nullptr, chunk, partial);
+      const std::vector<float> got = wei.download();
+      if (first.empty()) first = got;
+      else EXPECT_EQ(got, first) << test::label(sh) << " chunk " << chunk << " run " << partial;
+    }
+  }
 }
 
 }  // namespace

@@ -27,5 +27,32 @@ TEST(CudaIm2col, ColumnMatrixIsExact) {
           }
 }
 
+// col2im against a scatter of every column entry to the input element it was
+// copied from, exactly (small integers): strided, dilated, asymmetrically padded
+// shapes, where it gathers only the taps of each element's stride phase.
+TEST(CudaIm2col, Col2imIsTheExactScatter) {
+  for (const ConvShape& sh : test::strided_shapes()) {
+    const int64_t pq = int64_t(sh.p) * sh.q, crs = int64_t(sh.c) * sh.r * sh.s;
+    std::vector<float> col(size_t(sh.n * crs * pq));
+    for (size_t i = 0; i < col.size(); ++i) col[i] = float(int(i * 7 % 13) - 6);
+    std::vector<float> want(size_t(sh.n) * sh.c * sh.h * sh.w, 0.0f);
+    for (int n = 0; n < sh.n; ++n)
+      for (int c = 0; c < sh.c; ++c)
+        for (int r = 0; r < sh.r; ++r)
+          for (int s = 0; s < sh.s; ++s)
+            for (int p = 0; p < sh.p; ++p)
+              for (int q = 0; q < sh.q; ++q) {
+                const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h, iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
+                if (ih < 0 || ih >= sh.h || iw < 0 || iw >= sh.w) continue;
+                want[((size_t(n) * sh.c + c) * sh.h + ih) * sh.w + iw] +=
+                    col[size_t(n) * crs * pq + ((size_t(c) * sh.r + r) * sh.s + s) * pq + size_t(p) * sh.q + q];
+              }
+    simt::DeviceArray<float> dcol(col), dsrc(want.size());
+    dsrc.fill_bytes(0xFF);
+    col2im(sh, dcol.get(), dsrc.get(), nullptr, sh.n);
+    ASSERT_EQ(dsrc.download(), want) << test::label(sh);
+  }
+}
+
 }  // namespace
 }  // namespace convlab::cuda
