@@ -24,7 +24,10 @@ def number(text):
 
 def short_name(demangled):
     """The kernel's name with its template arguments, without namespaces or parameters."""
-    name = demangled.replace("(anonymous namespace)::", "").replace("convlab::cuda::", "")
+    name = demangled[5:] if demangled.startswith("void ") else demangled
+    # ncu's demangled names print the anonymous namespace as "unnamed>::"
+    for prefix in ("(anonymous namespace)::", "<unnamed>::", "unnamed>::", "convlab::", "cuda::"):
+        name = name.replace(prefix, "")
     depth = 0
     for i, ch in enumerate(name):
         if ch == "<":

@@ -14,7 +14,7 @@ python3 "$src/scripts/gpu_ncu_table.py" "$work" > "$work/table.md" || fail "tabl
 cat "$work/table.md"
 row=$(grep '^| cuda.direct | conv1 | bwd-data |' "$work/table.md")
 [ "$(grep -c '^| cuda.direct' "$work/table.md")" = 1 ] || fail "a kernel launched twice in one run is one row"
-[[ $row == *"| direct_bwd_data_kernel<(int)4> |"* ]] || fail "kernel name: $row"
+[[ $row == *"| direct_bwd_data_kernel<4> |"* ]] || fail "kernel name: $row"
 [[ $row == *"| 40 | 0 | 55.5 | 8.00 | - | 0.25 | - | 8.1 | 33000.1 |" ]] || fail "derived columns: $row"
 tail -1 "$work/table.md" | grep -q '^summary: 1 kernel rows from 1 profiled runs$' || fail "summary line"
 [ "$(wc -l < "$work/kernels.csv")" = 2 ] || fail "kernels.csv: a header and one row"
