@@ -2,7 +2,8 @@
 """The ncu stage's table: one row per hand-written kernel of each profiled run.
 
 usage: gpu_ncu_table.py DIR   (DIR holds ALGO.LAYER.DIRECTION.csv, ncu --csv --page raw)
-Writes DIR/kernels.csv (every metric, first launch of each kernel per run) and
+Writes DIR/kernels.csv (the derived columns and the raw counter sums, first launch of each
+kernel per run) and
 prints a Markdown table with the derived columns: global sectors per request
 (4 is a coalesced fp32 warp load), shared-memory bank conflicts per wavefront,
 achieved occupancy, registers, active lanes per instruction (of 32). The last
@@ -90,6 +91,15 @@ def main():
                 "lanes_per_instruction": m.get("smsp__thread_inst_executed_per_inst_executed.ratio"),
                 "warp_instructions": m.get("smsp__inst_executed.sum"),
                 "time_us": None if m.get("gpu__time_duration.sum") is None else m["gpu__time_duration.sum"] / 1e3,
+                # the raw sums, for comparing with the SIMT emulator's counts of the same launch
+                "ld_requests": m.get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+                "ld_sectors": m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+                "st_requests": m.get("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+                "st_sectors": m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+                "smem_ld_wavefronts": m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
+                "smem_ld_conflicts": m.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
+                "smem_st_wavefronts": m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
+                "smem_st_conflicts": m.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
             })
     if out_rows:
         with open(os.path.join(folder, "kernels.csv"), "w", newline="") as f:
