@@ -91,3 +91,5 @@ foreach(v IN LISTS CONVLAB_EMULATED_VARIANTS)
   endif()
 endforeach()
 
+
+include(${CMAKE_CURRENT_LIST_DIR}/emulated_cuda_count.cmake)

@@ -1,0 +1,109 @@
+// The counting runtime on the real cuda.* algorithms (their emulated
+// compositions): properties every correct implementation has, whatever its
+// design (the kernels change; these must not), and the profile of
+// cuda.implicit_gemm on a conv1-like problem printed for the log.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "tests/kernels/cuda/counters/count_algorithm.hpp"
+
+namespace convlab::cuda::counting {
+namespace {
+
+using simt::counters::Counts;
+using simt::counters::LaunchCounts;
+using simt::counters::Options;
+
+ConvProblem small_problem() { return parse_problem("mb2ic5ih9iw10oc6oh9ow10kh3kw3ph1pw1"); }
+
+// The bytes a direction must read (both inputs, every element of which
+// reaches the output on this problem) and write.
+std::pair<double, double> must_move(const ConvProblem& p, Direction d) {
+  const double src = 4.0 * double(p.src_elems()), wei = 4.0 * double(p.wei_elems()),
+               dst = 4.0 * double(p.dst_elems());
+  switch (d) {
+    case Direction::fwd: return {src + wei, dst};
+    case Direction::bwd_data: return {dst + wei, src};
+    case Direction::bwd_filter: return {src + dst, wei};
+  }
+  return {0, 0};
+}
+
+void expect_consistent(const Counts& c, const std::string& what) {
+  EXPECT_GE(c.global_ld_sectors, c.global_ld_requests) << what;  // a request touches a sector at least
+  EXPECT_GE(c.global_st_sectors, c.global_st_requests) << what;
+  EXPECT_GE(c.global_atom_sectors, c.global_atom_requests) << what;
+  EXPECT_GE(c.shared_ld_wavefronts, c.shared_ld_requests) << what;
+  EXPECT_GE(c.shared_st_wavefronts, c.shared_st_requests) << what;
+  EXPECT_LT(c.shared_ld_conflicts, c.shared_ld_wavefronts + 1) << what;
+  EXPECT_LE(c.active_lanes, 32 * c.warp_instructions) << what;
+  EXPECT_GE(c.active_lanes, c.warp_instructions) << what;
+  EXPECT_EQ(c.warp_instructions, c.global_ld_requests + c.global_st_requests + c.global_atom_requests +
+                                     c.shared_ld_requests + c.shared_st_requests)
+      << what;
+}
+
+TEST(SimtCountersAlgorithms, EveryAlgorithmReadsItsInputsAndWritesItsOutput) {
+  const ConvProblem p = small_problem();
+  int runs = 0;
+  for (const auto& a : emulated_algorithms())
+    for (Direction d : kAllDirections) {
+      if (!a->supports(p, d).ok) continue;
+      const std::string what = std::string(a->name()) + " " + std::string(to_string(d));
+      const auto launches = count_algorithm(*a, p, d, {});
+      ASSERT_FALSE(launches.empty()) << what;
+      for (const LaunchCounts& l : launches) {
+        EXPECT_EQ(l.sampled_blocks, l.blocks) << what;
+        expect_consistent(l.counted, what + " " + l.kernel);
+      }
+      const Counts t = total(launches);
+      const auto [in, out] = must_move(p, d);
+      EXPECT_GE(32.0 * double(t.global_ld_sectors), in) << what;
+      EXPECT_GE(32.0 * double(t.global_st_sectors + t.global_atom_sectors), out) << what;
+      ++runs;
+    }
+  EXPECT_GE(runs, 12);  // implicit GEMM, direct, im2col and the FFT at least, every direction
+}
+
+// A sample of blocks (corners and seeded random ones) stands for the grid:
+// its scaled counts are close to the full run's on a kernel whose blocks are
+// alike but for the grid's edges.
+TEST(SimtCountersAlgorithms, SampledImplicitGemmIsCloseToTheFullRun) {
+  const ConvProblem p = parse_problem("mb2ic8ih30iw30oc16oh30ow30kh3kw3ph1pw1");
+  const CudaImplicitGemm a;
+  for (Direction d : kAllDirections) {
+    const Counts full = total(count_algorithm(a, p, d, {}));
+    const Counts sampled = total(count_algorithm(a, p, d, {.sample_blocks = 8, .seed = 5}));
+    const auto near = [&](uint64_t s, uint64_t f, const char* what) {
+      EXPECT_NEAR(double(s), double(f), 0.25 * double(f)) << what << " " << to_string(d);
+    };
+    near(sampled.global_ld_sectors, full.global_ld_sectors, "global load sectors");
+    near(sampled.global_st_sectors + sampled.global_atom_sectors, full.global_st_sectors + full.global_atom_sectors,
+         "global store sectors");
+    near(sampled.warp_instructions, full.warp_instructions, "warp instructions");
+  }
+}
+
+// conv1's geometry (3 input channels, 11x11, stride 4) at a small size: what
+// each direction costs per useful FLOP, for the log (the kernels change; the
+// property asserted is only that each direction did its useful work).
+TEST(SimtCountersAlgorithms, ImplicitGemmConv1LikeProfileIsReported) {
+  const ConvProblem p = parse_problem("mb2ic3ih63iw63oc16oh14ow14kh11kw11sh4sw4ph2pw2");
+  const CudaImplicitGemm a;
+  for (Direction d : kAllDirections) {
+    const Counts c = total(count_algorithm(a, p, d, {.sample_blocks = 16, .seed = 1}));
+    const double gflop = p.flops() * 1e-9;
+    std::printf("cuda.implicit_gemm %s %-10s per useful GFLOP: %.0f global sectors, %.0f shared wavefronts, "
+                "%.0f warp instructions (%.1f lanes each)\n",
+                p.key().c_str(), std::string(to_string(d)).c_str(), double(c.global_ld_sectors) / gflop,
+                double(c.shared_ld_wavefronts + c.shared_st_wavefronts) / gflop, double(c.warp_instructions) / gflop,
+                double(c.active_lanes) / double(std::max<uint64_t>(c.warp_instructions, 1)));
+    expect_consistent(c, std::string(to_string(d)));
+    EXPECT_GT(c.global_ld_sectors, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace convlab::cuda::counting
