@@ -26,6 +26,7 @@ Counts& Counts::operator+=(const Counts& o) {
   shared_st_requests += o.shared_st_requests, shared_st_wavefronts += o.shared_st_wavefronts;
   shared_st_conflicts += o.shared_st_conflicts;
   warp_instructions += o.warp_instructions, active_lanes += o.active_lanes;
+  fma_instructions += o.fma_instructions, fma_lanes += o.fma_lanes, fma_useful_lanes += o.fma_useful_lanes;
   barriers += o.barriers;
   return *this;
 }
@@ -46,6 +47,8 @@ Counts LaunchCounts::scaled() const {
   s.shared_st_requests = sc(c.shared_st_requests), s.shared_st_wavefronts = sc(c.shared_st_wavefronts);
   s.shared_st_conflicts = sc(c.shared_st_conflicts);
   s.warp_instructions = sc(c.warp_instructions), s.active_lanes = sc(c.active_lanes);
+  s.fma_instructions = sc(c.fma_instructions), s.fma_lanes = sc(c.fma_lanes);
+  s.fma_useful_lanes = sc(c.fma_useful_lanes);
   s.barriers = sc(c.barriers);
   return s;
 }
@@ -90,21 +93,27 @@ struct LaneEvent {
   uint8_t op, space, lane;
 };
 
-// Per thread: how often it passed each code address since the last
-// reconvergence point (open addressing, power-of-two capacity).
-class Occurrences {
+// Per thread, per code address: a V since the last reconvergence point (open
+// addressing, power-of-two capacity).
+template <typename V>
+class PcTable {
  public:
-  uint32_t next(uintptr_t pc) {
+  V& at(uintptr_t pc) {
     if (keys_.empty() || 2 * (used_ + 1) > keys_.size()) grow();
     size_t i = hash(pc);
     while (keys_[i] != 0 && keys_[i] != pc) i = (i + 1) & (keys_.size() - 1);
     if (keys_[i] == 0) keys_[i] = pc, ++used_;
-    return counts_[i]++;
+    return vals_[i];
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] != 0) f(keys_[i], vals_[i]);
   }
   void clear() {
     if (used_ == 0) return;
     std::fill(keys_.begin(), keys_.end(), 0);
-    std::fill(counts_.begin(), counts_.end(), 0);
+    std::fill(vals_.begin(), vals_.end(), V{});
     used_ = 0;
   }
 
@@ -112,19 +121,23 @@ class Occurrences {
   size_t hash(uintptr_t pc) const { return size_t((pc * 0x9E3779B97F4A7C15ull) >> 20) & (keys_.size() - 1); }
   void grow() {
     std::vector<uintptr_t> keys = std::move(keys_);
-    std::vector<uint32_t> counts = std::move(counts_);
+    std::vector<V> vals = std::move(vals_);
     keys_.assign(std::max<size_t>(64, keys.size() * 2), 0);
-    counts_.assign(keys_.size(), 0);
+    vals_.assign(keys_.size(), V{});
     for (size_t j = 0; j < keys.size(); ++j) {
       if (keys[j] == 0) continue;
       size_t i = hash(keys[j]);
       while (keys_[i] != 0) i = (i + 1) & (keys_.size() - 1);
-      keys_[i] = keys[j], counts_[i] = counts[j];
+      keys_[i] = keys[j], vals_[i] = vals[j];
     }
   }
   std::vector<uintptr_t> keys_;
-  std::vector<uint32_t> counts_;
+  std::vector<V> vals_;
   size_t used_ = 0;
+};
+
+struct FmaCount {
+  uint64_t lanes = 0, useful = 0;  // fmaf calls at this address; those with no zero multiplicand
 };
 
 struct LaunchState {
@@ -144,13 +157,15 @@ struct SlotState {
   uintptr_t dyn_lo = 0, dyn_hi = 0, static_lo = 0, static_hi = 0;
   std::vector<ThreadState> threads;
   std::vector<LaneEvent> scratch;
+  std::vector<std::pair<uintptr_t, FmaCount>> fma_scratch;
   Counts counts;
 };
 
 struct ThreadState {
   SlotState* slot = nullptr;
   std::vector<Event> events;
-  Occurrences occ;
+  PcTable<uint32_t> occ;
+  PcTable<FmaCount> fma;
 };
 
 thread_local ThreadState* t_state = nullptr;
@@ -221,6 +236,29 @@ void price(const LaneEvent* b, const LaneEvent* e, Counts& c) {
   else ++c.shared_st_requests, c.shared_st_wavefronts += w, c.shared_st_conflicts += w - phases;
 }
 
+// The fmaf calls of lanes [first, last) of one warp: a warp issues, per code
+// address, as many instructions as its busiest lane made calls there.
+void count_fmas(SlotState& ss, int first, int last) {
+  auto& v = ss.fma_scratch;
+  v.clear();
+  for (int t = first; t < last; ++t) {
+    ss.threads[size_t(t)].fma.for_each([&](uintptr_t pc, const FmaCount& f) { v.emplace_back(pc, f); });
+    ss.threads[size_t(t)].fma.clear();
+  }
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  Counts& c = ss.counts;
+  for (size_t i = 0; i < v.size();) {
+    uint64_t most = 0;
+    size_t j = i;
+    for (; j < v.size() && v[j].first == v[i].first; ++j) {
+      most = std::max(most, v[j].second.lanes);
+      c.fma_lanes += v[j].second.lanes, c.fma_useful_lanes += v[j].second.useful;
+    }
+    c.fma_instructions += most;
+    i = j;
+  }
+}
+
 // Every thread of the slot is stopped: group each warp's accesses into
 // requests, price them, and start counting occurrences afresh (the warp
 // reconverges here).
@@ -239,6 +277,7 @@ void flush(Slot& S, bool at_barrier) {
       ts.events.clear();
       ts.occ.clear();
     }
+    count_fmas(*ss, w0, std::min(n, w0 + 32));
     std::sort(v.begin(), v.end(), [](const LaneEvent& a, const LaneEvent& b) {
       return a.pc != b.pc ? a.pc < b.pc : a.occ != b.occ ? a.occ < b.occ : a.lane < b.lane;
     });
@@ -316,7 +355,15 @@ void record(const void* p, size_t bytes, int op, const void* pc) {
   else if (ss.launch->is_global(a)) space = kGlobal;
   else return;
   const uintptr_t site = reinterpret_cast<uintptr_t>(pc);
-  ts->events.push_back({site, a, ts->occ.next(site), uint16_t(std::min<size_t>(bytes, 0xffff)), uint8_t(op), space});
+  ts->events.push_back({site, a, ts->occ.at(site)++, uint16_t(std::min<size_t>(bytes, 0xffff)), uint8_t(op), space});
+}
+
+void record_fma(float a, float b, const void* pc) {
+  ThreadState* ts = t_state;
+  if (!ts) return;
+  FmaCount& f = ts->fma.at(reinterpret_cast<uintptr_t>(pc));
+  ++f.lanes;
+  if (a != 0.0f && b != 0.0f) ++f.useful;
 }
 
 void start(const Options& options) {

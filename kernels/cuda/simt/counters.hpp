@@ -22,6 +22,12 @@
 //           conflicts = wavefronts - phases that had an active lane;
 //   warp_instructions / active_lanes: the counted memory instructions and the
 //           lanes that took part in them (32 per instruction when none idle);
+//   fma_*:  the kernels' fmaf calls (their arithmetic: the counting runtime
+//           stands in for libm's fmaf): warp FMA instructions (per code
+//           address, the most calls any lane of the warp made there between
+//           reconvergence points), lane FMAs, and the lane FMAs whose
+//           multiplicands are both non-zero (useful when the inputs hold no
+//           zeros: padding, masked tile rows and stride holes multiply zeros);
 //   barriers: __syncthreads completed, per block, summed over blocks.
 // Sampling (Options::sample_blocks) runs only that many blocks of each launch
 // (the corners of the grid, then a seeded random set) at the full problem
@@ -41,7 +47,8 @@ struct Counts {
   uint64_t global_atom_requests = 0, global_atom_sectors = 0;
   uint64_t shared_ld_requests = 0, shared_ld_wavefronts = 0, shared_ld_conflicts = 0;
   uint64_t shared_st_requests = 0, shared_st_wavefronts = 0, shared_st_conflicts = 0;
-  uint64_t warp_instructions = 0, active_lanes = 0;
+  uint64_t warp_instructions = 0, active_lanes = 0;  // the memory requests above
+  uint64_t fma_instructions = 0, fma_lanes = 0, fma_useful_lanes = 0;
   uint64_t barriers = 0;
 
   Counts& operator+=(const Counts& o);

@@ -38,7 +38,9 @@ std::string format_line(const LaunchCounts& r) {
   s += " st " + std::to_string(c.shared_st_requests) + " req " + std::to_string(c.shared_st_wavefronts) +
        " wavefronts " + std::to_string(c.shared_st_conflicts) + " conflicts";
   s += " | warp inst " + std::to_string(c.warp_instructions) + " lanes/inst " +
-       ratio(c.active_lanes, c.warp_instructions) + " | barriers " + std::to_string(c.barriers);
+       ratio(c.active_lanes, c.warp_instructions);
+  s += " | fma " + std::to_string(c.fma_instructions) + " inst lanes/inst " + ratio(c.fma_lanes, c.fma_instructions) +
+       " useful/inst " + ratio(c.fma_useful_lanes, c.fma_instructions) + " | barriers " + std::to_string(c.barriers);
   return s;
 }
 
@@ -46,7 +48,7 @@ std::string csv_header() {
   return "kernel,grid,block,blocks,sampled_blocks,global_ld_requests,global_ld_sectors,global_st_requests,"
          "global_st_sectors,global_atom_requests,global_atom_sectors,shared_ld_requests,shared_ld_wavefronts,"
          "shared_ld_conflicts,shared_st_requests,shared_st_wavefronts,shared_st_conflicts,warp_instructions,"
-         "active_lanes,barriers";
+         "active_lanes,fma_instructions,fma_lanes,fma_useful_lanes,barriers";
 }
 
 std::string csv_row(const LaunchCounts& r) {
@@ -59,7 +61,8 @@ std::string csv_row(const LaunchCounts& r) {
   for (uint64_t v : {c.global_ld_requests, c.global_ld_sectors, c.global_st_requests, c.global_st_sectors,
                      c.global_atom_requests, c.global_atom_sectors, c.shared_ld_requests, c.shared_ld_wavefronts,
                      c.shared_ld_conflicts, c.shared_st_requests, c.shared_st_wavefronts, c.shared_st_conflicts,
-                     c.warp_instructions, c.active_lanes, c.barriers})
+                     c.warp_instructions, c.active_lanes, c.fma_instructions, c.fma_lanes, c.fma_useful_lanes,
+                     c.barriers})
     s += "," + std::to_string(v);
   return s;
 }

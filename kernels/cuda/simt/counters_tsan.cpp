@@ -4,7 +4,11 @@
 // counters.cpp with the instruction's address (the return address); atomics
 // are performed as asked and not recorded here (simt.hpp's atomicAdd & co.
 // record themselves once per call, through emu::note_atomic); function
-// entry / exit and initialisation do nothing. Not instrumented itself.
+// entry / exit and initialisation do nothing. fmaf, the kernels' arithmetic,
+// is libm's, interposed: each call is recorded (counters.cpp), then computed by
+// libm. Not instrumented itself.
+#include <dlfcn.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -13,6 +17,7 @@
 using convlab::simt::counters::kLoad;
 using convlab::simt::counters::kStore;
 using convlab::simt::counters::record;
+using convlab::simt::counters::record_fma;
 
 #define CONVLAB_RA __builtin_return_address(0)
 
@@ -72,5 +77,12 @@ CONVLAB_TSAN_ATOMIC(16, uint16_t)
 CONVLAB_TSAN_ATOMIC(32, uint32_t)
 CONVLAB_TSAN_ATOMIC(64, uint64_t)
 #undef CONVLAB_TSAN_ATOMIC
+
+float fmaf(float a, float b, float c) {
+  using Fmaf = float (*)(float, float, float);
+  static const Fmaf libm = reinterpret_cast<Fmaf>(dlsym(RTLD_NEXT, "fmaf"));
+  record_fma(a, b, CONVLAB_RA);
+  return libm(a, b, c);
+}
 
 }  // extern "C"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,20 @@ inline std::unique_ptr<Algorithm> emulated_algorithm(std::string_view name) {
   return nullptr;
 }
 
+// Seeded values in +-[0.5, 1.5): no zeros, so an FMA with a zero multiplicand
+// is one the algorithm made up (padding, masked rows, stride holes).
+inline std::vector<float> nonzero_values(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> mag(0.5f, 1.5f);
+  for (float& x : v) x = (rng() & 1) ? mag(rng) : -mag(rng);
+  return v;
+}
+
 // One run of a on p in direction d, counted; throws Error when a does not
-// support it. Inputs are zero bytes (the counts do not depend on the values).
+// support it. Every tensor holds nonzero_values(), the workspace 0x3F bytes
+// (0.747f, also non-zero: with sampling, what unsampled blocks would have
+// written stays that).
 inline std::vector<simt::counters::LaunchCounts> count_algorithm(const Algorithm& a, const ConvProblem& p,
                                                                   Direction d, const simt::counters::Options& o) {
   const Support s = a.supports(p, d);
@@ -53,7 +66,9 @@ inline std::vector<simt::counters::LaunchCounts> count_algorithm(const Algorithm
                  std::string(a.name()) + " (" + std::string(to_string(d)) + ")");
   simt::DeviceArray<float> src(size_t(p.src_elems())), wei(size_t(p.wei_elems())), dst(size_t(p.dst_elems()));
   simt::DeviceArray<float> ws(ws_floats);
-  for (auto* arr : {&src, &wei, &dst}) arr->fill_bytes(0);
+  uint32_t seed = 1;
+  for (auto* arr : {&src, &wei, &dst}) arr->upload(nonzero_values(arr->size(), seed++));
+  ws.fill_bytes(0x3F);
   ExecContext ctx;
   ctx.device = DeviceKind::cuda;
   simt::counters::start(o);

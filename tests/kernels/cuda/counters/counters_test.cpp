@@ -62,6 +62,16 @@ __global__ void barriers_kernel(float* out) {
 
 __global__ void atomic_kernel(float* out) { atomicAdd(&out[blockIdx.x], 1.0f); }
 
+// Lanes 0..23 of each warp compute, lanes 0..7 of them multiplying by zero;
+// lane l then makes l % 4 + 1 more calls at one site (a warp issues 4).
+__global__ void fma_kernel(const float* in, float* out) {
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x), lane = int(threadIdx.x % 32);
+  float acc = 1.0f;
+  if (lane < 24) acc = fmaf(in[i], lane < 8 ? 0.0f : 2.0f, acc);
+  for (int k = 0; k <= lane % 4; ++k) acc = fmaf(acc, 0.5f, 1.0f);
+  out[i] = acc;
+}
+
 template <typename F>
 std::vector<LaunchCounts> counted(F&& launch, counters::Options o = {}) {
   counters::start(o);
@@ -154,6 +164,19 @@ TEST(SimtCounters, BarriersAndAtomicsAreCounted) {
   EXPECT_EQ(r[1].counted.global_atom_requests, 6u);  // one per warp
   EXPECT_EQ(r[1].counted.global_atom_sectors, 6u);   // every lane on one float
   EXPECT_EQ(r[1].counted.active_lanes, 6u * 32);
+}
+
+TEST(SimtCounters, FmaInstructionsLanesAndUsefulLanes) {
+  std::vector<float> host(128, 3.0f);
+  DeviceArray<float> in(host), out(128);
+  const auto r = counted([&] { CONVLAB_LAUNCH(fma_kernel, dim3(2), dim3(64), 0, nullptr, in.get(), out.get()); });
+  ASSERT_EQ(r.size(), 1u);
+  const Counts& c = r[0].counted;
+  EXPECT_EQ(c.fma_instructions, 4u * (1 + 4));                  // 4 warps: the masked call, 4 loop calls
+  EXPECT_EQ(c.fma_lanes, 4u * (24 + 8 * (1 + 2 + 3 + 4)));       // 24 lanes, then 1..4 calls per lane
+  EXPECT_EQ(c.fma_useful_lanes, 4u * (16 + 8 * (1 + 2 + 3 + 4)));  // 8 lanes multiplied by zero
+  std::vector<float> got = out.download();
+  EXPECT_FLOAT_EQ(got[8], fmaf(fmaf(3.0f, 2.0f, 1.0f), 0.5f, 1.0f));  // libm's fmaf still computes
 }
 
 TEST(SimtCounters, SamplingScalesExactlyOnAUniformGrid) {
