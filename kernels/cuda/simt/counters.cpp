@@ -142,8 +142,6 @@ struct FmaCount {
 
 struct LaunchState {
   std::vector<std::pair<uintptr_t, uintptr_t>> global;  // [begin, end), sorted by begin
-  std::mutex m;
-  Counts total;
   bool is_global(uintptr_t a) const {
     auto it = std::upper_bound(global.begin(), global.end(), std::make_pair(a, ~uintptr_t(0)));
     return it != global.begin() && a < std::prev(it)->second;
@@ -158,6 +156,7 @@ struct SlotState {
   std::vector<ThreadState> threads;
   std::vector<LaneEvent> scratch;
   std::vector<std::pair<uintptr_t, FmaCount>> fma_scratch;
+  std::vector<uintptr_t> ids;  // sectors or words of one request
   Counts counts;
 };
 
@@ -181,27 +180,20 @@ Global& global() {
 }
 
 // The distinct 32-byte sectors the lanes of one global request touch.
-uint64_t sectors(const LaneEvent* b, const LaneEvent* e) {
-  uintptr_t ids[128];
-  size_t n = 0;
-  std::vector<uintptr_t> more;
+uint64_t sectors(const LaneEvent* b, const LaneEvent* e, std::vector<uintptr_t>& ids) {
+  ids.clear();
   for (const LaneEvent* x = b; x != e; ++x)
-    for (uintptr_t s = x->addr >> 5; s <= (x->addr + x->bytes - 1) >> 5; ++s) {
-      if (n < 128) ids[n++] = s;
-      else more.push_back(s);
-    }
-  more.insert(more.end(), ids, ids + n);
-  std::sort(more.begin(), more.end());
-  return uint64_t(std::unique(more.begin(), more.end()) - more.begin());
+    for (uintptr_t s = x->addr >> 5; s <= (x->addr + x->bytes - 1) >> 5; ++s) ids.push_back(s);
+  std::sort(ids.begin(), ids.end());
+  return uint64_t(std::unique(ids.begin(), ids.end()) - ids.begin());
 }
 
 // Shared-memory wavefronts of one request, and the phases with an active lane.
-std::pair<uint64_t, uint64_t> wavefronts(const LaneEvent* b, const LaneEvent* e) {
+std::pair<uint64_t, uint64_t> wavefronts(const LaneEvent* b, const LaneEvent* e, std::vector<uintptr_t>& words) {
   unsigned bytes = 0;
   for (const LaneEvent* x = b; x != e; ++x) bytes = std::max<unsigned>(bytes, x->bytes);
   const unsigned phase_lanes = bytes <= 4 ? 32 : bytes <= 8 ? 16 : 8;
   uint64_t total = 0, phases = 0;
-  std::vector<uintptr_t> words;
   for (unsigned first = 0; first < 32; first += phase_lanes) {
     words.clear();
     for (const LaneEvent* x = b; x != e; ++x)
@@ -219,19 +211,20 @@ std::pair<uint64_t, uint64_t> wavefronts(const LaneEvent* b, const LaneEvent* e)
   return {total, phases};
 }
 
-void price(const LaneEvent* b, const LaneEvent* e, Counts& c) {
+void price(const LaneEvent* b, const LaneEvent* e, SlotState& ss) {
+  Counts& c = ss.counts;
   uint32_t lanes = 0;
   for (const LaneEvent* x = b; x != e; ++x) lanes |= 1u << x->lane;
   ++c.warp_instructions;
   c.active_lanes += uint64_t(__builtin_popcount(lanes));
   if (b->space == kGlobal) {
-    const uint64_t s = sectors(b, e);
+    const uint64_t s = sectors(b, e, ss.ids);
     if (b->op == kLoad) ++c.global_ld_requests, c.global_ld_sectors += s;
     else if (b->op == kStore) ++c.global_st_requests, c.global_st_sectors += s;
     else ++c.global_atom_requests, c.global_atom_sectors += s;
     return;
   }
-  const auto [w, phases] = wavefronts(b, e);
+  const auto [w, phases] = wavefronts(b, e, ss.ids);
   if (b->op == kLoad) ++c.shared_ld_requests, c.shared_ld_wavefronts += w, c.shared_ld_conflicts += w - phases;
   else ++c.shared_st_requests, c.shared_st_wavefronts += w, c.shared_st_conflicts += w - phases;
 }
@@ -284,7 +277,7 @@ void flush(Slot& S, bool at_barrier) {
     for (size_t i = 0; i < v.size();) {
       size_t j = i + 1;
       while (j < v.size() && v[j].pc == v[i].pc && v[j].occ == v[i].occ) ++j;
-      price(v.data() + i, v.data() + j, ss->counts);
+      price(v.data() + i, v.data() + j, *ss);
       i = j;
     }
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
@@ -53,9 +54,11 @@ inline std::vector<float> nonzero_values(size_t n, uint32_t seed) {
 }
 
 // One run of a on p in direction d, counted; throws Error when a does not
-// support it. Every tensor holds nonzero_values(), the workspace 0x3F bytes
-// (0.747f, also non-zero: with sampling, what unsampled blocks would have
-// written stays that).
+// support it. Every tensor holds nonzero_values(). The workspace holds 32-bit
+// ones: with sampling, what skipped blocks would have written stays that, and
+// a one is a harmless index (a kernel may read a table an earlier kernel
+// built) and a non-zero float (the smallest denormal), so made-up zeros are
+// still the algorithm's own.
 inline std::vector<simt::counters::LaunchCounts> count_algorithm(const Algorithm& a, const ConvProblem& p,
                                                                   Direction d, const simt::counters::Options& o) {
   const Support s = a.supports(p, d);
@@ -68,7 +71,8 @@ inline std::vector<simt::counters::LaunchCounts> count_algorithm(const Algorithm
   simt::DeviceArray<float> ws(ws_floats);
   uint32_t seed = 1;
   for (auto* arr : {&src, &wei, &dst}) arr->upload(nonzero_values(arr->size(), seed++));
-  ws.fill_bytes(0x3F);
+  const std::vector<uint32_t> ones(ws_floats, 1u);
+  simt::copy_h2d(ws.get(), ones.data(), ws_floats * sizeof(uint32_t));
   ExecContext ctx;
   ctx.device = DeviceKind::cuda;
   simt::counters::start(o);
