@@ -12,6 +12,8 @@
 #           (-fsanitize=address,undefined, no recovery: UB fails the test)
 #   tsan    convlab_emulated_tsan   tests test_<folder>_tsan     "tsan." + name
 #           (-fsanitize=thread: a missing __syncthreads is a race)
+#   count   convlab_emulated_count  (emulated_cuda_count.cmake) kernels instrumented
+#           for the counting runtime, kernels/cuda/simt/counters.hpp
 # Nothing else of the project is linked in (no OpenMP: TSan does not understand
 # libgomp), so these build quickly and run on any machine.
 include_guard(GLOBAL)

@@ -7,10 +7,10 @@
 #                            counting runtime (counters*.cpp, which receive the
 #                            __tsan_* calls) compiled plainly.
 # Code generation stays close to what nvcc issues per thread: no
-# auto-vectorisation (a GPU thread issues its own scalar accesses), no scalar
-# replacement of aggregates (a float4 copy stays one 16-byte access, as
-# LDS.128 / LDG.128), no loops turned into memset / memcpy calls (which would
-# escape the instrumentation).
+# auto-vectorisation and no merging of adjacent stores (a GPU thread issues
+# its own scalar accesses), no scalar replacement of aggregates (a float4 copy
+# stays one 16-byte access, as LDS.128 / LDG.128), no loops turned into
+# memset / memcpy calls (which would escape the instrumentation).
 # convlab_emulated_count_sources(<target> <sources...>): compiles those sources
 # (a test's own kernels) the same way.
 include_guard(GLOBAL)
@@ -22,7 +22,7 @@ if(CONVLAB_SANITIZE OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
 endif()
 set(CONVLAB_EMULATED_COUNT ON CACHE INTERNAL "")
 
-set(CONVLAB_COUNT_FLAGS -fsanitize=thread -O2 -fno-tree-sra -fno-tree-vectorize
+set(CONVLAB_COUNT_FLAGS -fsanitize=thread -O2 -fno-tree-sra -fno-tree-vectorize -fno-store-merging
     -fno-tree-loop-distribute-patterns CACHE INTERNAL "")
 
 function(convlab_emulated_count_sources target)

@@ -22,6 +22,15 @@ __global__ void copy_kernel(const float* in, float* out, int stride) {
   out[i] = in[int64_t(i) * stride];
 }
 
+// Two adjacent scalar stores per thread: two requests (a GPU thread issues
+// them as written; the CPU compiler must not merge them into one 8-byte store).
+__global__ void pair_store_kernel(const float* in, float* out) {
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  const float v = in[i];
+  out[2 * i] = v;
+  out[2 * i + 1] = v + 1.0f;
+}
+
 __global__ void half_warp_copy_kernel(const float* in, float* out) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (threadIdx.x % 32 < 16) out[i] = in[i];
@@ -104,6 +113,14 @@ TEST(SimtCounters, Stride32LoadIsThirtyTwoSectorsPerRequest) {
   EXPECT_EQ(r[0].counted.global_ld_requests, 8u);
   EXPECT_EQ(r[0].counted.global_ld_sectors, 8u * 32);
   EXPECT_EQ(r[0].counted.global_st_sectors, 8u * 4);
+}
+
+TEST(SimtCounters, AdjacentScalarStoresStayTwoRequests) {
+  DeviceArray<float> in(64), out(128);
+  const auto r = counted([&] { CONVLAB_LAUNCH(pair_store_kernel, dim3(1), dim3(64), 0, nullptr, in.get(), out.get()); });
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].counted.global_st_requests, 4u);    // 2 warps x 2 stores
+  EXPECT_EQ(r[0].counted.global_st_sectors, 4u * 8);  // every other float of 256 B
 }
 
 TEST(SimtCounters, HalfMaskedBranchHasSixteenActiveLanes) {
