@@ -1,7 +1,7 @@
 // The counting runtime on the real cuda.* algorithms (their emulated
 // compositions): properties every correct implementation has, whatever its
-// design (the kernels change; these must not), and the profile of
-// cuda.implicit_gemm on a conv1-like problem printed for the log.
+// design (the kernels change; these must not), and the profile of the known
+// slow paths printed for the log.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -106,24 +106,36 @@ TEST(SimtCountersAlgorithms, SampledImplicitGemmIsCloseToTheFullRun) {
   }
 }
 
-// conv1's geometry (3 input channels, 11x11, stride 4) at a small size: what
-// each direction costs per useful FLOP (products that multiply no padding),
-// for the log (the kernels change; the properties asserted hold for any).
-TEST(SimtCountersAlgorithms, ImplicitGemmConv1LikeProfileIsReported) {
-  const ConvProblem p = parse_problem("mb1ic3ih35iw35oc8oh8ow8kh11kw11sh4sw4ph2pw2");
-  const CudaImplicitGemm a;
-  for (Direction d : kAllDirections) {
-    const Counts c = total(count_algorithm(a, p, d, {.sample_blocks = 4, .seed = 1}));
-    const double gflop = 2e-9 * double(useful_products(p));
-    std::printf("cuda.implicit_gemm %s %-10s per useful GFLOP: %.3g global sectors, %.3g shared wavefronts, "
-                "%.3g memory instructions (%.1f lanes each); lane FMAs per useful FMA %.2f (%.1f %% useful)\n",
-                p.key().c_str(), std::string(to_string(d)).c_str(), double(c.global_ld_sectors) / gflop,
-                double(c.shared_ld_wavefronts + c.shared_st_wavefronts) / gflop, double(c.warp_instructions) / gflop,
-                double(c.active_lanes) / double(std::max<uint64_t>(c.warp_instructions, 1)),
-                double(c.fma_lanes) / double(useful_products(p)),
-                100.0 * double(c.fma_useful_lanes) / double(std::max<uint64_t>(c.fma_lanes, 1)));
-    expect_consistent(c, std::string(to_string(d)));
-    EXPECT_GT(c.global_ld_sectors, 0u);
+// The shapes behind the known slow paths, at a small size: conv1's geometry
+// (3 input channels, 11x11, stride 4) for the GEMM-like and direct kernels,
+// a 3x3 layer for Winograd F(2x2, 3x3). Each direction's cost per useful
+// FLOP (products that multiply no padding) is printed for the log; the
+// kernels change, so what is asserted holds for any correct one.
+TEST(SimtCountersAlgorithms, KnownSlowPathsAreReported) {
+  const ConvProblem conv1 = parse_problem("mb1ic3ih35iw35oc8oh8ow8kh11kw11sh4sw4ph2pw2");
+  const ConvProblem conv3 = parse_problem("mb1ic16ih13iw13oc16oh13ow13kh3kw3ph1pw1");
+  const struct {
+    std::unique_ptr<Algorithm> a;
+    ConvProblem p;
+  } cases[] = {{emulated_algorithm("cuda.implicit_gemm"), conv1},
+               {emulated_algorithm("cuda.direct"), conv1},
+               {emulated_algorithm("cuda.winograd_f2x3"), conv3}};
+  for (const auto& [a, p] : cases) {
+    ASSERT_TRUE(a);
+    for (Direction d : kAllDirections) {
+      const Counts c = total(count_algorithm(*a, p, d, {.sample_blocks = 4, .seed = 1}));
+      const double useful = double(useful_products(p)), gflop = 2e-9 * useful;
+      const auto per = [](uint64_t x, uint64_t n) { return double(x) / double(std::max<uint64_t>(n, 1)); };
+      std::printf("%s %s %-10s per useful GFLOP: %.3g global sectors, %.3g shared wavefronts; %.1f sectors/request, "
+                  "%.2f shared wavefronts/request; lane FMAs per useful product %.2f\n",
+                  std::string(a->name()).c_str(), p.key().c_str(), std::string(to_string(d)).c_str(),
+                  double(c.global_ld_sectors) / gflop, double(c.shared_ld_wavefronts + c.shared_st_wavefronts) / gflop,
+                  per(c.global_ld_sectors + c.global_st_sectors, c.global_ld_requests + c.global_st_requests),
+                  per(c.shared_ld_wavefronts + c.shared_st_wavefronts, c.shared_ld_requests + c.shared_st_requests),
+                  double(c.fma_lanes) / useful);
+      expect_consistent(c, std::string(a->name()) + " " + std::string(to_string(d)));
+      EXPECT_GT(c.global_ld_sectors, 0u);
+    }
   }
 }
 
