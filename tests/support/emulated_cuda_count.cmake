@@ -38,7 +38,7 @@ set(_count_runtime ${_emu_sources})
 list(REMOVE_ITEM _count_runtime ${_emu_wrappers})
 add_library(convlab_emulated_count STATIC ${_count_runtime} $<TARGET_OBJECTS:convlab_emulated_count_kernels>
   ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/counters.cpp ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/counters_tsan.cpp
-  ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/counters_format.cpp)
+  ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/counters_format.cpp ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/counters_symbols.cpp)
 target_include_directories(convlab_emulated_count PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include
                                                      ${CONVLAB_CUDA_VECTOR_TYPES_DIR})
 target_link_libraries(convlab_emulated_count PUBLIC Threads::Threads)

@@ -219,14 +219,21 @@ void price(const LaneEvent* b, const LaneEvent* e, SlotState& ss) {
   c.active_lanes += uint64_t(__builtin_popcount(lanes));
   if (b->space == kGlobal) {
     const uint64_t s = sectors(b, e, ss.ids);
-    if (b->op == kLoad) ++c.global_ld_requests, c.global_ld_sectors += s;
-    else if (b->op == kStore) ++c.global_st_requests, c.global_st_sectors += s;
-    else ++c.global_atom_requests, c.global_atom_sectors += s;
+    uint64_t& requests = b->op == kLoad    ? c.global_ld_requests
+                         : b->op == kStore ? c.global_st_requests
+                                           : c.global_atom_requests;
+    uint64_t& sum = b->op == kLoad    ? c.global_ld_sectors
+                    : b->op == kStore ? c.global_st_sectors
+                                      : c.global_atom_sectors;
+    ++requests;
+    sum += s;
     return;
   }
   const auto [w, phases] = wavefronts(b, e, ss.ids);
-  if (b->op == kLoad) ++c.shared_ld_requests, c.shared_ld_wavefronts += w, c.shared_ld_conflicts += w - phases;
-  else ++c.shared_st_requests, c.shared_st_wavefronts += w, c.shared_st_conflicts += w - phases;
+  const bool load = b->op == kLoad;  // a shared atomic counts as a store
+  ++(load ? c.shared_ld_requests : c.shared_st_requests);
+  (load ? c.shared_ld_wavefronts : c.shared_st_wavefronts) += w;
+  (load ? c.shared_ld_conflicts : c.shared_st_conflicts) += w - phases;
 }
 
 // The fmaf calls of lanes [first, last) of one warp: a warp issues, per code
@@ -320,6 +327,7 @@ void thread_end() { t_state = nullptr; }
 void launch_end(Launch& L) {
   LaunchCounts r;
   r.kernel = L.name;
+  r.function = function_name(L.kernel);
   r.grid[0] = L.grid.x, r.grid[1] = L.grid.y, r.grid[2] = L.grid.z;
   r.block[0] = L.block.x, r.block[1] = L.block.y, r.block[2] = L.block.z;
   r.dynamic_smem = L.shmem;
@@ -343,10 +351,9 @@ void record(const void* p, size_t bytes, int op, const void* pc) {
   if (!ts || bytes == 0) return;
   const SlotState& ss = *ts->slot;
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  uint8_t space;
-  if ((a >= ss.static_lo && a < ss.static_hi) || (a >= ss.dyn_lo && a < ss.dyn_hi)) space = kShared;
-  else if (ss.launch->is_global(a)) space = kGlobal;
-  else return;
+  const bool shared = (a >= ss.static_lo && a < ss.static_hi) || (a >= ss.dyn_lo && a < ss.dyn_hi);
+  if (!shared && !ss.launch->is_global(a)) return;
+  const uint8_t space = shared ? kShared : kGlobal;
   const uintptr_t site = reinterpret_cast<uintptr_t>(pc);
   ts->events.push_back({site, a, ts->occ.at(site)++, uint16_t(std::min<size_t>(bytes, 0xffff)), uint8_t(op), space});
 }

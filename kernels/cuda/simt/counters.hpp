@@ -56,7 +56,8 @@ struct Counts {
 };
 
 struct LaunchCounts {
-  std::string kernel;
+  std::string kernel;    // as CONVLAB_LAUNCH spelt it ("implicit_gemm_kernel<Op>")
+  std::string function;  // the instantiation, from the symbol table ("ns::implicit_gemm_kernel<ns::FwdOp>"), or
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   uint64_t dynamic_smem = 0;
   uint64_t blocks = 0;          // blocks in the grid
@@ -82,7 +83,8 @@ std::vector<LaunchCounts> stop();
 // 0 or >= the grid, else the grid's corners first, then seeded random blocks.
 std::vector<uint64_t> sample_of(unsigned gx, unsigned gy, unsigned gz, const Options& options);
 
-// One line per launch, scaled: kernel, grid, block, the counts and ratios.
+// One line per launch, scaled: kernel (its instantiation when known), grid,
+// block, the counts and ratios.
 std::string format_line(const LaunchCounts& c);
 // CSV: header, then one row per launch (scaled counts).
 std::string csv_header();

@@ -20,12 +20,19 @@ std::string ratio(uint64_t a, uint64_t b) {
   return buf;
 }
 
+// A CSV field: in double quotes (template arguments hold commas), any quote doubled.
+std::string quoted(const std::string& text) {
+  std::string q = "\"";
+  for (char ch : text) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
 }  // namespace
 
 std::string format_line(const LaunchCounts& r) {
   const Counts c = r.scaled();
-  std::string s = r.kernel + " grid " + dims(r.grid) + " block " + dims(r.block) + " blocks " +
-                  std::to_string(r.sampled_blocks) + "/" + std::to_string(r.blocks);
+  std::string s = (r.function.empty() ? r.kernel : r.function) + " grid " + dims(r.grid) + " block " + dims(r.block) +
+                  " blocks " + std::to_string(r.sampled_blocks) + "/" + std::to_string(r.blocks);
   s += " | global ld " + std::to_string(c.global_ld_requests) + " req " + std::to_string(c.global_ld_sectors) +
        " sectors (" + ratio(c.global_ld_sectors, c.global_ld_requests) + "/req)";
   s += " st " + std::to_string(c.global_st_requests) + " req " + std::to_string(c.global_st_sectors) + " sectors (" +
@@ -45,7 +52,7 @@ std::string format_line(const LaunchCounts& r) {
 }
 
 std::string csv_header() {
-  return "kernel,grid,block,blocks,sampled_blocks,global_ld_requests,global_ld_sectors,global_st_requests,"
+  return "kernel,function,grid,block,blocks,sampled_blocks,global_ld_requests,global_ld_sectors,global_st_requests,"
          "global_st_sectors,global_atom_requests,global_atom_sectors,shared_ld_requests,shared_ld_wavefronts,"
          "shared_ld_conflicts,shared_st_requests,shared_st_wavefronts,shared_st_conflicts,warp_instructions,"
          "active_lanes,fma_instructions,fma_lanes,fma_useful_lanes,barriers";
@@ -53,16 +60,13 @@ std::string csv_header() {
 
 std::string csv_row(const LaunchCounts& r) {
   const Counts c = r.scaled();
-  std::string name = r.kernel;
-  for (char& ch : name)
-    if (ch == ',' || ch == '"' || static_cast<unsigned char>(ch) < 0x20) ch = ' ';  // template commas
-  std::string s = "\"" + name + "\"," + dims(r.grid) + "," + dims(r.block) + "," + std::to_string(r.blocks) + "," +
-                  std::to_string(r.sampled_blocks);
-  for (uint64_t v : {c.global_ld_requests, c.global_ld_sectors, c.global_st_requests, c.global_st_sectors,
-                     c.global_atom_requests, c.global_atom_sectors, c.shared_ld_requests, c.shared_ld_wavefronts,
-                     c.shared_ld_conflicts, c.shared_st_requests, c.shared_st_wavefronts, c.shared_st_conflicts,
-                     c.warp_instructions, c.active_lanes, c.fma_instructions, c.fma_lanes, c.fma_useful_lanes,
-                     c.barriers})
+  std::string s = quoted(r.kernel) + "," + quoted(r.function) + "," + dims(r.grid) + "," + dims(r.block) + "," +
+                  std::to_string(r.blocks) + "," + std::to_string(r.sampled_blocks);
+  for (uint64_t v :
+       {c.global_ld_requests, c.global_ld_sectors, c.global_st_requests, c.global_st_sectors, c.global_atom_requests,
+        c.global_atom_sectors, c.shared_ld_requests, c.shared_ld_wavefronts, c.shared_ld_conflicts,
+        c.shared_st_requests, c.shared_st_wavefronts, c.shared_st_conflicts, c.warp_instructions, c.active_lanes,
+        c.fma_instructions, c.fma_lanes, c.fma_useful_lanes, c.barriers})
     s += "," + std::to_string(v);
   return s;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace convlab::simt::counters {
 
@@ -15,5 +16,8 @@ void record(const void* p, size_t bytes, int op, const void* pc);
 // Records one fmaf(a, b, c) by the instruction at pc when the calling thread
 // runs a kernel: useful unless a or b is zero.
 void record_fma(float a, float b, const void* pc);
+// The demangled name of the function at fn ("ns::kernel<16, 128>"; "" when
+// this executable's symbol table does not list it).
+std::string function_name(const void* fn);
 
 }  // namespace convlab::simt::counters

@@ -252,6 +252,7 @@ void launch(const char* name, const void* kernel, dim3 grid, dim3 block, size_t 
 
   Launch L;
   L.name = name;
+  L.kernel = kernel;
   L.grid = grid;
   L.block = block;
   L.shmem = shmem;

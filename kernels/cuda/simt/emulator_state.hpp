@@ -97,6 +97,7 @@ struct Bytes {
 
 struct Launch {
   const char* name = "";
+  const void* kernel = nullptr;
   dim3 grid, block;
   size_t shmem = 0, smem_total_limit = 0;
   const std::function<void()>* body = nullptr;

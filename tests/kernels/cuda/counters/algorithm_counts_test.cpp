@@ -21,12 +21,14 @@ ConvProblem small_problem() { return parse_problem("mb1ic3ih6iw7oc4oh6ow7kh3kw3p
 // The bytes a direction must read (both inputs, every element of which
 // reaches the output on this problem) and write.
 std::pair<double, double> must_move(const ConvProblem& p, Direction d) {
-  const double src = 4.0 * double(p.src_elems()), wei = 4.0 * double(p.wei_elems()),
-               dst = 4.0 * double(p.dst_elems());
+  const double src = 4.0 * double(p.src_elems()), wei = 4.0 * double(p.wei_elems()), dst = 4.0 * double(p.dst_elems());
   switch (d) {
-    case Direction::fwd: return {src + wei, dst};
-    case Direction::bwd_data: return {dst + wei, src};
-    case Direction::bwd_filter: return {src + dst, wei};
+    case Direction::fwd:
+      return {src + wei, dst};
+    case Direction::bwd_data:
+      return {dst + wei, src};
+    case Direction::bwd_filter:
+      return {src + dst, wei};
   }
   return {0, 0};
 }
@@ -126,13 +128,14 @@ TEST(SimtCountersAlgorithms, KnownSlowPathsAreReported) {
       const Counts c = total(count_algorithm(*a, p, d, {.sample_blocks = 4, .seed = 1}));
       const double useful = double(useful_products(p)), gflop = 2e-9 * useful;
       const auto per = [](uint64_t x, uint64_t n) { return double(x) / double(std::max<uint64_t>(n, 1)); };
-      std::printf("%s %s %-10s per useful GFLOP: %.3g global sectors, %.3g shared wavefronts; %.1f sectors/request, "
-                  "%.2f shared wavefronts/request; lane FMAs per useful product %.2f\n",
-                  std::string(a->name()).c_str(), p.key().c_str(), std::string(to_string(d)).c_str(),
-                  double(c.global_ld_sectors) / gflop, double(c.shared_ld_wavefronts + c.shared_st_wavefronts) / gflop,
-                  per(c.global_ld_sectors + c.global_st_sectors, c.global_ld_requests + c.global_st_requests),
-                  per(c.shared_ld_wavefronts + c.shared_st_wavefronts, c.shared_ld_requests + c.shared_st_requests),
-                  double(c.fma_lanes) / useful);
+      std::printf(
+          "%s %s %-10s per useful GFLOP: %.3g global sectors, %.3g shared wavefronts; %.1f sectors/request, "
+          "%.2f shared wavefronts/request; lane FMAs per useful product %.2f\n",
+          std::string(a->name()).c_str(), p.key().c_str(), std::string(to_string(d)).c_str(),
+          double(c.global_ld_sectors) / gflop, double(c.shared_ld_wavefronts + c.shared_st_wavefronts) / gflop,
+          per(c.global_ld_sectors + c.global_st_sectors, c.global_ld_requests + c.global_st_requests),
+          per(c.shared_ld_wavefronts + c.shared_st_wavefronts, c.shared_ld_requests + c.shared_st_requests),
+          double(c.fma_lanes) / useful);
       expect_consistent(c, std::string(a->name()) + " " + std::string(to_string(d)));
       EXPECT_GT(c.global_ld_sectors, 0u);
     }

@@ -59,11 +59,11 @@ inline std::vector<float> nonzero_values(size_t n, uint32_t seed) {
 // a one is a harmless index (a kernel may read a table an earlier kernel
 // built) and a non-zero float (the smallest denormal), so made-up zeros are
 // still the algorithm's own.
-inline std::vector<simt::counters::LaunchCounts> count_algorithm(const Algorithm& a, const ConvProblem& p,
-                                                                  Direction d, const simt::counters::Options& o) {
+inline std::vector<simt::counters::LaunchCounts> count_algorithm(const Algorithm& a, const ConvProblem& p, Direction d,
+                                                                 const simt::counters::Options& o) {
   const Support s = a.supports(p, d);
-  if (!s.ok) fail(std::string(a.name()) + " does not support this problem (" + std::string(to_string(d)) +
-                  "): " + s.reason);
+  if (!s.ok)
+    fail(std::string(a.name()) + " does not support this problem (" + std::string(to_string(d)) + "): " + s.reason);
   const size_t ws_floats = std::max<size_t>((a.workspace_bytes(p, d) + 3) / 4, 1);
   require_memory(DeviceKind::cpu, 4 * (size_t(p.src_elems() + p.wei_elems() + p.dst_elems()) + ws_floats),
                  std::string(a.name()) + " (" + std::string(to_string(d)) + ")");

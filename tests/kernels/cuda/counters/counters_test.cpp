@@ -3,11 +3,12 @@
 // conflicts and padding, 8- and 16-byte shared accesses, masked lanes,
 // barriers, atomics, and sampling that scales exactly on a uniform grid.
 // This file is compiled with the counting build's instrumentation.
+#include "kernels/cuda/simt/counters.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "kernels/cuda/simt/counters.hpp"
 #include "kernels/cuda/simt/memory.hpp"
 #include "kernels/cuda/simt/simt.hpp"
 
@@ -117,15 +118,17 @@ TEST(SimtCounters, Stride32LoadIsThirtyTwoSectorsPerRequest) {
 
 TEST(SimtCounters, AdjacentScalarStoresStayTwoRequests) {
   DeviceArray<float> in(64), out(128);
-  const auto r = counted([&] { CONVLAB_LAUNCH(pair_store_kernel, dim3(1), dim3(64), 0, nullptr, in.get(), out.get()); });
+  const auto r =
+      counted([&] { CONVLAB_LAUNCH(pair_store_kernel, dim3(1), dim3(64), 0, nullptr, in.get(), out.get()); });
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].counted.global_st_requests, 4u);    // 2 warps x 2 stores
+  EXPECT_EQ(r[0].counted.global_st_requests, 4u);     // 2 warps x 2 stores
   EXPECT_EQ(r[0].counted.global_st_sectors, 4u * 8);  // every other float of 256 B
 }
 
 TEST(SimtCounters, HalfMaskedBranchHasSixteenActiveLanes) {
   DeviceArray<float> in(512), out(512);
-  const auto r = counted([&] { CONVLAB_LAUNCH(half_warp_copy_kernel, dim3(2), dim3(256), 0, nullptr, in.get(), out.get()); });
+  const auto r =
+      counted([&] { CONVLAB_LAUNCH(half_warp_copy_kernel, dim3(2), dim3(256), 0, nullptr, in.get(), out.get()); });
   ASSERT_EQ(r.size(), 1u);
   const Counts& c = r[0].counted;
   EXPECT_EQ(c.global_ld_requests, 16u);
@@ -148,6 +151,9 @@ TEST(SimtCounters, RowStride32IsA32WayBankConflictAndPadding33IsFree) {
     EXPECT_EQ(l.counted.shared_ld_requests, 32u) << l.kernel;
     EXPECT_EQ(l.counted.barriers, 1u) << l.kernel;
   }
+  EXPECT_EQ(r[0].kernel, "row_sum_kernel<32>");
+  EXPECT_EQ(r[0].function, "convlab::simt::(anonymous namespace)::row_sum_kernel<32>");
+  EXPECT_EQ(r[1].function, "convlab::simt::(anonymous namespace)::row_sum_kernel<33>");
   EXPECT_EQ(r[0].counted.shared_ld_wavefronts, 32u * 32);  // every lane in one bank
   EXPECT_EQ(r[0].counted.shared_ld_conflicts, 32u * 31);
   EXPECT_EQ(r[1].counted.shared_ld_wavefronts, 32u);
@@ -189,8 +195,8 @@ TEST(SimtCounters, FmaInstructionsLanesAndUsefulLanes) {
   const auto r = counted([&] { CONVLAB_LAUNCH(fma_kernel, dim3(2), dim3(64), 0, nullptr, in.get(), out.get()); });
   ASSERT_EQ(r.size(), 1u);
   const Counts& c = r[0].counted;
-  EXPECT_EQ(c.fma_instructions, 4u * (1 + 4));                  // 4 warps: the masked call, 4 loop calls
-  EXPECT_EQ(c.fma_lanes, 4u * (24 + 8 * (1 + 2 + 3 + 4)));       // 24 lanes, then 1..4 calls per lane
+  EXPECT_EQ(c.fma_instructions, 4u * (1 + 4));                     // 4 warps: the masked call, 4 loop calls
+  EXPECT_EQ(c.fma_lanes, 4u * (24 + 8 * (1 + 2 + 3 + 4)));         // 24 lanes, then 1..4 calls per lane
   EXPECT_EQ(c.fma_useful_lanes, 4u * (16 + 8 * (1 + 2 + 3 + 4)));  // 8 lanes multiplied by zero
   std::vector<float> got = out.download();
   EXPECT_FLOAT_EQ(got[8], fmaf(fmaf(3.0f, 2.0f, 1.0f), 0.5f, 1.0f));  // libm's fmaf still computes

@@ -53,13 +53,20 @@ Args parse_args(int argc, char** argv) {
       if (i + 1 >= argc) fail(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--csv") a.csv = true;
-    else if (arg == "--dir") a.dir = parse_direction(value());
-    else if (arg == "--batch") a.batch = int(parse_count(arg, value(), 1u << 20));
-    else if (arg == "--sample") a.options.sample_blocks = parse_count(arg, value(), 1u << 30);
-    else if (arg == "--seed") a.options.seed = parse_count(arg, value(), ~uint64_t(0));
-    else if (arg.rfind("--", 0) == 0) fail("unknown option '" + printable(arg) + "'");
-    else pos.push_back(arg);
+    if (arg == "--csv")
+      a.csv = true;
+    else if (arg == "--dir")
+      a.dir = parse_direction(value());
+    else if (arg == "--batch")
+      a.batch = int(parse_count(arg, value(), 1u << 20));
+    else if (arg == "--sample")
+      a.options.sample_blocks = parse_count(arg, value(), 1u << 30);
+    else if (arg == "--seed")
+      a.options.seed = parse_count(arg, value(), ~uint64_t(0));
+    else if (arg.rfind("--", 0) == 0)
+      fail("unknown option '" + printable(arg) + "'");
+    else
+      pos.push_back(arg);
   }
   if (pos.size() != 2) fail(std::string("expected ALGORITHM and PROBLEM (") + kUsage + ")");
   if (a.batch < 1) fail("--batch must be at least 1");
@@ -70,7 +77,8 @@ Args parse_args(int argc, char** argv) {
 
 ConvProblem problem_of(const Args& a) {
   const size_t dot = a.problem.find('.');
-  if (dot != std::string::npos && is_network(a.problem.substr(0, dot))) return network_layer(a.problem, a.batch).problem;
+  if (dot != std::string::npos && is_network(a.problem.substr(0, dot)))
+    return network_layer(a.problem, a.batch).problem;
   ConvProblem p = parse_problem(a.problem);
   if (const std::string why = p.validate(); !why.empty()) fail("problem '" + printable(a.problem) + "': " + why);
   return p;
@@ -88,11 +96,13 @@ int main(int argc, char** argv) {
     algo = cuda::counting::emulated_algorithm(args.algorithm);
     if (!algo) {
       std::string names;
-      for (const auto& a : cuda::counting::emulated_algorithms()) names += (names.empty() ? "" : ", ") + std::string(a->name());
+      for (const auto& a : cuda::counting::emulated_algorithms())
+        names += (names.empty() ? "" : ", ") + std::string(a->name());
       fail("unknown algorithm '" + printable(args.algorithm) + "' (the emulated ones: " + names + ")");
     }
     const Support s = algo->supports(p, args.dir);
-    if (!s.ok) fail(args.algorithm + " does not support this problem (" + std::string(to_string(args.dir)) + "): " + s.reason);
+    if (!s.ok)
+      fail(args.algorithm + " does not support this problem (" + std::string(to_string(args.dir)) + "): " + s.reason);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
