@@ -42,6 +42,7 @@ find_package(Threads REQUIRED)
 find_path(CONVLAB_CUDA_VECTOR_TYPES_DIR vector_types.h
   HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include /usr/include)
 set(CONVLAB_EMULATED_VARIANTS "" CACHE INTERNAL "")
+set(CONVLAB_EMULATED_COUNT OFF CACHE INTERNAL "")
 if(NOT CONVLAB_CUDA_VECTOR_TYPES_DIR)
   message(STATUS "convlab: CUDA's vector_types.h not found; emulated CUDA tests skipped")
   return()
