@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 
+#include "core/device.hpp"
 #include "kernels/cuda/simt/counters_runtime.hpp"
 #include "kernels/cuda/simt/emulator_state.hpp"
 
@@ -142,6 +143,7 @@ struct FmaCount {
 
 struct LaunchState {
   std::vector<std::pair<uintptr_t, uintptr_t>> global;  // [begin, end), sorted by begin
+  size_t memory = 0;  // bytes the recorded accesses may take (half of what is available), 0 = unknown
   bool is_global(uintptr_t a) const {
     auto it = std::upper_bound(global.begin(), global.end(), std::make_pair(a, ~uintptr_t(0)));
     return it != global.begin() && a < std::prev(it)->second;
@@ -152,6 +154,8 @@ struct ThreadState;
 
 struct SlotState {
   LaunchState* launch = nullptr;
+  Slot* slot = nullptr;
+  size_t max_events = ~size_t(0);  // per thread, between two reconvergence points
   uintptr_t dyn_lo = 0, dyn_hi = 0, static_lo = 0, static_hi = 0;
   std::vector<ThreadState> threads;
   std::vector<LaneEvent> scratch;
@@ -304,12 +308,17 @@ void launch_begin(Launch& L) {
     o = g.options;
   }
   if (o.sample_blocks && o.sample_blocks < L.nblocks) L.sample = sample_of(L.grid.x, L.grid.y, L.grid.z, o);
+  ls->memory = o.max_access_bytes ? size_t(o.max_access_bytes) : available_memory_bytes(DeviceKind::cpu) / 2;
   L.counting = ls;
 }
 
 void slot_ready(Slot& S) {
   auto ss = std::make_shared<SlotState>();
   ss->launch = static_cast<LaunchState*>(S.L->counting.get());
+  ss->slot = &S;
+  if (ss->launch->memory)
+    ss->max_events = std::max<size_t>(
+        1024, ss->launch->memory / sizeof(Event) / size_t(S.L->nthreads) / size_t(std::max(1, S.L->nslots)));
   ss->dyn_lo = reinterpret_cast<uintptr_t>(S.smem.p), ss->dyn_hi = ss->dyn_lo + S.L->shmem;
   ss->static_lo = reinterpret_cast<uintptr_t>(S.static_smem.p), ss->static_hi = ss->static_lo + kMaxStaticSmem;
   ss->threads.resize(size_t(S.L->nthreads));
@@ -340,6 +349,21 @@ void launch_end(Launch& L) {
   g.records.push_back(std::move(r));
 }
 
+// A thread's accesses since the last reconvergence point would outgrow the
+// memory the launch may use: a reported error (the launch throws), not a
+// machine out of memory.
+[[noreturn]] void too_many_accesses(const SlotState& ss) {
+  char mib[32];
+  std::snprintf(mib, sizeof mib, "%.1f", double(ss.max_events * sizeof(Event) * ss.threads.size()) / 1048576.0);
+  ss.slot->report(
+      "the counting runtime keeps every access of a block until its next __syncthreads or its end, and "
+      "a thread made more than " +
+      std::to_string(ss.max_events) + " accesses (" + mib +
+      " MiB for the block; a launch may use half the available memory, or Options::max_access_bytes): "
+      "count a smaller problem (a smaller batch)");
+  throw emu::detail::Abort{};
+}
+
 void atomic(const void* p, size_t bytes, const void* pc) { record(p, bytes, kAtomic, pc); }
 
 const emu::detail::CountHooks kHooks{launch_begin, slot_ready, thread_begin, thread_end, flush, launch_end, atomic};
@@ -354,6 +378,7 @@ void record(const void* p, size_t bytes, int op, const void* pc) {
   const bool shared = (a >= ss.static_lo && a < ss.static_hi) || (a >= ss.dyn_lo && a < ss.dyn_hi);
   if (!shared && !ss.launch->is_global(a)) return;
   const uint8_t space = shared ? kShared : kGlobal;
+  if (ts->events.size() >= ss.max_events) too_many_accesses(ss);
   const uintptr_t site = reinterpret_cast<uintptr_t>(pc);
   ts->events.push_back({site, a, ts->occ.at(site)++, uint16_t(std::min<size_t>(bytes, 0xffff)), uint8_t(op), space});
 }

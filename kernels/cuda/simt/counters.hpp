@@ -71,6 +71,10 @@ struct LaunchCounts {
 struct Options {
   uint64_t sample_blocks = 0;  // 0: every block; else at most this many per launch (>= 1)
   uint64_t seed = 1;           // the random part of the sample
+  // The memory the recorded accesses of a launch may take (each thread's,
+  // until its block's next __syncthreads or end); 0: half of what is
+  // available. A launch that would need more fails with a reported error.
+  uint64_t max_access_bytes = 0;
 };
 
 // Starts counting every later launch of this process (forgets earlier records).

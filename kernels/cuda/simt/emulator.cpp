@@ -268,6 +268,7 @@ void launch(const char* name, const void* kernel, dim3 grid, dim3 block, size_t 
     if (!L.sample.empty()) L.to_run = L.sample.size();
   }
   const int nslots = int(std::min<uint64_t>(uint64_t(concurrent_blocks()), L.to_run));
+  L.nslots = nslots;
   for (int s = 0; s < nslots; ++s) {
     auto S = std::make_unique<Slot>();
     S->L = &L;

@@ -101,7 +101,7 @@ struct Launch {
   dim3 grid, block;
   size_t shmem = 0, smem_total_limit = 0;
   const std::function<void()>* body = nullptr;
-  int nthreads = 0, nwarps = 0;
+  int nthreads = 0, nwarps = 0, nslots = 0;
   uint64_t nblocks = 0;
   std::vector<uint64_t> sample;   // the blocks to run (counting build's sampling); empty = all
   uint64_t to_run = 0;            // blocks handed out: nblocks, or sample.size()

@@ -82,6 +82,12 @@ __global__ void fma_kernel(const float* in, float* out) {
   out[i] = acc;
 }
 
+__global__ void long_loop_kernel(const float* in, float* out, int n) {
+  float s = 0;
+  for (int i = 0; i < n; ++i) s += in[i];
+  out[threadIdx.x] = s;
+}
+
 template <typename F>
 std::vector<LaunchCounts> counted(F&& launch, counters::Options o = {}) {
   counters::start(o);
@@ -228,6 +234,26 @@ TEST(SimtCounters, SampleHoldsTheCornersAndIsSeeded) {
   EXPECT_EQ(counters::sample_of(10, 7, 3, o), s);
   EXPECT_NE(counters::sample_of(10, 7, 3, {.sample_blocks = 16, .seed = 4}), s);
   EXPECT_EQ(counters::sample_of(2, 2, 1, o).size(), 4u);  // the whole grid
+}
+
+TEST(SimtCounters, AccessesBeyondTheMemoryBudgetAreAReportedError) {
+  DeviceArray<float> in(4096), out(64);
+  const auto launch = [&] {
+    CONVLAB_LAUNCH(long_loop_kernel, dim3(1), dim3(64), 0, nullptr, in.get(), out.get(), 4096);
+  };
+  counters::start({.max_access_bytes = 1 << 20});  // 64 threads x 4096 loads need ~6 MiB
+  try {
+    launch();
+    ADD_FAILURE() << "the launch ran past its budget";
+  } catch (const DeviceFault& e) {
+    ADD_FAILURE() << "a budget is not a device fault: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("count a smaller problem"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(counters::stop().empty());
+  const auto r = counted(launch);  // the device still works; with room, it counts
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].counted.global_ld_requests, 2u * 4096);
 }
 
 TEST(SimtCounters, NothingIsCountedOutsideStartAndStop) {
