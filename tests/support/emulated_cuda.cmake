@@ -12,6 +12,8 @@
 #           (-fsanitize=address,undefined, no recovery: UB fails the test)
 #   tsan    convlab_emulated_tsan   tests test_<folder>_tsan     "tsan." + name
 #           (-fsanitize=thread: a missing __syncthreads is a race)
+#   count   convlab_emulated_count  (emulated_cuda_count.cmake) kernels instrumented
+#           for the counting runtime, kernels/cuda/simt/counters.hpp
 # Nothing else of the project is linked in (no OpenMP: TSan does not understand
 # libgomp), so these build quickly and run on any machine.
 include_guard(GLOBAL)
@@ -40,6 +42,7 @@ find_package(Threads REQUIRED)
 find_path(CONVLAB_CUDA_VECTOR_TYPES_DIR vector_types.h
   HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include /usr/include)
 set(CONVLAB_EMULATED_VARIANTS "" CACHE INTERNAL "")
+set(CONVLAB_EMULATED_COUNT OFF CACHE INTERNAL "")
 if(NOT CONVLAB_CUDA_VECTOR_TYPES_DIR)
   message(STATUS "convlab: CUDA's vector_types.h not found; emulated CUDA tests skipped")
   return()
@@ -91,3 +94,5 @@ foreach(v IN LISTS CONVLAB_EMULATED_VARIANTS)
   endif()
 endforeach()
 
+
+include(${CMAKE_CURRENT_LIST_DIR}/emulated_cuda_count.cmake)

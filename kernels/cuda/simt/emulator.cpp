@@ -128,6 +128,7 @@ class Pool {
     for (;;) {
       blockIdx = S.cur_block;
       rec.state.store(kRunning);
+      if (count_hooks) count_hooks->thread_begin(S, tid);
       try {
         (*L.body)();
       } catch (const Fault& e) {
@@ -138,6 +139,7 @@ class Pool {
       } catch (...) {
         S.report(L.thread_name(tid) + " threw a non-std exception", true);
       }
+      if (count_hooks) count_hooks->thread_end();
       rec.state.store(kExited);
       S.sync->arrive_and_drop();
       warp.bar->arrive_and_drop();
@@ -250,6 +252,7 @@ void launch(const char* name, const void* kernel, dim3 grid, dim3 block, size_t 
 
   Launch L;
   L.name = name;
+  L.kernel = kernel;
   L.grid = grid;
   L.block = block;
   L.shmem = shmem;
@@ -259,7 +262,13 @@ void launch(const char* name, const void* kernel, dim3 grid, dim3 block, size_t 
   L.nwarps = int((nthreads + 31) / 32);
   L.nblocks = nblocks;
   L.id = id;
-  const int nslots = int(std::min<uint64_t>(uint64_t(concurrent_blocks()), nblocks));
+  L.to_run = nblocks;
+  if (count_hooks) {
+    count_hooks->launch_begin(L);
+    if (!L.sample.empty()) L.to_run = L.sample.size();
+  }
+  const int nslots = int(std::min<uint64_t>(uint64_t(concurrent_blocks()), L.to_run));
+  L.nslots = nslots;
   for (int s = 0; s < nslots; ++s) {
     auto S = std::make_unique<Slot>();
     S->L = &L;
@@ -277,9 +286,11 @@ void launch(const char* name, const void* kernel, dim3 grid, dim3 block, size_t 
     S->block_end = std::make_unique<std::barrier<BlockDone>>(L.nthreads, BlockDone{S.get()});
     S->cur = L.next.fetch_add(1);
     S->prepare_block();
+    if (count_hooks) count_hooks->slot_ready(*S);
     L.slots.push_back(std::move(S));
   }
   pool().run(L);
+  if (count_hooks && L.error.empty()) count_hooks->launch_end(L);
   if (L.error.empty()) return;
   if (L.fault) {
     record_fault("kernel " + std::string(name) + ": " + L.error);

@@ -45,6 +45,21 @@ struct Abort {};
 struct Launch;
 struct Slot;
 
+// The counting runtime's hooks (kernels/cuda/simt/counters.cpp, linked only
+// into the counting build; null otherwise). launch_begin may choose a sample
+// of blocks (Launch::sample); flush runs while every thread of the slot is
+// stopped (a completing __syncthreads, or the end of a block).
+struct CountHooks {
+  void (*launch_begin)(Launch&);
+  void (*slot_ready)(Slot&);
+  void (*thread_begin)(Slot&, int tid);
+  void (*thread_end)();
+  void (*flush)(Slot&, bool at_barrier);
+  void (*launch_end)(Launch&);
+  void (*atomic)(const void* p, size_t bytes, const void* pc);
+};
+inline const CountHooks* count_hooks = nullptr;
+
 struct SyncDone {
   Slot* S;
   void operator()() noexcept;
@@ -82,12 +97,16 @@ struct Bytes {
 
 struct Launch {
   const char* name = "";
+  const void* kernel = nullptr;
   dim3 grid, block;
   size_t shmem = 0, smem_total_limit = 0;
   const std::function<void()>* body = nullptr;
-  int nthreads = 0, nwarps = 0;
+  int nthreads = 0, nwarps = 0, nslots = 0;
   uint64_t nblocks = 0;
-  std::atomic<uint64_t> next{0};  // next linear block index to hand out
+  std::vector<uint64_t> sample;   // the blocks to run (counting build's sampling); empty = all
+  uint64_t to_run = 0;            // blocks handed out: nblocks, or sample.size()
+  std::atomic<uint64_t> next{0};  // next index (into the grid, or into sample) to hand out
+  std::shared_ptr<void> counting;  // the counting runtime's state for this launch
   std::vector<std::unique_ptr<Slot>> slots;
   std::atomic<uint64_t> progress{0};
   uint64_t id = 0;
@@ -132,6 +151,7 @@ struct Slot {
   std::vector<std::unique_ptr<Warp>> warps;
   std::unique_ptr<std::barrier<BlockDone>> block_end;
   Bytes smem, static_smem;
+  std::shared_ptr<void> counting;  // the counting runtime's state for this slot
 
   void report(const std::string& msg, bool is_fault = false) {
     L->report("block " + xyz(cur_block.x, cur_block.y, cur_block.z) + ": " + msg, is_fault);
@@ -145,8 +165,9 @@ struct Slot {
            std::strcmp(recs[a].file.load(), recs[b].file.load()) == 0 &&
            std::strcmp(recs[a].op.load(), recs[b].op.load()) == 0;
   }
-  // Checks the threads [first, first+count) at a completing barrier phase.
-  void check_phase(int first, int count, int waiting_state, const char* what) {
+  // Checks the threads [first, first+count) at a completing barrier phase;
+  // returns how many wait there (0: the phase completed as the last ones left).
+  int check_phase(int first, int count, int waiting_state, const char* what) {
     int waiting = -1, exited = -1, n_waiting = 0;
     for (int t = first; t < first + count; ++t) {
       const int s = recs[t].state.load();
@@ -166,13 +187,15 @@ struct Slot {
       report(L->thread_name(exited) + " returned before the " + site_of(waiting) + " that " +
              std::to_string(n_waiting) + " other thread(s) reached");
     L->progress.fetch_add(1, std::memory_order_relaxed);
+    return n_waiting;
   }
 
   // Sets up block `cur` (called before the slot's first block and by BlockDone).
   void prepare_block() {
     const Launch& l = *L;
-    cur_block = uint3{unsigned(cur % l.grid.x), unsigned(cur / l.grid.x % l.grid.y),
-                      unsigned(cur / (uint64_t(l.grid.x) * l.grid.y))};
+    const uint64_t b = l.sample.empty() ? cur : l.sample[cur];
+    cur_block = uint3{unsigned(b % l.grid.x), unsigned(b / l.grid.x % l.grid.y),
+                      unsigned(b / (uint64_t(l.grid.x) * l.grid.y))};
     sync = std::make_unique<std::barrier<SyncDone>>(l.nthreads, SyncDone{this});
     for (int w = 0; w < l.nwarps; ++w) {
       warps[w]->bar = std::make_unique<std::barrier<WarpDone>>(warps[w]->size, WarpDone{this, w});
@@ -185,7 +208,8 @@ struct Slot {
 
 inline void SyncDone::operator()() noexcept {
   try {
-    S->check_phase(0, S->L->nthreads, kAtSync, "__syncthreads");
+    const int waiting = S->check_phase(0, S->L->nthreads, kAtSync, "__syncthreads");
+    if (count_hooks && waiting) count_hooks->flush(*S, true);
   } catch (...) {
   }
 }
@@ -200,8 +224,9 @@ inline void BlockDone::operator()() noexcept {
   try {
     Launch& L = *S->L;
     L.progress.fetch_add(1, std::memory_order_relaxed);
+    if (count_hooks) count_hooks->flush(*S, false);
     if (!L.has_error()) S->cur = L.next.fetch_add(1);
-    if (L.has_error() || S->cur >= L.nblocks) {
+    if (L.has_error() || S->cur >= L.to_run) {
       S->finished = true;
       return;
     }
@@ -238,6 +263,7 @@ struct Device {
   std::mutex m;
   std::string fault;                        // the first modelled fault, "" = none
   std::map<const void*, size_t> max_dyn;    // set_max_dynamic_smem, per kernel
+  std::map<uintptr_t, size_t> allocations;  // device_malloc'ed ranges: start -> bytes
   GridLimits limits = kGridLimits;
   uint64_t launches = 0;
 };

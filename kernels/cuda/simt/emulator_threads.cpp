@@ -97,6 +97,22 @@ unsigned ballot(unsigned mask, bool pred, const Site& site) {
   return bits;
 }
 
+void note_allocation(const void* p, size_t bytes) {
+  Device& d = device();
+  std::lock_guard<std::mutex> lk(d.m);
+  d.allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
+}
+
+void note_free(const void* p) {
+  Device& d = device();
+  std::lock_guard<std::mutex> lk(d.m);
+  d.allocations.erase(reinterpret_cast<uintptr_t>(p));
+}
+
+__attribute__((noinline)) void note_atomic(const void* p, size_t bytes) {
+  if (count_hooks) count_hooks->atomic(p, bytes, __builtin_return_address(0));
+}
+
 void check_device(const char* what) {
   Device& d = device();
   std::lock_guard<std::mutex> lk(d.m);

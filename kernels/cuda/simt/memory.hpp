@@ -21,10 +21,19 @@ namespace convlab::simt {
 #if CONVLAB_SIMT_EMULATED
 inline void* device_malloc(size_t bytes) {
   emu::check_device("device_malloc");
-  return ::operator new(bytes ? bytes : 1, std::align_val_t(64));
+  void* p = ::operator new(bytes ? bytes : 1, std::align_val_t(64));
+  try {
+    emu::note_allocation(p, bytes);
+  } catch (...) {
+    ::operator delete(p, std::align_val_t(64));
+    throw;
+  }
+  return p;
 }
 inline void device_free(void* p) noexcept {
-  if (p) ::operator delete(p, std::align_val_t(64));
+  if (!p) return;
+  emu::note_free(p);
+  ::operator delete(p, std::align_val_t(64));
 }
 inline void copy_h2d(void* dst, const void* src, size_t bytes) {
   emu::check_device("copy_h2d");

@@ -209,6 +209,13 @@ void check_device(const char* what);
 // A kernel argument `index` (a pointer to T, alignof(T) = align) that is not aligned.
 [[noreturn]] void misaligned_argument(const char* name, int index, const void* p, size_t align);
 GridLimits grid_limits();
+// device_malloc / device_free's ranges: the counting build (counters.hpp)
+// classifies an access as global memory by them.
+void note_allocation(const void* p, size_t bytes);
+void note_free(const void* p);
+// An atomic read-modify-write of `bytes` bytes at p (counted as one lane of a
+// global atomic request in the counting build; a no-op otherwise).
+void note_atomic(const void* p, size_t bytes);
 }  // namespace emu
 
 inline GridLimits grid_limits() { return emu::grid_limits(); }
@@ -327,15 +334,18 @@ inline unsigned __ballot_sync(unsigned mask, int pred,
 }
 
 template <typename T>
-inline T atomicAdd(T* address, T val) {
+__forceinline__ T atomicAdd(T* address, T val) {
+  convlab::simt::emu::note_atomic(address, sizeof(T));
   return std::atomic_ref<T>(*address).fetch_add(val);
 }
 template <typename T>
-inline T atomicExch(T* address, T val) {
+__forceinline__ T atomicExch(T* address, T val) {
+  convlab::simt::emu::note_atomic(address, sizeof(T));
   return std::atomic_ref<T>(*address).exchange(val);
 }
 template <typename T>
-inline T atomicMax(T* address, T val) {
+__forceinline__ T atomicMax(T* address, T val) {
+  convlab::simt::emu::note_atomic(address, sizeof(T));
   std::atomic_ref<T> a(*address);
   T old = a.load();
   while (old < val && !a.compare_exchange_weak(old, val)) {
