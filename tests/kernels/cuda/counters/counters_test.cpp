@@ -73,7 +73,7 @@ __global__ void barriers_kernel(float* out) {
 __global__ void atomic_kernel(float* out) { atomicAdd(&out[blockIdx.x], 1.0f); }
 
 // Lanes 0..23 of each warp compute, lanes 0..7 of them multiplying by zero;
-// lane l then makes l % 4 + 1 more calls at one site (a warp issues 4).
+// lane l then makes l % 4 + 1 more calls at one site (4 warp instructions).
 __global__ void fma_kernel(const float* in, float* out) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x), lane = int(threadIdx.x % 32);
   float acc = 1.0f;
