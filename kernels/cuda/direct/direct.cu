@@ -207,13 +207,15 @@ __global__ void __launch_bounds__(kFilterThreads)
     dy_ok[i] = k < kg;
     dy_plane[i] = int64_t(g * kg + (dy_ok[i] ? k : 0)) * pq;
   }
+  // This thread's position j = (n, p, q), walked forward a step at a time (a
+  // division only where it crosses an output row).
+  int64_t j = j_begin + sj;
+  int n = int(j / pq), p = int(j % pq / sh.q), q = int(j % sh.q);
   float xv[4], dv[4];
-  const auto load = [&](int64_t j) {  // position j's values of the staged rows (zeros past the chunk)
+  const auto load = [&] {  // position j's values of the staged rows (zeros past the chunk)
     const bool jv = j < j_end;
-    const int64_t n = jv ? j / pq : 0, e = jv ? j - n * pq : 0;
-    const int p = int(e / sh.q), q = int(e - int64_t(p) * sh.q);
-    const float* x_n = src + n * sh.c * hw;
-    const float* dy_n = diff_dst + n * sh.k * pq + e;
+    const float* x_n = src + int64_t(n) * sh.c * hw;
+    const float* dy_n = diff_dst + int64_t(n) * sh.k * pq + int64_t(p) * sh.q + q;
     for (int i = 0; i < 4; ++i) {
       const int ih = p * sh.stride_h + x_dh[i], iw = q * sh.stride_w + x_dw[i];
       xv[i] = jv && x_ok[i] && ih >= 0 && ih < sh.h && iw >= 0 && iw < sh.w
@@ -222,11 +224,23 @@ __global__ void __launch_bounds__(kFilterThreads)
       dv[i] = jv && dy_ok[i] ? dy_n[dy_plane[i]] : 0.0f;
     }
   };
+  const auto advance = [&] {
+    j += FJ;
+    q += FJ;
+    if (q >= sh.q) {
+      p += q / sh.q;
+      q %= sh.q;
+      if (p >= sh.p) {
+        n += p / sh.p;
+        p %= sh.p;
+      }
+    }
+  };
   const int tx = tid % 16, ty = tid / 16;  // this thread sums channels k0 + 4 ty + (0..3), weights w0 + 4 tx + (0..3)
   float acc[4][4];
   for (int a = 0; a < 4; ++a)
     for (int b = 0; b < 4; ++b) acc[a][b] = 0.0f;
-  load(j_begin + sj);
+  load();
   for (int64_t j0 = j_begin; j0 < j_end; j0 += FJ) {
     __syncthreads();  // the previous step is consumed
     for (int i = 0; i < 4; ++i) {
@@ -234,7 +248,10 @@ __global__ void __launch_bounds__(kFilterThreads)
       dy_row[sj * (FK + 4) + srow + 16 * i] = dv[i];
     }
     __syncthreads();
-    if (j0 + FJ < j_end) load(j0 + FJ + sj);  // in flight during the sums
+    if (j0 + FJ < j_end) {  // the next step's loads, in flight during the sums
+      advance();
+      load();
+    }
     for (int jj = 0; jj < FJ; ++jj) {
       const float4 dyv = dy4[jj][ty], xw = x4[jj][tx];
       const float d[4] = {dyv.x, dyv.y, dyv.z, dyv.w}, x[4] = {xw.x, xw.y, xw.z, xw.w};
