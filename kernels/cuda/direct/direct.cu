@@ -18,10 +18,17 @@
 //   channels, up to 4 per stage: staging their diff_dst windows the tile reads
 //   and the phase's taps of their filter slices; thread (h, w) adds
 //   dy(p, q) * w(r, s) over them, in output-channel order.
-// bwd-filter: one thread per weight (k, c, r, s), 256 per block, summing its
-//   N*P*Q products in a fixed order over the output range where the tap lands
-//   inside the image (deterministic, no atomics, no shared memory: neighbouring
-//   threads share k, so diff_dst reads are broadcasts).
+// bwd-filter: per group, the GEMM diff_wei (Kg, Cg*R*S) = diff_dst (Kg, N*P*Q)
+//   x src gathered (N*P*Q, Cg*R*S), its reduction over (n, p, q) split into
+//   chunks of consecutive positions (a chunk may end inside an image). One block
+//   per (64 output channels, 64 weights (c, r, s), chunk): 256 threads, 4 x 4
+//   weights each in registers. Per step of 16 positions the block stages the
+//   16 x 64 diff_dst values (consecutive positions are consecutive addresses)
+//   and the 16 x 64 src values the taps read (zero outside the image =
+//   padding), the next step's loads in flight while this one is summed. Each
+//   weight adds its products in position order; each chunk writes its own
+//   slice of partial sums (chunk, K, Cg, R, S), reduced in chunk order by the
+//   caller (no atomics: the bits depend only on the chunking).
 #include "kernels/cuda/direct/direct.hpp"
 
 #include <cstdint>
@@ -36,7 +43,8 @@ namespace convlab::cuda {
 namespace {
 
 constexpr int TP = 8, TQ = 16, KB = 8;  // fwd: output tile, output channels per block
-constexpr int kFilterThreads = 256;
+// bwd-filter block tile: output channels x weights (c, r, s), positions per step.
+constexpr int FK = 64, FW = 64, kFilterThreads = 256;
 
 __host__ __device__ inline int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 __host__ __device__ inline int ceil_div(int a, int b) { return -floor_div(-a, b); }
@@ -168,29 +176,99 @@ __global__ void __launch_bounds__(TP * TQ)
 
 __global__ void __launch_bounds__(kFilterThreads)
     direct_bwd_filter_kernel(ConvShape sh, const float* __restrict__ src, const float* __restrict__ diff_dst,
-                             float* __restrict__ diff_wei) {
-  const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
-  const int64_t total = int64_t(sh.k) * cg * sh.r * sh.s;
-  const int64_t i = int64_t(blockIdx.x) * kFilterThreads + threadIdx.x;  // (K, Cg, R, S)
-  if (i >= total) return;  // no barriers in this kernel
-  const int s = int(i % sh.s), r = int(i / sh.s % sh.r), cl = int(i / (int64_t(sh.r) * sh.s) % cg);
-  const int k = int(i / (int64_t(cg) * sh.r * sh.s)), c = k / kg * cg + cl;
-  // Output rows / columns whose tap (r, s) lands inside the image.
-  const int p_lo = std::max(0, ceil_div(sh.pad_h - r * sh.dil_h, sh.stride_h));
-  const int p_hi = std::min(sh.p, floor_div(sh.h - 1 + sh.pad_h - r * sh.dil_h, sh.stride_h) + 1);
-  const int q_lo = std::max(0, ceil_div(sh.pad_w - s * sh.dil_w, sh.stride_w));
-  const int q_hi = std::min(sh.q, floor_div(sh.w - 1 + sh.pad_w - s * sh.dil_w, sh.stride_w) + 1);
-  float acc = 0.0f;
-  for (int n = 0; n < sh.n; ++n) {
-    const float* dy = diff_dst + (int64_t(n) * sh.k + k) * sh.p * sh.q;  // (P, Q)
-    const float* x = src + (int64_t(n) * sh.c + c) * sh.h * sh.w;       // (H, W)
-    for (int p = p_lo; p < p_hi; ++p) {
-      const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h;
-      for (int q = q_lo; q < q_hi; ++q)
-        acc = fmaf(dy[int64_t(p) * sh.q + q], x[int64_t(ih) * sh.w + q * sh.stride_w - sh.pad_w + s * sh.dil_w], acc);
+                             float* __restrict__ out, int64_t chunk_len, unsigned y0) {
+  constexpr int FJ = kDirectFilterStep;
+  CONVLAB_SHARED(float4, dy4, [FJ][(FK + 4) / 4]);  // (position, output channel); + 4: conflict-free stores
+  CONVLAB_SHARED(float4, x4, [FJ][(FW + 4) / 4]);    // (position, weight)
+  float* dy_row = reinterpret_cast<float*>(&dy4[0][0]);
+  float* x_row = reinterpret_cast<float*>(&x4[0][0]);
+  const int cg = sh.c / sh.groups, kg = sh.k / sh.groups, rs = sh.r * sh.s, crs = cg * rs;
+  const int wtiles = ceil_div(crs, FW), ktiles = ceil_div(kg, FK);
+  const int w0 = int(blockIdx.x) % wtiles * FW, k0 = int(blockIdx.x) / wtiles % ktiles * FK;
+  const int g = int(blockIdx.x) / wtiles / ktiles;
+  const int64_t chunk = int64_t(blockIdx.y) + y0;
+  const int64_t pq = int64_t(sh.p) * sh.q, hw = int64_t(sh.h) * sh.w;
+  const int64_t j_begin = chunk * chunk_len, j_end = std::min(int64_t(sh.n) * pq, j_begin + chunk_len);
+  const int tid = int(threadIdx.x), lane = tid % 32, warp = tid / 32;
+  // Staging: a warp covers 8 positions x 4 rows (32-byte runs of diff_dst and,
+  // at stride 1, of src; conflict-free shared stores); this thread stages
+  // position sj of every step, rows srow + 16 i.
+  const int sj = lane % 8 + 8 * (warp % 2), srow = lane / 8 + 4 * (warp / 2);
+  int64_t x_plane[4], dy_plane[4];  // the rows' channel planes within an image
+  int x_dh[4], x_dw[4];             // r * dil - pad, s * dil - pad
+  bool x_ok[4], dy_ok[4];
+  for (int i = 0; i < 4; ++i) {
+    const int w = w0 + srow + 16 * i, k = k0 + srow + 16 * i;
+    x_ok[i] = w < crs;
+    const int wl = x_ok[i] ? w : 0, cl = wl / rs, r = wl % rs / sh.s, s = wl % sh.s;
+    x_plane[i] = int64_t(g * cg + cl) * hw;
+    x_dh[i] = r * sh.dil_h - sh.pad_h;
+    x_dw[i] = s * sh.dil_w - sh.pad_w;
+    dy_ok[i] = k < kg;
+    dy_plane[i] = int64_t(g * kg + (dy_ok[i] ? k : 0)) * pq;
+  }
+  // This thread's position j = (n, p, q), walked forward a step at a time (a
+  // division only where it crosses an output row).
+  int64_t j = j_begin + sj;
+  int n = int(j / pq), p = int(j % pq / sh.q), q = int(j % sh.q);
+  float xv[4], dv[4];
+  const auto load = [&] {  // position j's values of the staged rows (zeros past the chunk)
+    const bool jv = j < j_end;
+    const float* x_n = src + int64_t(n) * sh.c * hw;
+    const float* dy_n = diff_dst + int64_t(n) * sh.k * pq + int64_t(p) * sh.q + q;
+    for (int i = 0; i < 4; ++i) {
+      const int ih = p * sh.stride_h + x_dh[i], iw = q * sh.stride_w + x_dw[i];
+      xv[i] = jv && x_ok[i] && ih >= 0 && ih < sh.h && iw >= 0 && iw < sh.w
+                  ? x_n[x_plane[i] + int64_t(ih) * sh.w + iw]
+                  : 0.0f;
+      dv[i] = jv && dy_ok[i] ? dy_n[dy_plane[i]] : 0.0f;
+    }
+  };
+  const auto advance = [&] {
+    j += FJ;
+    q += FJ;
+    if (q >= sh.q) {
+      p += q / sh.q;
+      q %= sh.q;
+      if (p >= sh.p) {
+        n += p / sh.p;
+        p %= sh.p;
+      }
+    }
+  };
+  const int tx = tid % 16, ty = tid / 16;  // this thread sums channels k0 + 4 ty + (0..3), weights w0 + 4 tx + (0..3)
+  float acc[4][4];
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) acc[a][b] = 0.0f;
+  load();
+  for (int64_t j0 = j_begin; j0 < j_end; j0 += FJ) {
+    __syncthreads();  // the previous step is consumed
+    for (int i = 0; i < 4; ++i) {
+      x_row[sj * (FW + 4) + srow + 16 * i] = xv[i];
+      dy_row[sj * (FK + 4) + srow + 16 * i] = dv[i];
+    }
+    __syncthreads();
+    if (j0 + FJ < j_end) {  // the next step's loads, in flight during the sums
+      advance();
+      load();
+    }
+    for (int jj = 0; jj < FJ; ++jj) {
+      const float4 dyv = dy4[jj][ty], xw = x4[jj][tx];
+      const float d[4] = {dyv.x, dyv.y, dyv.z, dyv.w}, x[4] = {xw.x, xw.y, xw.z, xw.w};
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b) acc[a][b] = fmaf(d[a], x[b], acc[a][b]);
     }
   }
-  diff_wei[i] = acc;
+  // acc indexed by compile-time constants only, so it stays in registers.
+  float* out_c = out + chunk * sh.k * crs;  // (chunk, K, Cg, R, S)
+  for (int a = 0; a < 4; ++a) {
+    const int k = k0 + 4 * ty + a;
+    if (k >= kg) continue;
+    for (int b = 0; b < 4; ++b) {
+      const int w = w0 + 4 * tx + b;
+      if (w < crs) out_c[int64_t(g * kg + k) * crs + w] = acc[a][b];
+    }
+  }
 }
 
 }  // namespace
@@ -257,11 +335,26 @@ void direct_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const floa
   else launch(direct_bwd_data_kernel<KB>, KB);
 }
 
+int64_t direct_bwd_filter_blocks(const ConvShape& sh) {
+  const int cg = sh.c / sh.groups, kg = sh.k / sh.groups;
+  return int64_t(sh.groups) * ceil_div(kg, FK) * ceil_div(cg * sh.r * sh.s, FW);
+}
+
+void direct_conv_bwd_filter_chunks(const ConvShape& sh, const float* src, const float* diff_dst, float* out,
+                                   int chunks, int64_t chunk_len, void* stream) {
+  if (chunks < 1 || chunk_len < 1 || int64_t(chunks) * chunk_len < int64_t(sh.n) * sh.p * sh.q)
+    fail("cuda direct: bwd-filter chunks do not cover the reduction");
+  simt::for_each_grid_chunk(uint64_t(direct_bwd_filter_blocks(sh)), uint64_t(chunks), 1,
+                            [&](dim3 grid, unsigned y0, unsigned) {
+                              CONVLAB_LAUNCH(direct_bwd_filter_kernel, grid, dim3(kFilterThreads), 0, stream, sh,
+                                             src, diff_dst, out, chunk_len, y0);
+                            });
+}
+
 void direct_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,
                             void* stream) {
-  const int64_t total = int64_t(sh.k) * (sh.c / sh.groups) * sh.r * sh.s;
-  const dim3 grid(unsigned((total + kFilterThreads - 1) / kFilterThreads));
-  CONVLAB_LAUNCH(direct_bwd_filter_kernel, grid, dim3(kFilterThreads), 0, stream, sh, src, diff_dst, diff_wei);
+  direct_conv_bwd_filter_chunks(sh, src, diff_dst, diff_wei, 1, std::max<int64_t>(1, int64_t(sh.n) * sh.p * sh.q),
+                                stream);
 }
 
 }  // namespace convlab::cuda

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/conv_shape.hpp"
 
@@ -20,6 +21,18 @@ constexpr size_t kDirectSmemMax = 232448;
 
 void direct_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* stream);
 void direct_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src, void* stream);
+// bwd-filter, the reduction over the N*P*Q output positions (n, p, q) in
+// `chunks` runs of chunk_len consecutive positions (the last may be shorter; a
+// run may end inside an image; chunks * chunk_len must cover N*P*Q): chunk i
+// writes its partial sums to out + i*K*Cg*R*S, (chunks, K, Cg, R, S), each
+// weight's products added in position order. chunk_len a multiple of
+// kDirectFilterStep wastes no step.
+constexpr int kDirectFilterStep = 16;
+void direct_conv_bwd_filter_chunks(const ConvShape& sh, const float* src, const float* diff_dst, float* out,
+                                   int chunks, int64_t chunk_len, void* stream);
+// Blocks of one chunk (tiles of 64 output channels x 64 weights, per group).
+int64_t direct_bwd_filter_blocks(const ConvShape& sh);
+// One chunk: diff_wei directly.
 void direct_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,
                             void* stream);
 

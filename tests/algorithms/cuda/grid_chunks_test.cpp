@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "algorithms/cuda/direct.hpp"
 #include "algorithms/cuda/winograd.hpp"
 #include "kernels/cuda/winograd/winograd_f2x3.hpp"
 #include "kernels/cuda/winograd/winograd_nonfused.hpp"
@@ -41,6 +42,18 @@ TEST_F(LowGridLimits, WinogradF4x3ChunksItsBatchedGemm) {
 // batch = 64 * groups = 256 > 2: 128 chunks.
 TEST_F(LowGridLimits, WinogradF6x3ChunksItsBatchedGemm) {
   check_all_directions(CudaWinograd(6), winograd_nonfused_extra_eps(6));
+}
+
+// cuda.direct's bwd-filter: 5 * 6 * 7 = 210 positions in 7 chunks (grid.y = 7 > 3).
+TEST_F(LowGridLimits, DirectBwdFilterChunksItsReductionChunks) {
+  const ConvShape& sh = test::kLowGridShape;
+  const CudaDirectFilterPlan pl = plan_cuda_direct_bwd_filter(sh, 7);
+  ASSERT_EQ(pl.chunks, 7);
+  test::check_conv(sh, Dir::bwd_filter, [&](Dir, const ConvShape& s, float* src, float* wei, float* dst) {
+    simt::DeviceArray<float> ws(size_t(pl.partial_floats));
+    ws.fill_bytes(0xFF);
+    CudaDirect().run_bwd_filter_chunked(test::problem_of(s), ConvBuffers{src, wei, dst}, ws.get(), nullptr, 7);
+  });
 }
 
 }  // namespace
