@@ -15,7 +15,13 @@
 // pixels (h = ph + stride_h*y, w = pw + stride_w*x): only the taps r with
 // r*dil_h = ph + pad_h (mod stride_h) (and s alike) reach that phase, at
 // p = y + (ph + pad_h - r*dil_h)/stride_h, so each phase is a dense GEMM over
-// Kg * (its taps) rows that gathers no stride holes.
+// Kg * (its taps) rows that gathers no stride holes. Phases no tap reaches
+// (3 of 4 for a 1x1 filter at stride 2) are zeros: one contiguous fill of
+// diff_src (zero_kernel) before the live phases, which then overwrite their
+// pixels. Backward-data's A (wei^T, whose k walk strides by Cg*R*S) is first
+// gathered per phase into a dense (groups, Cg, rows) matrix in the workspace
+// (gather_a_kernel), so its table rows' lin is the row itself and A's loads
+// are contiguous along k as in the forward.
 //
 // Work split: one block per BM x BN tile of a GEMM's output (blockIdx.x along
 // N, blockIdx.y along M, blockIdx.z = group); each thread owns a 4 x 4 register
@@ -96,6 +102,13 @@ struct Sub {
   int64_t row0;     // its table's first row in the workspace
   int splits = 1;   // > 1: partial sums in the workspace after the table, then reduce_splits_kernel
   int k_split = 0;  // reduction rows per split
+  // a0 >= 0 (backward-data): A is gathered once per launch (gather_a_kernel)
+  // into a dense (groups, m, k) matrix at float a0 past the table, A(i, kk) =
+  // a[g*a_group + i*a_ld + a_cols(kk).lin], so that the GEMM's A loads are
+  // contiguous along k like the forward's (wei^T walked along k strides by Cg*R*S).
+  int64_t a0 = -1;
+  int a_group = 0, a_ld = 0;
+  Lattice a_cols{};
 };
 
 __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
@@ -105,6 +118,29 @@ __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
   int4 v;
   v.x = p.off, v.y = p.h, v.z = p.w, v.w = p.lin;
   rows[i] = v;  // (k, 4)
+}
+
+// out (groups, m, k) = a[g*a_group + i*a_ld + at(l, kk).lin]: a GEMM's A made dense.
+__global__ void gather_a_kernel(const float* a, int a_group, int a_ld, Lattice l, int m, int k, int64_t count,
+                                float* out) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= count) return;
+  const int64_t gi = e / k;
+  const int kk = int(e - gi * k), g = int(gi / m), i = int(gi - int64_t(g) * m);
+  out[e] = a[int64_t(g) * a_group + int64_t(i) * a_ld + at(l, kk).lin];  // (groups, m, k)
+}
+
+// c[e] = 0 for e < count, four floats a thread (one float4 store where 16-byte aligned).
+__global__ void zero_kernel(float* c, int64_t count) {
+  const int64_t e = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
+  if (e >= count) return;
+  if (e + 4 <= count && reinterpret_cast<uintptr_t>(c + e) % sizeof(float4) == 0) {
+    float4 z;
+    z.x = 0.0f, z.y = 0.0f, z.z = 0.0f, z.w = 0.0f;
+    simt::vstore(reinterpret_cast<float4*>(c + e), z);
+    return;
+  }
+  for (int64_t i = e; i < count && i < e + 4; ++i) c[i] = 0.0f;
 }
 
 template <int BM, int BN, int TN, bool kWalkK>
@@ -297,7 +333,7 @@ Taps phase_taps(int taps, int dil, int stride, int phase, int pad) {
 std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
   const int kg = sh.kg(), cg = sh.cg(), rs = sh.r * sh.s, hw = sh.h * sh.w, pq = sh.p * sh.q;
   std::vector<Sub> subs;
-  int64_t row0 = 0;
+  int64_t row0 = 0, a0 = 0;
   const auto add = [&](Gemm gm, Lattice rows) {
     subs.push_back(Sub{gm, rows, row0});
     row0 += gm.k;
@@ -325,24 +361,32 @@ std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
           const Taps ts = phase_taps(sh.s, sh.dil_w, sh.stride_w, pw, sh.pad_w);
           const int hp = (sh.h - ph + sh.stride_h - 1) / sh.stride_h, wp = (sh.w - pw + sh.stride_w - 1) / sh.stride_w;
           // rows (k, rv, sv): p = y + (ph + pad_h - r*dil_h)/stride_h, r = tr.first + rv*tr.step
-          const Lattice rows{tr.count,
-                             ts.count,
-                             -tr.step * sh.dil_h / sh.stride_h,
-                             (ph + sh.pad_h - tr.first * sh.dil_h) / sh.stride_h,
-                             -ts.step * sh.dil_w / sh.stride_w,
-                             (pw + sh.pad_w - ts.first * sh.dil_w) / sh.stride_w,
-                             pq,
-                             sh.q,
-                             cg * rs,
-                             tr.step * sh.s,
-                             ts.step,
-                             tr.first * sh.s + ts.first};
+          // (their lin: the row's tap in wei, A(c, (k, rv, sv)) = wei[k*Cg*R*S + c*R*S + r*S + s])
+          const Lattice wei_rows{tr.count,
+                                 ts.count,
+                                 -tr.step * sh.dil_h / sh.stride_h,
+                                 (ph + sh.pad_h - tr.first * sh.dil_h) / sh.stride_h,
+                                 -ts.step * sh.dil_w / sh.stride_w,
+                                 (pw + sh.pad_w - ts.first * sh.dil_w) / sh.stride_w,
+                                 pq,
+                                 sh.q,
+                                 cg * rs,
+                                 tr.step * sh.s,
+                                 ts.step,
+                                 tr.first * sh.s + ts.first};
+          // the table's rows: the same, with lin = the row's index kk (A gathered dense: (groups, Cg, kpr))
+          Lattice rows = wei_rows;
+          const int kpr = kg * tr.count * ts.count;
+          rows.sa = tr.count * ts.count, rows.sy = ts.count, rows.sx = 1, rows.s0 = 0;
           // columns (n, y, x): input pixel (ph + y*stride_h, pw + x*stride_w)
           const Lattice cols{hp, wp, 1, 0, 1, 0, sh.k * pq, sh.q, sh.c * hw, sh.stride_h * sh.w, sh.stride_w,
                              ph * sh.w + pw};
-          add(Gemm{cg, sh.n * hp * wp, kg * tr.count * ts.count, nullptr, kg * cg * rs, rs, nullptr, kg * pq, sh.p,
-                   sh.q, nullptr, cg * hw, hw, nullptr, cols},
+          add(Gemm{cg, sh.n * hp * wp, kpr, nullptr, cg * kpr, kpr, nullptr, kg * pq, sh.p, sh.q, nullptr, cg * hw,
+                   hw, nullptr, cols},
               rows);
+          Sub& s = subs.back();
+          s.a0 = a0, s.a_group = kg * cg * rs, s.a_ld = rs, s.a_cols = wei_rows;
+          a0 += int64_t(sh.groups) * cg * kpr;
         }
       break;
   }
@@ -354,25 +398,46 @@ int64_t table_rows(const std::vector<Sub>& subs) { return subs.empty() ? 0 : sub
 // Partial sums of a split GEMM: every split's whole C (only backward-filter splits: C = diff_wei).
 int64_t split_floats(const Sub& s, int groups) { return s.splits > 1 ? int64_t(s.splits) * groups * s.gm.c_group : 0; }
 
-// The workspace: the table's rows, then the largest split's partial sums.
+// Dense A of a backward-data phase: (groups, m, k).
+int64_t a_floats(const Sub& s, int groups) { return s.a0 >= 0 ? int64_t(groups) * s.gm.m * s.gm.k : 0; }
+
+// The workspace: the table's rows, then the largest split's partial sums
+// (backward-filter) or every phase's dense A (backward-data).
 int64_t workspace_floats(const std::vector<Sub>& subs, int groups) {
-  int64_t part = 0;
-  for (const Sub& s : subs) part = std::max(part, split_floats(s, groups));
-  return table_rows(subs) * 4 + part;
+  int64_t part = 0, dense = 0;
+  for (const Sub& s : subs) part = std::max(part, split_floats(s, groups)), dense += a_floats(s, groups);
+  return table_rows(subs) * 4 + part + dense;
 }
 
 void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float* a, const float* b, float* c,
          void* workspace, void* stream) {
   auto* rows = static_cast<int4*>(workspace);
   assert(table_rows(subs) == 0 || (rows && reinterpret_cast<uintptr_t>(rows) % sizeof(int4) == 0));
+  constexpr int kThreads = 256;
+  // Stride phases that no tap reaches (a 1x1 filter at stride 2: 3 of 4) are
+  // zeros: one contiguous fill of diff_src first, then only the phases with
+  // taps run their GEMMs (and overwrite their pixels).
+  bool dead = false;
+  for (const Sub& s : subs) dead = dead || (s.gm.k == 0 && s.gm.m > 0 && s.gm.n > 0);
+  if (dead) {
+    const int64_t count = int64_t(sh.n) * sh.c * sh.h * sh.w;  // (N, C, H, W)
+    CONVLAB_LAUNCH(zero_kernel, dim3(unsigned((count + 4 * kThreads - 1) / (4 * kThreads))), dim3(kThreads), 0,
+                   stream, c, count);
+  }
+  float* dense = reinterpret_cast<float*>(rows + table_rows(subs));
   for (Sub& s : subs) {
     s.gm.a = a, s.gm.b = b, s.gm.c = c, s.gm.rows = rows + s.row0;
+    if (s.gm.m == 0 || s.gm.n == 0 || (dead && s.gm.k == 0)) continue;
     if (s.gm.k > 0) {
-      constexpr int kTableThreads = 256;
-      CONVLAB_LAUNCH(row_table_kernel, dim3(unsigned((s.gm.k + kTableThreads - 1) / kTableThreads)),
-                     dim3(kTableThreads), 0, stream, s.rows, s.gm.k, rows + s.row0);
+      CONVLAB_LAUNCH(row_table_kernel, dim3(unsigned((s.gm.k + kThreads - 1) / kThreads)), dim3(kThreads), 0,
+                     stream, s.rows, s.gm.k, rows + s.row0);
     }
-    if (s.gm.m == 0 || s.gm.n == 0) continue;
+    if (s.a0 >= 0 && s.gm.k > 0) {
+      const int64_t count = a_floats(s, sh.groups);
+      CONVLAB_LAUNCH(gather_a_kernel, dim3(unsigned((count + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
+                     a, s.a_group, s.a_ld, s.a_cols, s.gm.m, s.gm.k, count, dense + s.a0);
+      s.gm.a = dense + s.a0;
+    }
     Split split{sh.groups, s.gm.k, 0};
     if (s.splits > 1) {
       split = Split{sh.groups, s.k_split, int64_t(sh.groups) * s.gm.c_group};
@@ -384,10 +449,9 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
       launch_gemm<false>(s.gm, split, s.splits, stream);
     }
     if (s.splits > 1) {
-      constexpr int kReduceThreads = 256;
       const int count = int(split.c_split);
-      CONVLAB_LAUNCH(reduce_splits_kernel, dim3(unsigned((count + kReduceThreads - 1) / kReduceThreads)),
-                     dim3(kReduceThreads), 0, stream, s.gm.c, count, s.splits, c);
+      CONVLAB_LAUNCH(reduce_splits_kernel, dim3(unsigned((count + kThreads - 1) / kThreads)), dim3(kThreads), 0,
+                     stream, s.gm.c, count, s.splits, c);
     }
   }
 }
