@@ -21,7 +21,8 @@
 // pixels. Backward-data's A (wei^T, whose k walk strides by Cg*R*S) is first
 // gathered per phase into a dense (groups, Cg, rows) matrix in the workspace
 // (gather_a_kernel), so its table rows' lin is the row itself and A's loads
-// are contiguous along k as in the forward.
+// are contiguous along k as in the forward. The live phases (same M = Cg)
+// run as one launch (implicit_gemm_phases_kernel, phase on grid z).
 //
 // Work split: one block per BM x BN tile of a GEMM's output (blockIdx.x along
 // N, blockIdx.y along M, blockIdx.z = group); each thread owns a 4 x 4 register
@@ -143,9 +144,10 @@ __global__ void zero_kernel(float* c, int64_t count) {
   for (int64_t i = e; i < count && i < e + 4; ++i) c[i] = 0.0f;
 }
 
+// One block's BM x BN tile of gm: M tile y0 + blockIdx.y, N tile blockIdx.x,
+// z = group + groups*split.
 template <int BM, int BN, int TN, bool kWalkK>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN))
-    implicit_gemm_kernel(Gemm gm, Split split, unsigned y0, unsigned z0) {
+__device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, unsigned y0, int z) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
   // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
@@ -159,7 +161,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
   // grid chunks: (M tiles, group + groups*split) = (y0 + blockIdx.y, z0 + blockIdx.z)
-  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN, z = int(blockIdx.z + z0);
+  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN;
   const int g = z % split.groups, sp = z / split.groups;
   const int kbeg = sp * split.k_split, kend = gm.k - kbeg < split.k_split ? gm.k : kbeg + split.k_split;
   const float* a = gm.a + int64_t(g) * gm.a_group;
@@ -268,6 +270,32 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   }
 }
 
+template <int BM, int BN, int TN, bool kWalkK>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    implicit_gemm_kernel(Gemm gm, Split split, unsigned y0, unsigned z0) {
+  gemm_tile<BM, BN, TN, kWalkK>(gm, split, y0, int(blockIdx.z + z0));
+}
+
+// Backward-data's stride phases in one launch (up to kMaxPhases GEMMs with the
+// same M): blockIdx.z = group + groups*phase, the grid's N tiles those of the
+// widest phase (a narrower phase's blocks past its columns return at once).
+// One launch fills the GPU where each phase alone would not (AlexNet conv1's
+// 16 phases of 3 x ~104k, ResNet's 3x3 stride-2 layers' 4 phases of 256 x 6272).
+constexpr int kMaxPhases = 16;
+struct Phases {
+  Gemm gm[kMaxPhases];
+  int count;
+};
+
+template <int BM, int BN, int TN>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    implicit_gemm_phases_kernel(const __grid_constant__ Phases ps, int groups, unsigned y0, unsigned z0) {
+  const int z = int(blockIdx.z + z0);
+  const Gemm gm = ps.gm[z / groups];
+  if (int(blockIdx.x) * BN >= gm.n) return;  // the whole block: before any barrier
+  gemm_tile<BM, BN, TN, false>(gm, Split{groups, gm.k, 0}, y0, z % groups);
+}
+
 // out[e] = sum over s < splits of part[s*count + e], in that order (deterministic).
 __global__ void reduce_splits_kernel(const float* part, int count, int splits, float* out) {
   const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
@@ -286,6 +314,15 @@ void launch_tile(const Gemm& gm, const Split& split, int splits, void* stream) {
                             });
 }
 
+template <int BM, int BN, int TN>
+void launch_phases_tile(const Phases& ps, int n, int groups, void* stream) {
+  simt::for_each_grid_chunk(uint64_t((n + BN - 1) / BN), uint64_t((ps.gm[0].m + BM - 1) / BM),
+                            uint64_t(groups) * uint64_t(ps.count), [&](dim3 grid, unsigned y0, unsigned z0) {
+                              CONVLAB_LAUNCH((implicit_gemm_phases_kernel<BM, BN, TN>), grid,
+                                             dim3((BM / TM) * (BN / TN)), 0, stream, ps, groups, y0, z0);
+                            });
+}
+
 // The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 4 x 128 (4 x 1
 // per thread), not 64 x 64.
 struct Tile {
@@ -300,6 +337,16 @@ void launch_gemm(const Gemm& gm, const Split& split, int splits, void* stream) {
     case 16: launch_tile<16, 128, 4, kWalkK>(gm, split, splits, stream); break;
     case 32: launch_tile<32, 64, 4, kWalkK>(gm, split, splits, stream); break;
     default: launch_tile<64, 64, 4, kWalkK>(gm, split, splits, stream); break;
+  }
+}
+
+// ps.count phases of the same M, n their widest N.
+void launch_phases(const Phases& ps, int n, int groups, void* stream) {
+  switch (tile_for(ps.gm[0].m).bm) {
+    case 4: launch_phases_tile<4, 128, 1>(ps, n, groups, stream); break;
+    case 16: launch_phases_tile<16, 128, 4>(ps, n, groups, stream); break;
+    case 32: launch_phases_tile<32, 64, 4>(ps, n, groups, stream); break;
+    default: launch_phases_tile<64, 64, 4>(ps, n, groups, stream); break;
   }
 }
 
@@ -425,6 +472,15 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
                    stream, c, count);
   }
   float* dense = reinterpret_cast<float*>(rows + table_rows(subs));
+  // Backward-data's live phases (all with M = Cg) are collected and run as one
+  // launch (up to kMaxPhases at a time), after their tables and dense A.
+  Phases ps{};
+  int ps_n = 0;
+  const auto flush = [&] {
+    if (ps.count == 1) launch_gemm<false>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);
+    if (ps.count > 1) launch_phases(ps, ps_n, sh.groups, stream);
+    ps.count = 0, ps_n = 0;
+  };
   for (Sub& s : subs) {
     s.gm.a = a, s.gm.b = b, s.gm.c = c, s.gm.rows = rows + s.row0;
     if (s.gm.m == 0 || s.gm.n == 0 || (dead && s.gm.k == 0)) continue;
@@ -437,6 +493,10 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
       CONVLAB_LAUNCH(gather_a_kernel, dim3(unsigned((count + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
                      a, s.a_group, s.a_ld, s.a_cols, s.gm.m, s.gm.k, count, dense + s.a0);
       s.gm.a = dense + s.a0;
+      ps.gm[ps.count++] = s.gm;
+      ps_n = std::max(ps_n, s.gm.n);
+      if (ps.count == kMaxPhases) flush();
+      continue;
     }
     Split split{sh.groups, s.gm.k, 0};
     if (s.splits > 1) {
@@ -454,6 +514,7 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
                      stream, s.gm.c, count, s.splits, c);
     }
   }
+  flush();
 }
 
 }  // namespace

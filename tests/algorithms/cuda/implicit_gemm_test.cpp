@@ -39,6 +39,21 @@ std::vector<ConvShape> strided_shapes() {
   };
 }
 
+// Strided backward-data runs its live phases as one launch of at most 16
+// GEMMs: 25 and 20 phases take two launches, phases of unequal widths (odd
+// images) end their columns before the widest one's, groups on grid z.
+std::vector<ConvShape> many_phase_shapes() {
+  return {
+      shape(1, 3, 17, 16, 4, 5, 5, 2, 2, 5, 5),        // 25 phases, one tap each: 16 + 9
+      shape(2, 2, 13, 19, 3, 6, 5, 1, 2, 5, 4, 1, 2),  // 20 phases, groups 2, unequal widths
+      shape(1, 20, 11, 9, 5, 3, 3, 1, 1, 3, 2),        // 6 phases, the 32-row tile
+  };
+}
+
+TEST(CudaImplicitGemm, StridedBwdDataManyPhasesInBatchedLaunchesMatchReference) {
+  sweep(CudaImplicitGemm(), many_phase_shapes(), Dir::bwd_data);
+}
+
 TEST(CudaImplicitGemm, StridedBwdDataMatchesReferenceInEveryPhase) {
   sweep(CudaImplicitGemm(), strided_shapes(), Dir::bwd_data);
 }
