@@ -20,7 +20,7 @@
 // diff_src (zero_kernel) before the live phases, which then overwrite their
 // pixels. Backward-data's A (wei^T, whose k walk strides by Cg*R*S) is first
 // gathered per phase into a dense (groups, Cg, rows) matrix in the workspace
-// (gather_a_kernel), so its table rows' lin is the row itself and A's loads
+// (prep_phases_kernel, with the tables), so its table rows' lin is the row itself and A's loads
 // are contiguous along k as in the forward. The live phases (same M = Cg)
 // run as one launch (implicit_gemm_phases_kernel, phase on grid z).
 //
@@ -103,7 +103,7 @@ struct Sub {
   int64_t row0;     // its table's first row in the workspace
   int splits = 1;   // > 1: partial sums in the workspace after the table, then reduce_splits_kernel
   int k_split = 0;  // reduction rows per split
-  // a0 >= 0 (backward-data): A is gathered once per launch (gather_a_kernel)
+  // a0 >= 0 (backward-data): A is gathered once per launch (prep_phases_kernel)
   // into a dense (groups, m, k) matrix at float a0 past the table, A(i, kk) =
   // a[g*a_group + i*a_ld + a_cols(kk).lin], so that the GEMM's A loads are
   // contiguous along k like the forward's (wei^T walked along k strides by Cg*R*S).
@@ -119,16 +119,6 @@ __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
   int4 v;
   v.x = p.off, v.y = p.h, v.z = p.w, v.w = p.lin;
   rows[i] = v;  // (k, 4)
-}
-
-// out (groups, m, k) = a[g*a_group + i*a_ld + at(l, kk).lin]: a GEMM's A made dense.
-__global__ void gather_a_kernel(const float* a, int a_group, int a_ld, Lattice l, int m, int k, int64_t count,
-                                float* out) {
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= count) return;
-  const int64_t gi = e / k;
-  const int kk = int(e - gi * k), g = int(gi / m), i = int(gi - int64_t(g) * m);
-  out[e] = a[int64_t(g) * a_group + int64_t(i) * a_ld + at(l, kk).lin];  // (groups, m, k)
 }
 
 // c[e] = 0 for e < count, four floats a thread (one float4 store where 16-byte aligned).
@@ -286,6 +276,37 @@ struct Phases {
   Gemm gm[kMaxPhases];
   int count;
 };
+
+// A batch of phases' tables and dense A, one launch: phase p's items are
+// [end[p-1], end[p]): its k table rows {off, h, w, lin} (lattice rows[p]), then
+// its dense A (groups, m, k) = a[g*a_group + i*a_ld + at(a_cols[p], kk).lin].
+struct Prep {
+  int count, m, groups, a_group, a_ld;
+  int k[kMaxPhases];
+  int64_t end[kMaxPhases];
+  Lattice rows[kMaxPhases], a_cols[kMaxPhases];
+  int4* table[kMaxPhases];
+  float* dense[kMaxPhases];
+};
+
+__global__ void prep_phases_kernel(const __grid_constant__ Prep pp, const float* a) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  int p = 0;
+  while (p < pp.count && e >= pp.end[p]) ++p;
+  if (p == pp.count) return;
+  const int k = pp.k[p];
+  const int64_t item = e - (p > 0 ? pp.end[p - 1] : 0);
+  if (item < k) {
+    const Point r = at(pp.rows[p], int(item));
+    int4 v;
+    v.x = r.off, v.y = r.h, v.z = r.w, v.w = r.lin;
+    pp.table[p][item] = v;  // (k, 4)
+    return;
+  }
+  const int64_t d = item - k, gi = d / k;
+  const int kk = int(d - gi * k), g = int(gi / pp.m), i = int(gi - int64_t(g) * pp.m);
+  pp.dense[p][d] = a[int64_t(g) * pp.a_group + int64_t(i) * pp.a_ld + at(pp.a_cols[p], kk).lin];  // (groups, m, k)
+}
 
 template <int BM, int BN, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
@@ -472,31 +493,38 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
                    stream, c, count);
   }
   float* dense = reinterpret_cast<float*>(rows + table_rows(subs));
-  // Backward-data's live phases (all with M = Cg) are collected and run as one
-  // launch (up to kMaxPhases at a time), after their tables and dense A.
+  // Backward-data's live phases (all with M = Cg) are collected and run as two
+  // launches (up to kMaxPhases at a time): their tables and dense A, then the GEMMs.
   Phases ps{};
+  Prep pp{};
   int ps_n = 0;
   const auto flush = [&] {
+    if (ps.count == 0) return;
+    const int64_t items = pp.end[pp.count - 1];
+    CONVLAB_LAUNCH(prep_phases_kernel, dim3(unsigned((items + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
+                   pp, a);
     if (ps.count == 1) launch_gemm<false>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);
     if (ps.count > 1) launch_phases(ps, ps_n, sh.groups, stream);
-    ps.count = 0, ps_n = 0;
+    ps.count = 0, pp.count = 0, ps_n = 0;
   };
   for (Sub& s : subs) {
     s.gm.a = a, s.gm.b = b, s.gm.c = c, s.gm.rows = rows + s.row0;
     if (s.gm.m == 0 || s.gm.n == 0 || (dead && s.gm.k == 0)) continue;
-    if (s.gm.k > 0) {
-      CONVLAB_LAUNCH(row_table_kernel, dim3(unsigned((s.gm.k + kThreads - 1) / kThreads)), dim3(kThreads), 0,
-                     stream, s.rows, s.gm.k, rows + s.row0);
-    }
     if (s.a0 >= 0 && s.gm.k > 0) {
-      const int64_t count = a_floats(s, sh.groups);
-      CONVLAB_LAUNCH(gather_a_kernel, dim3(unsigned((count + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
-                     a, s.a_group, s.a_ld, s.a_cols, s.gm.m, s.gm.k, count, dense + s.a0);
+      const int q = pp.count++;
+      pp.m = s.gm.m, pp.groups = sh.groups, pp.a_group = s.a_group, pp.a_ld = s.a_ld;
+      pp.k[q] = s.gm.k, pp.rows[q] = s.rows, pp.a_cols[q] = s.a_cols;
+      pp.end[q] = (q > 0 ? pp.end[q - 1] : 0) + s.gm.k + a_floats(s, sh.groups);
+      pp.table[q] = rows + s.row0, pp.dense[q] = dense + s.a0;
       s.gm.a = dense + s.a0;
       ps.gm[ps.count++] = s.gm;
       ps_n = std::max(ps_n, s.gm.n);
       if (ps.count == kMaxPhases) flush();
       continue;
+    }
+    if (s.gm.k > 0) {
+      CONVLAB_LAUNCH(row_table_kernel, dim3(unsigned((s.gm.k + kThreads - 1) / kThreads)), dim3(kThreads), 0,
+                     stream, s.rows, s.gm.k, rows + s.row0);
     }
     Split split{sh.groups, s.gm.k, 0};
     if (s.splits > 1) {
