@@ -136,7 +136,7 @@ __global__ void zero_kernel(float* c, int64_t count) {
 
 // One block's BM x BN tile of gm: M tile y0 + blockIdx.y, N tile blockIdx.x,
 // z = group + groups*split.
-template <int BM, int BN, int TN, bool kWalkK>
+template <int BM, int BN, int TN, bool kWalkK, bool kStage = false>
 __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, unsigned y0, int z) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
@@ -236,6 +236,31 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
     __syncthreads();
   }
 
+  if constexpr (kStage && TN == 4) {
+    if (gm.cols.sx != 1) {
+      // C's columns lie stride_w apart (backward-data's phases): a thread's
+      // four columns would be four scattered stores, each warp store touching
+      // a sector per lane. Register row i of every thread goes through shared
+      // memory (the slabs are free: the K loop ended on a barrier), then each
+      // thread stores one column, so a warp stores 32 consecutive columns.
+      constexpr int kRowsT = BM / TM, kPer = kRowsT * BN / kThreads, LC = BN + 4;
+      static_assert(kThreads % BN == 0 && kRowsT * LC <= 2 * BK * LB, "a register row's stage fits the B slabs");
+      float* cs = reinterpret_cast<float*>(&bs4[0][0][0]);  // (kRowsT, BN + 4)
+      const int jj = tid % BN, r0 = tid / BN, lj = n0 + jj < gm.n ? at(gm.cols, n0 + jj).lin : -1;
+      for (int i = 0; i < TM; ++i) {
+        float4 v;
+        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
+        reinterpret_cast<float4*>(cs + ty * LC)[tx] = v;
+        __syncthreads();
+        for (int t = 0; t < kPer; ++t) {
+          const int r = r0 + t * (kThreads / BN), gi = m0 + r * TM + i;
+          if (lj >= 0 && gi < gm.m) c[int64_t(gi) * gm.c_ld + lj] = cs[r * LC + jj];
+        }
+        __syncthreads();
+      }
+      return;
+    }
+  }
   int lin[TN];
   for (int j = 0; j < TN; ++j) {
     const int gj = n0 + tx * TN + j;
@@ -271,6 +296,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 // widest phase (a narrower phase's blocks past its columns return at once).
 // One launch fills the GPU where each phase alone would not (AlexNet conv1's
 // 16 phases of 3 x ~104k, ResNet's 3x3 stride-2 layers' 4 phases of 256 x 6272).
+// Its C columns, stride_w apart, are stored through shared memory (gemm_tile's
+// kStage).
 constexpr int kMaxPhases = 16;
 struct Phases {
   Gemm gm[kMaxPhases];
@@ -314,7 +341,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   const int z = int(blockIdx.z + z0);
   const Gemm gm = ps.gm[z / groups];
   if (int(blockIdx.x) * BN >= gm.n) return;  // the whole block: before any barrier
-  gemm_tile<BM, BN, TN, false>(gm, Split{groups, gm.k, 0}, y0, z % groups);
+  gemm_tile<BM, BN, TN, false, true>(gm, Split{groups, gm.k, 0}, y0, z % groups);
 }
 
 // out[e] = sum over s < splits of part[s*count + e], in that order (deterministic).
@@ -503,8 +530,12 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
     const int64_t items = pp.end[pp.count - 1];
     CONVLAB_LAUNCH(prep_phases_kernel, dim3(unsigned((items + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
                    pp, a);
-    if (ps.count == 1) launch_gemm<false>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);
-    if (ps.count > 1) launch_phases(ps, ps_n, sh.groups, stream);
+    // one phase with contiguous columns (stride_w 1): the plain kernel
+    if (ps.count == 1 && ps.gm[0].cols.sx == 1) {
+      launch_gemm<false>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);
+    } else {
+      launch_phases(ps, ps_n, sh.groups, stream);
+    }
     ps.count = 0, pp.count = 0, ps_n = 0;
   };
   for (Sub& s : subs) {
