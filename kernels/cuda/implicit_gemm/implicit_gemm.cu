@@ -316,6 +316,8 @@ struct Prep {
   float* dense[kMaxPhases];
 };
 
+static_assert(sizeof(Phases) <= 4096 && sizeof(Prep) <= 4096, "kernel parameters within CUDA's 4 KiB");
+
 __global__ void prep_phases_kernel(const __grid_constant__ Prep pp, const float* a) {
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   int p = 0;
