@@ -11,8 +11,10 @@ CudaImplicitGemm::CudaImplicitGemm()
                      "implicit GEMM with precomputed gather offsets (a row table in the workspace, no division in "
                      "the K loop): 64x64, 32x64, 16x128 or 4x128 block tiles chosen from M, 4x4 (4x1) per "
                      "thread, double-buffered shared memory; strided backward-data as one dense GEMM per stride "
-                     "phase; backward-filter splits K (partial sums in the workspace) when its tiles would not "
-                     "fill the GPU; groups as grid z"){}
+                     "phase, the phases in one launch (wei^T gathered dense once, phases no tap reaches zero-filled in "
+                     "one pass); "
+                     "backward-filter splits K (partial sums in the workspace) when its tiles would not fill the "
+                     "GPU; groups as grid z"){}
 
 Support CudaImplicitGemm::supports(const ConvProblem& p, Direction) const {
   // Gather offsets are 32-bit and may point up to a padding margin outside a

@@ -15,7 +15,14 @@
 // pixels (h = ph + stride_h*y, w = pw + stride_w*x): only the taps r with
 // r*dil_h = ph + pad_h (mod stride_h) (and s alike) reach that phase, at
 // p = y + (ph + pad_h - r*dil_h)/stride_h, so each phase is a dense GEMM over
-// Kg * (its taps) rows that gathers no stride holes.
+// Kg * (its taps) rows that gathers no stride holes. Phases no tap reaches
+// (3 of 4 for a 1x1 filter at stride 2) are zeros: one contiguous fill of
+// diff_src (zero_kernel) before the live phases, which then overwrite their
+// pixels. Backward-data's A (wei^T, whose k walk strides by Cg*R*S) is first
+// gathered per phase into a dense (groups, Cg, rows) matrix in the workspace
+// (prep_phases_kernel, with the tables), so its table rows' lin is the row itself and A's loads
+// are contiguous along k as in the forward. The live phases (same M = Cg)
+// run as one launch (implicit_gemm_phases_kernel, phase on grid z).
 //
 // Work split: one block per BM x BN tile of a GEMM's output (blockIdx.x along
 // N, blockIdx.y along M, blockIdx.z = group); each thread owns a 4 x 4 register
@@ -96,6 +103,13 @@ struct Sub {
   int64_t row0;     // its table's first row in the workspace
   int splits = 1;   // > 1: partial sums in the workspace after the table, then reduce_splits_kernel
   int k_split = 0;  // reduction rows per split
+  // a0 >= 0 (backward-data): A is gathered once per launch (prep_phases_kernel)
+  // into a dense (groups, m, k) matrix at float a0 past the table, A(i, kk) =
+  // a[g*a_group + i*a_ld + a_cols(kk).lin], so that the GEMM's A loads are
+  // contiguous along k like the forward's (wei^T walked along k strides by Cg*R*S).
+  int64_t a0 = -1;
+  int a_group = 0, a_ld = 0;
+  Lattice a_cols{};
 };
 
 __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
@@ -107,9 +121,23 @@ __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
   rows[i] = v;  // (k, 4)
 }
 
-template <int BM, int BN, int TN, bool kWalkK>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN))
-    implicit_gemm_kernel(Gemm gm, Split split, unsigned y0, unsigned z0) {
+// c[e] = 0 for e < count, four floats a thread (one float4 store where 16-byte aligned).
+__global__ void zero_kernel(float* c, int64_t count) {
+  const int64_t e = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
+  if (e >= count) return;
+  if (e + 4 <= count && reinterpret_cast<uintptr_t>(c + e) % sizeof(float4) == 0) {
+    float4 z;
+    z.x = 0.0f, z.y = 0.0f, z.z = 0.0f, z.w = 0.0f;
+    simt::vstore(reinterpret_cast<float4*>(c + e), z);
+    return;
+  }
+  for (int64_t i = e; i < count && i < e + 4; ++i) c[i] = 0.0f;
+}
+
+// One block's BM x BN tile of gm: M tile y0 + blockIdx.y, N tile blockIdx.x,
+// z = group + groups*split.
+template <int BM, int BN, int TN, bool kWalkK, bool kStage = false>
+__device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, unsigned y0, int z) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
   // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
@@ -123,7 +151,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
   // grid chunks: (M tiles, group + groups*split) = (y0 + blockIdx.y, z0 + blockIdx.z)
-  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN, z = int(blockIdx.z + z0);
+  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN;
   const int g = z % split.groups, sp = z / split.groups;
   const int kbeg = sp * split.k_split, kend = gm.k - kbeg < split.k_split ? gm.k : kbeg + split.k_split;
   const float* a = gm.a + int64_t(g) * gm.a_group;
@@ -208,6 +236,31 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     __syncthreads();
   }
 
+  if constexpr (kStage && TN == 4) {
+    if (gm.cols.sx != 1) {
+      // C's columns lie stride_w apart (backward-data's phases): a thread's
+      // four columns would be four scattered stores, each warp store touching
+      // a sector per lane. Register row i of every thread goes through shared
+      // memory (the slabs are free: the K loop ended on a barrier), then each
+      // thread stores one column, so a warp stores 32 consecutive columns.
+      constexpr int kRowsT = BM / TM, kPer = kRowsT * BN / kThreads, LC = BN + 4;
+      static_assert(kThreads % BN == 0 && kRowsT * LC <= 2 * BK * LB, "a register row's stage fits the B slabs");
+      float* cs = reinterpret_cast<float*>(&bs4[0][0][0]);  // (kRowsT, BN + 4)
+      const int jj = tid % BN, r0 = tid / BN, lj = n0 + jj < gm.n ? at(gm.cols, n0 + jj).lin : -1;
+      for (int i = 0; i < TM; ++i) {
+        float4 v;
+        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
+        reinterpret_cast<float4*>(cs + ty * LC)[tx] = v;
+        __syncthreads();
+        for (int t = 0; t < kPer; ++t) {
+          const int r = r0 + t * (kThreads / BN), gi = m0 + r * TM + i;
+          if (lj >= 0 && gi < gm.m) c[int64_t(gi) * gm.c_ld + lj] = cs[r * LC + jj];
+        }
+        __syncthreads();
+      }
+      return;
+    }
+  }
   int lin[TN];
   for (int j = 0; j < TN; ++j) {
     const int gj = n0 + tx * TN + j;
@@ -232,6 +285,67 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   }
 }
 
+template <int BM, int BN, int TN, bool kWalkK>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    implicit_gemm_kernel(Gemm gm, Split split, unsigned y0, unsigned z0) {
+  gemm_tile<BM, BN, TN, kWalkK>(gm, split, y0, int(blockIdx.z + z0));
+}
+
+// Backward-data's stride phases in one launch (up to kMaxPhases GEMMs with the
+// same M): blockIdx.z = group + groups*phase, the grid's N tiles those of the
+// widest phase (a narrower phase's blocks past its columns return at once).
+// One launch fills the GPU where each phase alone would not (AlexNet conv1's
+// 16 phases of 3 x ~104k, ResNet's 3x3 stride-2 layers' 4 phases of 256 x 6272).
+// Its C columns, stride_w apart, are stored through shared memory (gemm_tile's
+// kStage).
+constexpr int kMaxPhases = 16;
+struct Phases {
+  Gemm gm[kMaxPhases];
+  int count;
+};
+
+// A batch of phases' tables and dense A, one launch: phase p's items are
+// [end[p-1], end[p]): its k table rows {off, h, w, lin} (lattice rows[p]), then
+// its dense A (groups, m, k) = a[g*a_group + i*a_ld + at(a_cols[p], kk).lin].
+struct Prep {
+  int count, m, groups, a_group, a_ld;
+  int k[kMaxPhases];
+  int64_t end[kMaxPhases];
+  Lattice rows[kMaxPhases], a_cols[kMaxPhases];
+  int4* table[kMaxPhases];
+  float* dense[kMaxPhases];
+};
+
+static_assert(sizeof(Phases) <= 4096 && sizeof(Prep) <= 4096, "kernel parameters within CUDA's 4 KiB");
+
+__global__ void prep_phases_kernel(const __grid_constant__ Prep pp, const float* a) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  int p = 0;
+  while (p < pp.count && e >= pp.end[p]) ++p;
+  if (p == pp.count) return;
+  const int k = pp.k[p];
+  const int64_t item = e - (p > 0 ? pp.end[p - 1] : 0);
+  if (item < k) {
+    const Point r = at(pp.rows[p], int(item));
+    int4 v;
+    v.x = r.off, v.y = r.h, v.z = r.w, v.w = r.lin;
+    pp.table[p][item] = v;  // (k, 4)
+    return;
+  }
+  const int64_t d = item - k, gi = d / k;
+  const int kk = int(d - gi * k), g = int(gi / pp.m), i = int(gi - int64_t(g) * pp.m);
+  pp.dense[p][d] = a[int64_t(g) * pp.a_group + int64_t(i) * pp.a_ld + at(pp.a_cols[p], kk).lin];  // (groups, m, k)
+}
+
+template <int BM, int BN, int TN>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    implicit_gemm_phases_kernel(const __grid_constant__ Phases ps, int groups, unsigned y0, unsigned z0) {
+  const int z = int(blockIdx.z + z0);
+  const Gemm gm = ps.gm[z / groups];
+  if (int(blockIdx.x) * BN >= gm.n) return;  // the whole block: before any barrier
+  gemm_tile<BM, BN, TN, false, true>(gm, Split{groups, gm.k, 0}, y0, z % groups);
+}
+
 // out[e] = sum over s < splits of part[s*count + e], in that order (deterministic).
 __global__ void reduce_splits_kernel(const float* part, int count, int splits, float* out) {
   const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
@@ -250,6 +364,15 @@ void launch_tile(const Gemm& gm, const Split& split, int splits, void* stream) {
                             });
 }
 
+template <int BM, int BN, int TN>
+void launch_phases_tile(const Phases& ps, int n, int groups, void* stream) {
+  simt::for_each_grid_chunk(uint64_t((n + BN - 1) / BN), uint64_t((ps.gm[0].m + BM - 1) / BM),
+                            uint64_t(groups) * uint64_t(ps.count), [&](dim3 grid, unsigned y0, unsigned z0) {
+                              CONVLAB_LAUNCH((implicit_gemm_phases_kernel<BM, BN, TN>), grid,
+                                             dim3((BM / TM) * (BN / TN)), 0, stream, ps, groups, y0, z0);
+                            });
+}
+
 // The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 4 x 128 (4 x 1
 // per thread), not 64 x 64.
 struct Tile {
@@ -264,6 +387,16 @@ void launch_gemm(const Gemm& gm, const Split& split, int splits, void* stream) {
     case 16: launch_tile<16, 128, 4, kWalkK>(gm, split, splits, stream); break;
     case 32: launch_tile<32, 64, 4, kWalkK>(gm, split, splits, stream); break;
     default: launch_tile<64, 64, 4, kWalkK>(gm, split, splits, stream); break;
+  }
+}
+
+// ps.count phases of the same M, n their widest N.
+void launch_phases(const Phases& ps, int n, int groups, void* stream) {
+  switch (tile_for(ps.gm[0].m).bm) {
+    case 4: launch_phases_tile<4, 128, 1>(ps, n, groups, stream); break;
+    case 16: launch_phases_tile<16, 128, 4>(ps, n, groups, stream); break;
+    case 32: launch_phases_tile<32, 64, 4>(ps, n, groups, stream); break;
+    default: launch_phases_tile<64, 64, 4>(ps, n, groups, stream); break;
   }
 }
 
@@ -297,7 +430,7 @@ Taps phase_taps(int taps, int dil, int stride, int phase, int pad) {
 std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
   const int kg = sh.kg(), cg = sh.cg(), rs = sh.r * sh.s, hw = sh.h * sh.w, pq = sh.p * sh.q;
   std::vector<Sub> subs;
-  int64_t row0 = 0;
+  int64_t row0 = 0, a0 = 0;
   const auto add = [&](Gemm gm, Lattice rows) {
     subs.push_back(Sub{gm, rows, row0});
     row0 += gm.k;
@@ -325,24 +458,32 @@ std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
           const Taps ts = phase_taps(sh.s, sh.dil_w, sh.stride_w, pw, sh.pad_w);
           const int hp = (sh.h - ph + sh.stride_h - 1) / sh.stride_h, wp = (sh.w - pw + sh.stride_w - 1) / sh.stride_w;
           // rows (k, rv, sv): p = y + (ph + pad_h - r*dil_h)/stride_h, r = tr.first + rv*tr.step
-          const Lattice rows{tr.count,
-                             ts.count,
-                             -tr.step * sh.dil_h / sh.stride_h,
-                             (ph + sh.pad_h - tr.first * sh.dil_h) / sh.stride_h,
-                             -ts.step * sh.dil_w / sh.stride_w,
-                             (pw + sh.pad_w - ts.first * sh.dil_w) / sh.stride_w,
-                             pq,
-                             sh.q,
-                             cg * rs,
-                             tr.step * sh.s,
-                             ts.step,
-                             tr.first * sh.s + ts.first};
+          // (their lin: the row's tap in wei, A(c, (k, rv, sv)) = wei[k*Cg*R*S + c*R*S + r*S + s])
+          const Lattice wei_rows{tr.count,
+                                 ts.count,
+                                 -tr.step * sh.dil_h / sh.stride_h,
+                                 (ph + sh.pad_h - tr.first * sh.dil_h) / sh.stride_h,
+                                 -ts.step * sh.dil_w / sh.stride_w,
+                                 (pw + sh.pad_w - ts.first * sh.dil_w) / sh.stride_w,
+                                 pq,
+                                 sh.q,
+                                 cg * rs,
+                                 tr.step * sh.s,
+                                 ts.step,
+                                 tr.first * sh.s + ts.first};
+          // the table's rows: the same, with lin = the row's index kk (A gathered dense: (groups, Cg, kpr))
+          Lattice rows = wei_rows;
+          const int kpr = kg * tr.count * ts.count;
+          rows.sa = tr.count * ts.count, rows.sy = ts.count, rows.sx = 1, rows.s0 = 0;
           // columns (n, y, x): input pixel (ph + y*stride_h, pw + x*stride_w)
           const Lattice cols{hp, wp, 1, 0, 1, 0, sh.k * pq, sh.q, sh.c * hw, sh.stride_h * sh.w, sh.stride_w,
                              ph * sh.w + pw};
-          add(Gemm{cg, sh.n * hp * wp, kg * tr.count * ts.count, nullptr, kg * cg * rs, rs, nullptr, kg * pq, sh.p,
-                   sh.q, nullptr, cg * hw, hw, nullptr, cols},
+          add(Gemm{cg, sh.n * hp * wp, kpr, nullptr, cg * kpr, kpr, nullptr, kg * pq, sh.p, sh.q, nullptr, cg * hw,
+                   hw, nullptr, cols},
               rows);
+          Sub& s = subs.back();
+          s.a0 = a0, s.a_group = kg * cg * rs, s.a_ld = rs, s.a_cols = wei_rows;
+          a0 += int64_t(sh.groups) * cg * kpr;
         }
       break;
   }
@@ -354,25 +495,70 @@ int64_t table_rows(const std::vector<Sub>& subs) { return subs.empty() ? 0 : sub
 // Partial sums of a split GEMM: every split's whole C (only backward-filter splits: C = diff_wei).
 int64_t split_floats(const Sub& s, int groups) { return s.splits > 1 ? int64_t(s.splits) * groups * s.gm.c_group : 0; }
 
-// The workspace: the table's rows, then the largest split's partial sums.
+// Dense A of a backward-data phase: (groups, m, k).
+int64_t a_floats(const Sub& s, int groups) { return s.a0 >= 0 ? int64_t(groups) * s.gm.m * s.gm.k : 0; }
+
+// The workspace: the table's rows, then the largest split's partial sums
+// (backward-filter) or every phase's dense A (backward-data).
 int64_t workspace_floats(const std::vector<Sub>& subs, int groups) {
-  int64_t part = 0;
-  for (const Sub& s : subs) part = std::max(part, split_floats(s, groups));
-  return table_rows(subs) * 4 + part;
+  int64_t part = 0, dense = 0;
+  for (const Sub& s : subs) part = std::max(part, split_floats(s, groups)), dense += a_floats(s, groups);
+  return table_rows(subs) * 4 + part + dense;
 }
 
 void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float* a, const float* b, float* c,
          void* workspace, void* stream) {
   auto* rows = static_cast<int4*>(workspace);
   assert(table_rows(subs) == 0 || (rows && reinterpret_cast<uintptr_t>(rows) % sizeof(int4) == 0));
+  constexpr int kThreads = 256;
+  // Stride phases that no tap reaches (a 1x1 filter at stride 2: 3 of 4) are
+  // zeros: one contiguous fill of diff_src first, then only the phases with
+  // taps run their GEMMs (and overwrite their pixels).
+  bool dead = false;
+  for (const Sub& s : subs) dead = dead || (s.gm.k == 0 && s.gm.m > 0 && s.gm.n > 0);
+  if (dead) {
+    const int64_t count = int64_t(sh.n) * sh.c * sh.h * sh.w;  // (N, C, H, W)
+    CONVLAB_LAUNCH(zero_kernel, dim3(unsigned((count + 4 * kThreads - 1) / (4 * kThreads))), dim3(kThreads), 0,
+                   stream, c, count);
+  }
+  float* dense = reinterpret_cast<float*>(rows + table_rows(subs));
+  // Backward-data's live phases (all with M = Cg) are collected and run as two
+  // launches (up to kMaxPhases at a time): their tables and dense A, then the GEMMs.
+  Phases ps{};
+  Prep pp{};
+  int ps_n = 0;
+  const auto flush = [&] {
+    if (ps.count == 0) return;
+    const int64_t items = pp.end[pp.count - 1];
+    CONVLAB_LAUNCH(prep_phases_kernel, dim3(unsigned((items + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
+                   pp, a);
+    // one phase with contiguous columns (stride_w 1): the plain kernel
+    if (ps.count == 1 && ps.gm[0].cols.sx == 1) {
+      launch_gemm<false>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);
+    } else {
+      launch_phases(ps, ps_n, sh.groups, stream);
+    }
+    ps.count = 0, pp.count = 0, ps_n = 0;
+  };
   for (Sub& s : subs) {
     s.gm.a = a, s.gm.b = b, s.gm.c = c, s.gm.rows = rows + s.row0;
-    if (s.gm.k > 0) {
-      constexpr int kTableThreads = 256;
-      CONVLAB_LAUNCH(row_table_kernel, dim3(unsigned((s.gm.k + kTableThreads - 1) / kTableThreads)),
-                     dim3(kTableThreads), 0, stream, s.rows, s.gm.k, rows + s.row0);
+    if (s.gm.m == 0 || s.gm.n == 0 || (dead && s.gm.k == 0)) continue;
+    if (s.a0 >= 0 && s.gm.k > 0) {
+      const int q = pp.count++;
+      pp.m = s.gm.m, pp.groups = sh.groups, pp.a_group = s.a_group, pp.a_ld = s.a_ld;
+      pp.k[q] = s.gm.k, pp.rows[q] = s.rows, pp.a_cols[q] = s.a_cols;
+      pp.end[q] = (q > 0 ? pp.end[q - 1] : 0) + s.gm.k + a_floats(s, sh.groups);
+      pp.table[q] = rows + s.row0, pp.dense[q] = dense + s.a0;
+      s.gm.a = dense + s.a0;
+      ps.gm[ps.count++] = s.gm;
+      ps_n = std::max(ps_n, s.gm.n);
+      if (ps.count == kMaxPhases) flush();
+      continue;
     }
-    if (s.gm.m == 0 || s.gm.n == 0) continue;
+    if (s.gm.k > 0) {
+      CONVLAB_LAUNCH(row_table_kernel, dim3(unsigned((s.gm.k + kThreads - 1) / kThreads)), dim3(kThreads), 0,
+                     stream, s.rows, s.gm.k, rows + s.row0);
+    }
     Split split{sh.groups, s.gm.k, 0};
     if (s.splits > 1) {
       split = Split{sh.groups, s.k_split, int64_t(sh.groups) * s.gm.c_group};
@@ -384,12 +570,12 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
       launch_gemm<false>(s.gm, split, s.splits, stream);
     }
     if (s.splits > 1) {
-      constexpr int kReduceThreads = 256;
       const int count = int(split.c_split);
-      CONVLAB_LAUNCH(reduce_splits_kernel, dim3(unsigned((count + kReduceThreads - 1) / kReduceThreads)),
-                     dim3(kReduceThreads), 0, stream, s.gm.c, count, s.splits, c);
+      CONVLAB_LAUNCH(reduce_splits_kernel, dim3(unsigned((count + kThreads - 1) / kThreads)), dim3(kThreads), 0,
+                     stream, s.gm.c, count, s.splits, c);
     }
   }
+  flush();
 }
 
 }  // namespace

@@ -9,7 +9,8 @@
 // Workspace: implicit_gemm_workspace_bytes(sh, dir), 16-byte aligned: the row
 // table (16 bytes per reduction row: Cg*R*S fwd, Kg*R*S bwd-data, N*P*Q
 // bwd-filter), then, where bwd-filter splits its reduction, one diff_wei of
-// partial sums per split.
+// partial sums per split; bwd-data: each phase's wei^T over its rows, dense
+// (groups, Cg, rows).
 #pragma once
 
 #include <cstddef>

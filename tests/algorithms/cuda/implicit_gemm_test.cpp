@@ -1,7 +1,7 @@
 // cuda.implicit_gemm under the SIMT emulator, every direction, against the
 // fp64 reference: the general sweep; strided backward-data split by stride
 // phase (stride 2, 3, 4, unequal strides, with padding and dilation, phases
-// no tap reaches, images smaller than the stride); GEMMs with fewer rows than
+// no tap reaches, images smaller than the stride; 1x1 filters at stride 2, 3); GEMMs with fewer rows than
 // the smallest tile (C or K = 1, 3) and at each tile choice's edges (4 / 16 /
 // 32 rows); groups; the row table's size.
 #include <gtest/gtest.h>
@@ -39,8 +39,47 @@ std::vector<ConvShape> strided_shapes() {
   };
 }
 
+// Strided backward-data runs its live phases as one launch of at most 16
+// GEMMs: 25 and 20 phases take two launches, phases of unequal widths (odd
+// images) end their columns before the widest one's, groups on grid z.
+std::vector<ConvShape> many_phase_shapes() {
+  return {
+      shape(1, 3, 17, 16, 4, 5, 5, 2, 2, 5, 5),        // 25 phases, one tap each: 16 + 9
+      shape(2, 2, 13, 19, 3, 6, 5, 1, 2, 5, 4, 1, 2),  // 20 phases, groups 2, unequal widths
+      shape(1, 20, 11, 9, 5, 3, 3, 1, 1, 3, 2),        // 6 phases, the 32-row tile
+  };
+}
+
+TEST(CudaImplicitGemm, StridedBwdDataManyPhasesInBatchedLaunchesMatchReference) {
+  sweep(CudaImplicitGemm(), many_phase_shapes(), Dir::bwd_data);
+}
+
 TEST(CudaImplicitGemm, StridedBwdDataMatchesReferenceInEveryPhase) {
   sweep(CudaImplicitGemm(), strided_shapes(), Dir::bwd_data);
+}
+
+// 1x1 filters at stride 2 and 3 (ResNet's projections): one stride phase has
+// the tap, the others are zeros (filled once; the NaN-prefilled output proves
+// every zero written); groups, odd images, padding and end padding, every
+// phase without its tap (an image smaller than the live phase), the 64-row tile.
+std::vector<ConvShape> pointwise_strided_shapes() {
+  return {
+      shape(2, 6, 13, 11, 8, 1, 1, 0, 0, 2, 2, 1, 2),                  // stride 2, groups 2, odd image
+      shape(2, 6, 10, 14, 9, 1, 1, 0, 0, 3, 3, 1, 3),                  // stride 3: 8 of 9 phases zeros, groups 3
+      shape(1, 5, 9, 8, 4, 1, 1, 1, 0, 2, 2),                          // padding: the live phase is h odd
+      test::with_end_padding(shape(2, 4, 7, 9, 6, 1, 1, 0, 1, 2, 2), 1, 0),  // end padding
+      shape(1, 3, 1, 5, 4, 1, 1, 1, 0, 2, 2),                          // H = 1 < the live phase 1: all zeros
+      shape(2, 40, 9, 7, 70, 1, 1, 0, 0, 2, 3),                        // 40 channels (64-row tile), unequal strides
+  };
+}
+
+TEST(CudaImplicitGemm, PointwiseStridedBwdDataZeroPhasesAndLivePhaseMatchReference) {
+  sweep(CudaImplicitGemm(), pointwise_strided_shapes(), Dir::bwd_data);
+}
+
+TEST(CudaImplicitGemm, PointwiseStridedShapesMatchReferenceFwdAndBwdFilter) {
+  sweep(CudaImplicitGemm(), pointwise_strided_shapes(), Dir::fwd);
+  sweep(CudaImplicitGemm(), pointwise_strided_shapes(), Dir::bwd_filter);
 }
 
 TEST(CudaImplicitGemm, StridedShapesMatchReferenceFwdAndBwdFilter) {
@@ -108,16 +147,20 @@ int64_t taps_with_pixels(int taps, int dil, int pad, int stride, int extent) {
 
 // The row table holds each reduction row once: bwd-data's phases split the
 // Kg*R*S rows (every tap reaches exactly one phase; taps whose phase has no
-// pixel, in an image smaller than the stride, are left out), no more.
+// pixel, in an image smaller than the stride, are left out), no more; bwd-data
+// adds each phase's dense A (wei^T over its rows: groups x Cg floats a row).
 TEST(CudaImplicitGemm, RowTableHoldsEachReductionRowOnce) {
   const CudaImplicitGemm a;
-  for (const ConvShape& sh : strided_shapes()) {
+  std::vector<ConvShape> shapes = strided_shapes();
+  for (const ConvShape& sh : pointwise_strided_shapes()) shapes.push_back(sh);
+  for (const ConvShape& sh : shapes) {
     const ConvProblem p = test::problem_of(sh);
-    const size_t row = 16;
+    const size_t row = 16, dense_row = sizeof(float) * size_t(sh.groups * sh.cg());
     const int64_t taps = taps_with_pixels(sh.r, sh.dil_h, sh.pad_h, sh.stride_h, sh.h) *
                          taps_with_pixels(sh.s, sh.dil_w, sh.pad_w, sh.stride_w, sh.w);
     EXPECT_EQ(a.workspace_bytes(p, Direction::fwd), row * size_t(sh.cg() * sh.r * sh.s)) << test::label(sh);
-    EXPECT_EQ(a.workspace_bytes(p, Direction::bwd_data), row * size_t(sh.kg() * taps)) << test::label(sh);
+    EXPECT_EQ(a.workspace_bytes(p, Direction::bwd_data), (row + dense_row) * size_t(sh.kg() * taps))
+        << test::label(sh);
     EXPECT_EQ(a.workspace_bytes(p, Direction::bwd_filter), row * size_t(sh.n * sh.p * sh.q)) << test::label(sh);
   }
   const ConvShape odd = shape(2, 4, 3, 2, 6, 3, 3, 1, 1, 4, 4);  // some taps reach no pixel

@@ -44,6 +44,18 @@ TEST_F(LowGridLimits, ImplicitGemmChunksEveryStridePhase) {
   test::check_conv(test::shape(5, 4, 7, 6, 4, 3, 3, 1, 1, 2, 2, 1, 4), Dir::bwd_data, implicit_gemm_run());
 }
 
+// A 1x1 filter at stride 2: the zero fill, then the one live phase's gather of
+// wei^T and its GEMM, chunked (groups 4 > grid.z 2).
+TEST_F(LowGridLimits, ImplicitGemmChunksTheLivePhaseOfAPointwiseStride) {
+  test::check_conv(test::shape(3, 8, 9, 7, 4, 1, 1, 0, 0, 2, 2, 1, 4), Dir::bwd_data, implicit_gemm_run());
+}
+
+// Stride phases in one launch with more M tiles than grid.y (200 channels:
+// 4 tiles of 64 > 3) and groups x phases on grid.z (2 x 4 > 2).
+TEST_F(LowGridLimits, ImplicitGemmChunksBatchedPhasesByMTilesAndZ) {
+  test::check_conv(test::shape(1, 400, 5, 4, 4, 3, 3, 1, 1, 2, 2, 1, 2), Dir::bwd_data, implicit_gemm_run());
+}
+
 // Backward-filter's split K puts groups x splits on grid.z (2 groups x 3 splits > 2).
 TEST_F(LowGridLimits, ImplicitGemmChunksGroupsTimesSplits) {
   test::check_conv(test::shape(4, 2, 20, 20, 2, 3, 3, 1, 1, 1, 1, 1, 2), Dir::bwd_filter, implicit_gemm_run());
