@@ -63,8 +63,8 @@ static_assert(kBM == 8 * kTM && kBN == 8 * kTN && kThreads == kF * 8 * 8, "threa
 // reduction indices tid / 128 + 2i; p points at (row, reduction index tid / 128,
 // frequency) or is null outside the matrix / spectrum. kstep: planes per
 // reduction index times spec.
-__device__ __forceinline__ void load_slab(const float2* __restrict__ p, int64_t kstep, int k0, int kk0, int k, bool conj,
-                                          float2 v[4]) {
+__device__ __forceinline__ void load_slab(const float2* __restrict__ p, int64_t kstep, int k0, int kk0, int k,
+                                          bool conj, float2 v[4]) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int kk = k0 + kk0 + 2 * i;

@@ -65,7 +65,8 @@ void check_gemm(const FftCgemm& g, int64_t a_planes, int64_t b_planes, int64_t o
                           << ", " << got[size_t(i)].y << ") want (" << want.x << ", " << want.y << ")";
         }
   for (size_t i = 0; i < got.size(); ++i)
-    if (!owned[i] && !same_bits(got[i], sentinel) && bad++ < 5) ADD_FAILURE() << "wrote value " << i << " it does not own";
+    if (!owned[i] && !same_bits(got[i], sentinel) && bad++ < 5)
+      ADD_FAILURE() << "wrote value " << i << " it does not own";
   EXPECT_EQ(bad, 0);
 }
 
