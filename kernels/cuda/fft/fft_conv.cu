@@ -51,10 +51,12 @@ __global__ void fft_crop_kernel(const float* __restrict__ in, int planes, int ro
 // sector. Slabs of BK = 8 along the reduction, double-buffered in shared
 // memory as [k][row][f] (conj applied while staging); while the block computes
 // slab s, each thread's 4 + 4 global loads of slab s + 1 are in registers.
-// Thread t: frequency f = t % 4, rows tm + 8i, columns tn + 8j (i, j < 4) with
-// tm = t / 4 % 8, tn = t / 32: a 4 x 4 complex register tile, 16 complex
-// multiply-adds (64 FMA) per 8 fragment reads; a warp's A reads are 32
-// consecutive float2 (conflict-free), its B reads 4 distinct ones (broadcast).
+// Thread t: frequency f = t % 4, rows tm + 8i, columns tn + 8j (i, j < 4): a
+// 4 x 4 complex register tile, 16 complex multiply-adds (64 FMA) per 8
+// fragment reads. A warp holds 2 tm x 4 tn x 4 f (lane = f + 4 (tm % 2) +
+// 8 (tn % 4); warp w: tm / 2 = w % 4, tn / 4 = w / 4), so each fragment read
+// of the warp touches 8 (A) or 16 (B) consecutive float2, 64 or 128 bytes:
+// conflict-free, the lanes sharing a value served by broadcast.
 constexpr int kBM = 32, kBN = 32, kBK = 8, kF = 4, kTM = 4, kTN = 4;
 static_assert(kBM * kBK * kF == 4 * kThreads && kBN * kBK * kF == 4 * kThreads, "4 staged values per thread");
 static_assert(kBM == 8 * kTM && kBN == 8 * kTN && kThreads == kF * 8 * 8, "thread = (f, tm < 8, tn < 8)");
@@ -114,7 +116,8 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
 
-  const int tm = tid / kF % 8, tn = tid / 32;
+  const int lane = tid % 32, warp = tid / 32;
+  const int tm = warp % 4 * 2 + lane / kF % 2, tn = warp / 4 * 4 + lane / 8;
   int buf = 0;
   for (int k0 = 0; k0 < g.k; k0 += kBK) {
     const bool next = k0 + kBK < g.k;  // uniform across the block
