@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "kernels/cuda/fft/fft_cgemm_tiles.hpp"
 
 #include "kernels/cuda/simt/simt.hpp"
 
@@ -51,15 +52,10 @@ __global__ void fft_crop_kernel(const float* __restrict__ in, int planes, int ro
 // sector. Slabs of BK = 8 along the reduction, double-buffered in shared
 // memory as [k][row][f] (conj applied while staging); while the block computes
 // slab s, each thread's 4 + 4 global loads of slab s + 1 are in registers.
-// Thread t: frequency f = t % 4, rows tm + 8i, columns tn + 8j (i, j < 4): a
-// 4 x 4 complex register tile, 16 complex multiply-adds (64 FMA) per 8
-// fragment reads. A warp holds 2 tm x 4 tn x 4 f (lane = f + 4 (tm % 2) +
-// 8 (tn % 4); warp w: tm / 2 = w % 4, tn / 4 = w / 4), so each fragment read
-// of the warp touches 8 (A) or 16 (B) consecutive float2, 64 or 128 bytes:
-// conflict-free, the lanes sharing a value served by broadcast.
-constexpr int kBM = 32, kBN = 32, kBK = 8, kF = 4, kTM = 4, kTN = 4;
-static_assert(kBM * kBK * kF == 4 * kThreads && kBN * kBK * kF == 4 * kThreads, "4 staged values per thread");
-static_assert(kBM == 8 * kTM && kBN == 8 * kTN && kThreads == kF * 8 * 8, "thread = (f, tm < 8, tn < 8)");
+// Each thread a 4 x 4 complex register tile: 16 complex multiply-adds (64 FMA)
+// per 8 fragment reads, conflict-free (geometry in fft_cgemm_tiles.hpp).
+constexpr int kBM = kCgemmBM, kBN = kCgemmBN, kBK = kCgemmBK, kF = kCgemmF, kTM = kCgemmTM, kTN = kCgemmTN;
+static_assert(kCgemmThreads == kThreads, "one block size");
 
 // This thread's 4 values of one operand's slab from k0: rows (tid / 4 % 32),
 // reduction indices tid / 128 + 2i; p points at (row, reduction index tid / 128,
@@ -89,11 +85,11 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t f0 = bid / tiles % fgroups * kF;
   const int grp = int(bid / tiles / fgroups);
   const int m0 = tile % tiles_m * kBM, n0 = tile / tiles_m * kBN;
-  const int f = tid % kF;
+  const int f = cgemm_f(tid);
   const bool f_ok = f0 + f < g.spec;
 
-  // staging: row x = tid / 4 % 32, reduction index kk0 = tid / 128 (+ 2i)
-  const int x = tid / kF % kBM, kk0 = tid / (kF * kBM);
+  // staging: row x, reduction indices kk0 + 2i
+  const int x = cgemm_stage_row(tid), kk0 = cgemm_stage_kk(tid);
   const float2* pa = nullptr;
   const float2* pb = nullptr;
   if (f_ok && m0 + x < g.m) pa = a + (grp * g.a_g + (m0 + x) * g.a_m + kk0 * g.a_k) * g.spec + f0 + f;
@@ -116,8 +112,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
 
-  const int lane = tid % 32, warp = tid / 32;
-  const int tm = warp % 4 * 2 + lane / kF % 2, tn = warp / 4 * 4 + lane / 8;
+  const int tm = cgemm_tm(tid), tn = cgemm_tn(tid);
   int buf = 0;
   for (int k0 = 0; k0 < g.k; k0 += kBK) {
     const bool next = k0 + kBK < g.k;  // uniform across the block

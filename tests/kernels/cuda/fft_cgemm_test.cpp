@@ -4,7 +4,9 @@
 // 4 frequencies, every conj combination and plane layout; and fft_cmac's three
 // directions (groups, images just over one tile) against their formulas.
 // Small-integer data: fp32 is exact, so results must equal the fp64 sums bit
-// for bit; planes the GEMM does not own must stay untouched.
+// for bit; planes the GEMM does not own must stay untouched. Also, from the
+// tile geometry (fft_cgemm_tiles.hpp): every value of a block's tile owned
+// once, every slab value staged once, fragment reads without bank conflicts.
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -13,9 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/fft/fft_cgemm_tiles.hpp"
 #include "kernels/cuda/fft/fft_conv.hpp"
 #include "kernels/cuda/simt/memory.hpp"
 #include "kernels/cuda/simt/simt.hpp"
+#include "tests/support/smem_banks.hpp"
 
 namespace convlab::cuda {
 namespace {
@@ -103,6 +107,48 @@ TEST(FftCgemm, WritesOnlyItsOwnPlanes) {
   FftCgemm g = dense(34, 9, 10, 2, 6, false, false, false, true);
   g.o_m = 2 * 9 + 1; g.o_n = 2; g.o_g = 34 * g.o_m;
   check_gemm(g, 2 * 34 * 10, 2 * 10 * 9, 2 * 34 * g.o_m, "interleaved output planes");
+}
+
+TEST(FftCgemm, TileGeometryOwnsEachValueOnceWithoutBankConflicts) {
+  std::vector<int> owner(kCgemmBM * kCgemmBN * kCgemmF, 0), staged(kCgemmBK * kCgemmBM * kCgemmF, 0);
+  for (int tid = 0; tid < kCgemmThreads; ++tid) {
+    for (int i = 0; i < kCgemmTM; ++i)
+      for (int j = 0; j < kCgemmTN; ++j)
+        ++owner[size_t(((cgemm_tm(tid) + 8 * i) * kCgemmBN + cgemm_tn(tid) + 8 * j) * kCgemmF + cgemm_f(tid))];
+    for (int i = 0; i < 4; ++i)
+      ++staged[size_t(cgemm_slab_index(cgemm_stage_kk(tid) + 2 * i, cgemm_stage_row(tid), cgemm_f(tid)))];
+  }
+  for (int c : owner) EXPECT_EQ(c, 1);
+  for (int c : staged) EXPECT_EQ(c, 1);
+  // A float2 is two 32-bit words; a warp's fragment read of one k: rows tm + 8i (A), columns tn + 8j (B).
+  auto words = [](int warp, int kk, int i, bool a) {
+    std::vector<int64_t> w;
+    for (int lane = 0; lane < 32; ++lane) {
+      const int tid = warp * 32 + lane, x = (a ? cgemm_tm(tid) : cgemm_tn(tid)) + 8 * i;
+      const int64_t idx = cgemm_slab_index(kk, x, cgemm_f(tid));
+      w.push_back(2 * idx);
+      w.push_back(2 * idx + 1);
+    }
+    return w;
+  };
+  for (int warp = 0; warp < kCgemmThreads / 32; ++warp)
+    for (int kk = 0; kk < kCgemmBK; ++kk)
+      for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(test::ways(words(warp, kk, i, true)), 1) << "A fragment, warp " << warp << " kk " << kk;
+        EXPECT_EQ(test::ways(words(warp, kk, i, false)), 1) << "B fragment, warp " << warp << " kk " << kk;
+      }
+  // staging stores: a warp writes 32 consecutive float2 (256 bytes: two wavefronts, the least possible)
+  for (int warp = 0; warp < kCgemmThreads / 32; ++warp)
+    for (int i = 0; i < 4; ++i) {
+      std::vector<int64_t> w;
+      for (int lane = 0; lane < 32; ++lane) {
+        const int tid = warp * 32 + lane;
+        const int64_t idx = cgemm_slab_index(cgemm_stage_kk(tid) + 2 * i, cgemm_stage_row(tid), cgemm_f(tid));
+        w.push_back(2 * idx);
+        w.push_back(2 * idx + 1);
+      }
+      EXPECT_EQ(test::ways(w), 2) << "staging stores, warp " << warp;
+    }
 }
 
 // fft_cmac per direction against the formulas of fft_conv.hpp, read from the
