@@ -102,7 +102,7 @@ void cuda_fft_conv(const ConvShape& sh, Direction dir, const ConvBuffers& buf, f
     cuda::fft_pad(buf.dst, cnt[1], sh.p, sh.q, 0, 0, fs, real, stream);
     fft.r2c(real, sb, cnt[1]);
   }
-  cuda::fft_cmac(sh, dir, fs.spectrum(), sa, sb, so, cnt[2], stream);
+  cuda::fft_cmac(sh, dir, fs.spectrum(), sa, sb, so, stream);
   fft.c2r(so, real, cnt[2]);
   const float scale = 1.0f / float(int64_t(fs.fh) * fs.fw);
   float* out = output_of(dir, buf);
@@ -157,7 +157,7 @@ int64_t tiled_workspace_floats(const ConvShape& sh, Direction dir) {
 CudaFftTiled::CudaFftTiled()
     : NamedAlgorithm("cuda.fft_tiled", DeviceKind::cuda, "fft",
                      "overlap-save over 16x16 tiles: hand-written row/column tile DFT and inverse in shared memory + "
-                     "pointwise complex multiply-accumulate across channels") {}
+                     "batched complex GEMM per frequency across channels") {}
 
 Support CudaFftTiled::supports(const ConvProblem& p, Direction dir) const {
   if (p.stride_h != 1 || p.stride_w != 1) return Support::no("needs stride 1");
@@ -197,7 +197,7 @@ void CudaFftTiled::run(const ConvProblem& p, Direction dir, const ConvBuffers& b
                                      : cuda::FftPlaneMap{FftPlaneOrder::filter_rotated, 0, sh.c / sh.groups,
                                                          sh.k / sh.groups};
     cuda::fft_tile_dft(buf.wei, nfilt, w_g, wm, sb, stream);
-    cuda::fft_cmac(pl.cm, Direction::fwd, SPEC, sa, sb, so, slots * pl.cout, stream);
+    cuda::fft_cmac(pl.cm, Direction::fwd, SPEC, sa, sb, so, stream);
     const cuda::FftTileOut og{pl.cout, pl.out_rows, pl.out_cols, pl.mh, pl.mw, pl.mh, pl.mw, pl.tiles_h, pl.tiles_w};
     cuda::fft_tile_idft(so, slots * pl.cout, og, out, stream);
   } else {
@@ -209,7 +209,7 @@ void CudaFftTiled::run(const ConvProblem& p, Direction dir, const ConvBuffers& b
     float2* sdw = sb + slots * sh.k * SPEC;
     const cuda::FftTileGeom dy_g{sh.p, sh.q, pl.mh, pl.mw, pl.mh, pl.mw, 0, 0, pl.tiles_h, pl.tiles_w};
     cuda::fft_tile_dft(buf.dst, int64_t(sh.n) * sh.k, dy_g, {FftPlaneOrder::image_tiles, sh.k, 0, 0}, sdy, stream);
-    cuda::fft_cmac(pl.cm, Direction::bwd_filter, SPEC, sa, sdy, sdw, nfilt, stream);
+    cuda::fft_cmac(pl.cm, Direction::bwd_filter, SPEC, sa, sdy, sdw, stream);
     const cuda::FftTileOut og{int(nfilt), sh.r, sh.s, sh.r, sh.s, 0, 0, 1, 1};
     cuda::fft_tile_idft(sdw, nfilt, og, out, stream);
   }

@@ -6,10 +6,10 @@
 // cuda.fft: whole padded planes (2^a 3^b 5^c 7^d sizes), 2-D transforms by
 // cuFFT's batched R2C / C2R (fft_cufft.cu: plans cached per geometry for the
 // process's life, their work area carved from the workspace), the padding,
-// cropping and pointwise complex multiply-accumulate across channels by the
-// hand-written kernels (kernels/cuda/fft/fft_conv). The composition takes the
-// transforms as callbacks (CudaFftTransforms), so the emulated tests run it
-// with a host DFT.
+// cropping and the pointwise multiply-accumulate across channels (a
+// register-tiled complex GEMM per frequency) by the hand-written kernels
+// (kernels/cuda/fft/fft_conv). The composition takes the transforms as
+// callbacks (CudaFftTransforms), so the emulated tests run it with a host DFT.
 // cuda.fft_tiled: overlap-save over 16x16 tiles with the hand-written tile DFT
 // (kernels/cuda/fft/fft_tiled, no cuFFT) + the same multiply-accumulate;
 // R, S <= 16. bwd-data runs the forward pipeline on diff_dst with the rotated,

@@ -122,8 +122,8 @@ size_t work_offset(const ConvShape& sh, Direction d) {
 
 CudaFft::CudaFft()
     : NamedAlgorithm("cuda.fft", DeviceKind::cuda, "fft",
-                     "cuFFT R2C/C2R over padded planes (2^a3^b5^c7^d sizes) + hand-written pointwise complex "
-                     "multiply-accumulate across channels; cuFFT plans cached per geometry, their work area carved "
+                     "cuFFT R2C/C2R over padded planes (2^a3^b5^c7^d sizes) + hand-written batched complex GEMM "
+                     "per frequency across channels; cuFFT plans cached per geometry, their work area carved "
                      "from the workspace") {}
 
 Tolerance CudaFft::tolerance(const ConvProblem& p, Direction dir) const {

@@ -10,7 +10,10 @@
 //   16-entry shared table.
 // tile_idft: one block per (plane, tile): thread (y, v), v <= 8, inverts along
 //   u; thread (y, x) sums the Hermitian half along v (weights 1, 2, ..., 2, 1)
-//   and writes the cropped, 1/256-scaled output element.
+//   and writes the cropped, 1/256-scaled output element. Crops of <= 8 rows
+//   (bwd-filter's R x S) take one warp per slot instead (tile_idft_small_kernel):
+//   a block per slot would leave most of its 256 threads computing rows the
+//   crop drops.
 #include "kernels/cuda/fft/fft_tiled.hpp"
 
 #include "kernels/cuda/simt/simt.hpp"
@@ -116,6 +119,58 @@ __global__ void __launch_bounds__(kThreads)
     out[((int64_t(img) * og.ch + o) * og.rows + r) * og.cols + c] = s * (1.0f / float(T * T));
 }
 
+// Small crops (crop_h <= 8: bwd-filter's R x S, fwd's 16 - R + 1 for R >= 9):
+// one warp per slot, kSlotsPerBlock slots per block. Lane l does the
+// inverse along u for the pairs (y < crop_h, v) l, l + 32, ... and then the
+// Hermitian sum for the outputs (y, x) l, l + 32, ...; the same sums in the
+// same order as tile_idft_kernel, over only the rows the crop keeps.
+constexpr int kSlotsPerBlock = kThreads / 32, kSmallCropRows = 8;
+
+__global__ void __launch_bounds__(kThreads)
+    tile_idft_small_kernel(const float2* __restrict__ in, int64_t slots, FftTileOut og, float* __restrict__ out) {
+  CONVLAB_SHARED(float2, colinv, [kSlotsPerBlock][kSmallCropRows][TH]);
+  CONVLAB_SHARED(float, tw_cos, [T]);
+  CONVLAB_SHARED(float, tw_sin, [T]);
+  const int tid = int(threadIdx.x), w = tid / 32, lane = tid % 32;
+  if (tid < T) {
+    tw_cos[tid] = cosf(6.283185307179586f * float(tid) / float(T));
+    tw_sin[tid] = sinf(6.283185307179586f * float(tid) / float(T));
+  }
+  __syncthreads();
+  const int64_t slot = int64_t(blockIdx.x) * kSlotsPerBlock + w;
+  const bool live = slot < slots;
+  if (live) {
+    for (int i = lane; i < og.crop_h * TH; i += 32) {  // inverse along u: pair (y, v)
+      const int y = i / TH, v = i % TH;
+      float re = 0.0f, im = 0.0f;
+      for (int u = 0; u < T; ++u) {
+        const int k = (u * y) % T;
+        const float2 z = in[slot * SPEC + u * TH + v];
+        re += z.x * tw_cos[k] - z.y * tw_sin[k];  // z * e^{+i theta}
+        im += z.x * tw_sin[k] + z.y * tw_cos[k];
+      }
+      colinv[w][y][v] = float2{re, im};
+    }
+  }
+  __syncthreads();
+  if (!live) return;
+  const int tiles = og.tiles_h * og.tiles_w;
+  const int o = int(slot % og.ch), t = int(slot / og.ch % tiles), img = int(slot / (int64_t(og.ch) * tiles));
+  for (int i = lane; i < og.crop_h * og.crop_w; i += 32) {  // Hermitian sum along v: output (y, x)
+    const int y = i / og.crop_w, x = i % og.crop_w;
+    float s = 0.0f;
+    for (int v = 0; v < TH; ++v) {
+      const int k = (v * x) % T;
+      const float wgt = (v == 0 || v == T / 2) ? 1.0f : 2.0f;
+      const float2 z = colinv[w][y][v];
+      s += wgt * (z.x * tw_cos[k] - z.y * tw_sin[k]);
+    }
+    const int r = t / og.tiles_w * og.step_h + y, c = t % og.tiles_w * og.step_w + x;
+    if (r < og.rows && c < og.cols)
+      out[((int64_t(img) * og.ch + o) * og.rows + r) * og.cols + c] = s * (1.0f / float(T * T));
+  }
+}
+
 }  // namespace
 
 void fft_tile_dft(const float* in, int64_t planes, const FftTileGeom& tg, const FftPlaneMap& pm, float2* out,
@@ -125,7 +180,12 @@ void fft_tile_dft(const float* in, int64_t planes, const FftTileGeom& tg, const 
 }
 
 void fft_tile_idft(const float2* in, int64_t slots, const FftTileOut& og, float* out, void* stream) {
-  CONVLAB_LAUNCH(tile_idft_kernel, dim3(unsigned(slots)), dim3(kThreads), 0, stream, in, og, out);
+  if (og.crop_h <= kSmallCropRows) {
+    const int64_t blocks = (slots + kSlotsPerBlock - 1) / kSlotsPerBlock;
+    CONVLAB_LAUNCH(tile_idft_small_kernel, dim3(unsigned(blocks)), dim3(kThreads), 0, stream, in, slots, og, out);
+  } else {
+    CONVLAB_LAUNCH(tile_idft_kernel, dim3(unsigned(slots)), dim3(kThreads), 0, stream, in, og, out);
+  }
 }
 
 }  // namespace convlab::cuda

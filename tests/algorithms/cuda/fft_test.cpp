@@ -1,6 +1,6 @@
 // cuda.fft and cuda.fft_tiled under the SIMT emulator, every direction, against
 // the fp64 reference. cuda.fft's composition (pad / crop / pointwise complex
-// multiply-accumulate kernels, workspace carving) runs with a host fp64 DFT
+// GEMM kernels, workspace carving) runs with a host fp64 DFT
 // standing in for cuFFT (device memory is host memory under emulation);
 // cuda.fft_tiled (no cuFFT) runs through its class.
 #include <gtest/gtest.h>
