@@ -50,7 +50,9 @@ def load_runs(folder, card):
     runs = {}
     for path in sorted(glob.glob(os.path.join(folder, "*.csv"))):
         algo, layer, direction = os.path.basename(path)[:-4].rsplit(".", 2)
-        runs[(algo, layer, direction)] = [floors(r, card) for r in csv.DictReader(open(path))]
+        launches = [floors(r, card) for r in csv.DictReader(open(path))]
+        if launches:  # a file with no launch (the algorithm did not run) models nothing
+            runs[(algo, layer, direction)] = launches
     return runs
 
 
