@@ -176,7 +176,8 @@ stage_build() {
 }
 
 # The tests that exercise the GPU: by name (CTest runs each discovered test on
-# its own). The emulated builds (test_kernels_cuda, test_algorithms_cuda) run on
+# its own), not those labelled gpu_check (the rehearsal and the ptxas table:
+# build-machine checks). The emulated builds (test_kernels_cuda, test_algorithms_cuda) run on
 # the CPU here too; their sanitizer variants (asan./tsan.) are left to CI. The
 # cuda.* algorithms run on the device in test_algorithms' registry sweep
 # (RegistrySweep.MatchesReference/cuda_*, cuda.winograd_f6x3 included).
@@ -186,7 +187,7 @@ stage_tests() {
   [ -f "$bin/CTestTestfile.cmake" ] || { stage_fail tests "no build-gpu/ (run the build stage first)"; return; }
   # CTest starts no test after the stage's deadline (--stop-time) and writes its
   # report of what ran; `timeout` is the backstop.
-  timeout "$(left)" ctest --test-dir "$bin" -R "$gpu_test_regex" -E '^(asan|tsan|gpu_check)\.' -j "$jobs" \
+  timeout "$(left)" ctest --test-dir "$bin" -R "$gpu_test_regex" -E '^(asan|tsan|gpu_check)\.' -LE gpu_check -j "$jobs" \
     --timeout "$(left)" --stop-time "$(date -d "@$(( stage_deadline - 10 ))" +%H:%M:%S)" \
     --output-junit "$d/ctest.xml" > "$d/ctest.log" 2>&1
   local rc=$?
