@@ -142,5 +142,52 @@ TEST(SimtCountersAlgorithms, KnownSlowPathsAreReported) {
   }
 }
 
+// The known pathologies, caught from counts alone: each bound sits between what the
+// slow version counted and what the current kernels count (in the comments), so a kernel
+// that falls back into one fails here, with no GPU.
+TEST(SimtCountersAlgorithms, KnownPathologiesStayFixed) {
+  const ConvProblem conv1 = parse_problem("mb1ic3ih35iw35oc8oh8ow8kh11kw11sh4sw4ph2pw2");
+  const ConvProblem conv3 = parse_problem("mb1ic16ih13iw13oc16oh13ow13kh3kw3ph1pw1");
+  const Options opt{.sample_blocks = 4, .seed = 1};
+  const auto lanes_per_useful = [&](const char* name, const ConvProblem& p, Direction d) {
+    const auto a = emulated_algorithm(name);
+    EXPECT_TRUE(a);
+    if (!a) return 0.0;
+    return double(total(count_algorithm(*a, p, d, opt)).fma_lanes) / double(useful_products(p));
+  };
+  // Strided backward-data gathering every tap (zeros of the stride included): the
+  // implicit GEMM did 472 lane FMAs per useful product there against 8.9 forward (now
+  // 2.9 and 4.5); the direct kernel walked all 121 taps with a sixteenth valid (now 4.6
+  // against 2.2 forward).
+  for (const char* name : {"cuda.implicit_gemm", "cuda.direct"}) {
+    const double fwd = lanes_per_useful(name, conv1, Direction::fwd);
+    const double bwd = lanes_per_useful(name, conv1, Direction::bwd_data);
+    EXPECT_LT(bwd, 4 * fwd) << name << " conv1 backward-data does " << bwd << " lane FMAs per useful product, forward "
+                            << fwd << ": the strided gather is back";
+  }
+  // F(2x2,3x3) backward-filter's shared planes: 4.5 wavefronts per request with the 8-way
+  // bank conflict, 1.0 without.
+  {
+    const auto a = emulated_algorithm("cuda.winograd_f2x3");
+    ASSERT_TRUE(a);
+    const Counts c = total(count_algorithm(*a, conv3, Direction::bwd_filter, opt));
+    const double per_request = double(c.shared_ld_wavefronts + c.shared_st_wavefronts) /
+                               double(std::max<uint64_t>(c.shared_ld_requests + c.shared_st_requests, 1));
+    EXPECT_LT(per_request, 1.5) << "cuda.winograd_f2x3 backward-filter: " << per_request
+                                << " shared wavefronts per request: a bank conflict is back";
+  }
+  // im2col backward-filter as one GEMM per image: 8 images must take fewer GEMM launches.
+  {
+    const auto a = emulated_algorithm("cuda.im2col_gemm");
+    ASSERT_TRUE(a);
+    const ConvProblem p = parse_problem("mb8ic16ih13iw13oc16oh13ow13kh3kw3ph1pw1");
+    int gemms = 0;
+    for (const auto& l : count_algorithm(*a, p, Direction::bwd_filter, opt))
+      gemms += l.kernel.find("sgemm") != std::string::npos;
+    EXPECT_GT(gemms, 0);
+    EXPECT_LT(gemms, 8) << "cuda.im2col_gemm backward-filter runs one GEMM per image again";
+  }
+}
+
 }  // namespace
 }  // namespace convlab::cuda::counting
