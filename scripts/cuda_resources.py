@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_ncu_table import short_name  # noqa: E402  (one spelling of a kernel name for both tables)
+
 
 def fail(msg):
     print(f"error: {msg}", file=sys.stderr)
@@ -83,22 +86,6 @@ def parse(text):
             cur["smem"] = int(m.group(2) or 0)
     # device functions (not __global__) also get properties; keep entries ptxas gave registers to
     return [k for k in kernels if k["regs"] is not None]
-
-
-def short_name(demangled):
-    """The kernel's name with its template arguments, without return type, namespaces or parameters."""
-    name = demangled[5:] if demangled.startswith("void ") else demangled
-    for prefix in ("(anonymous namespace)::", "convlab::", "cuda::"):
-        name = name.replace(prefix, "")
-    depth = 0
-    for i, ch in enumerate(name):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0:
-            return name[:i]
-    return name
 
 
 def warps_by_registers(regs):

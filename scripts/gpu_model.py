@@ -6,7 +6,7 @@ usage: gpu_model.py SIMT_DIR --card h100|h200 [--measured LAYERS.csv --run 1 --n
 SIMT_DIR holds `simt_counts ALGO LAYER --dir D --csv` files named ALGO.LAYER.DIRECTION.csv (LAYER
 as `conv3` for alexnet.conv3). Per launch, four floors from the card's published limits:
   fma    warp FMA instructions / (SMs x 4 per clock)            fp32 pipes
-  issue  (memory + FMA warp instructions) / (SMs x 4 per clock) schedulers (other instructions unseen)
+  sched  (memory + FMA warp instructions) / (SMs x 4 per clock) schedulers (other instructions unseen)
   smem   shared-memory wavefronts / (SMs x 1 per clock)         shared-memory banks
   l2     global sectors x 32 B / L2 bandwidth                   L1 <-> L2 traffic
 and a launch costs LAUNCH_US + max(floor / its efficiency). The efficiencies are fitted (one per
@@ -27,7 +27,7 @@ CARDS = {  # published limits; clocks as nvidia-smi reports the maximum SM clock
     "h200": dict(sms=132, clock=1.98e9, l2_bytes_per_s=5.5e12),
 }
 LAUNCH_US = 3.0
-FLOORS = ("fma", "issue", "smem", "l2")
+FLOORS = ("fma", "sched", "smem", "l2")
 
 
 def floors(row, card):
@@ -36,7 +36,7 @@ def floors(row, card):
     per_clock = c["sms"] * c["clock"]
     return {
         "fma": f("fma_instructions") / (4 * per_clock),
-        "issue": (f("warp_instructions") + f("fma_instructions")) / (4 * per_clock),
+        "sched": (f("warp_instructions") + f("fma_instructions")) / (4 * per_clock),
         "smem": (f("shared_ld_wavefronts") + f("shared_st_wavefronts")) / per_clock,
         "l2": 32 * (f("global_ld_sectors") + f("global_st_sectors") + f("global_atom_sectors")) / c["l2_bytes_per_s"],
     }
