@@ -105,6 +105,26 @@ __device__ __forceinline__ void store_tile(const Gemm& gm, float* c, const float
   }
 }
 
+// acc += one BK-deep slab's products: this thread's TM rows of A (column ty
+// of the k-major A slab) times its TN columns of B (column tx).
+template <int TN, int LA4, int LB4>
+__device__ __forceinline__ void mac_slab(const float4 (&as)[BK][LA4], const float4 (&bs)[BK][LB4], int tx, int ty,
+                                         float (&acc)[TM][TN]) {
+  for (int kk = 0; kk < BK; ++kk) {
+    const float4 a4 = as[kk][ty];
+    const float fa[TM] = {a4.x, a4.y, a4.z, a4.w};
+    float fb[TN];
+    if constexpr (TN == 4) {
+      const float4 b4 = bs[kk][tx];
+      fb[0] = b4.x, fb[1] = b4.y, fb[2] = b4.z, fb[3] = b4.w;
+    } else {
+      fb[0] = reinterpret_cast<const float*>(&bs[kk][0])[tx];
+    }
+    for (int i = 0; i < TM; ++i)
+      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+  }
+}
+
 // One block's BM x BN tile of gm: M tile y0 + blockIdx.y, N tile blockIdx.x,
 // z = group + groups*split.
 template <int BM, int BN, int TN, bool kWalkK, bool kStage = false>
@@ -190,19 +210,7 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
   for (int k0 = kbeg, buf = 0; k0 < kend; k0 += BK, buf ^= 1) {
     const bool more = k0 + BK < kend;  // the same in every thread: the barrier below is not divergent
     if (more) load(k0 + BK);
-    for (int kk = 0; kk < BK; ++kk) {
-      const float4 a4 = as4[buf][kk][ty];
-      const float fa[TM] = {a4.x, a4.y, a4.z, a4.w};
-      float fb[TN];
-      if constexpr (TN == 4) {
-        const float4 b4 = bs4[buf][kk][tx];
-        fb[0] = b4.x, fb[1] = b4.y, fb[2] = b4.z, fb[3] = b4.w;
-      } else {
-        fb[0] = reinterpret_cast<const float*>(&bs4[buf][kk][0])[tx];
-      }
-      for (int i = 0; i < TM; ++i)
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
-    }
+    mac_slab<TN>(as4[buf], bs4[buf], tx, ty, acc);
     if (more) stash(buf ^ 1);
     __syncthreads();
   }
