@@ -77,34 +77,6 @@ __device__ __forceinline__ void store_tile_staged(const Gemm& gm, float* c, floa
   }
 }
 
-// C rows out as float4 where four columns are contiguous and 16-byte aligned, else as scalars.
-template <int TN>
-__device__ __forceinline__ void store_tile(const Gemm& gm, float* c, const float (&acc)[TM][TN], int m0, int n0, int tx,
-                                           int ty) {
-  int lin[TN];
-  for (int j = 0; j < TN; ++j) {
-    const int gj = n0 + tx * TN + j;
-    lin[j] = gj < gm.n ? at(gm.cols, gj).lin : -1;
-  }
-  bool run4 = TN == 4 && n0 + tx * TN + TN - 1 < gm.n;  // four contiguous columns
-  for (int j = 1; j < TN; ++j) run4 = run4 && lin[j] == lin[0] + j;
-  for (int i = 0; i < TM; ++i) {
-    const int gi = m0 + ty * TM + i;
-    if (gi >= gm.m) continue;
-    float* out = c + int64_t(gi) * gm.c_ld;
-    if (run4 && reinterpret_cast<uintptr_t>(out + lin[0]) % sizeof(float4) == 0) {
-      if constexpr (TN == 4) {
-        float4 v;
-        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
-        simt::vstore(reinterpret_cast<float4*>(out + lin[0]), v);
-        continue;
-      }
-    }
-    for (int j = 0; j < TN; ++j)
-      if (lin[j] >= 0) out[lin[j]] = acc[i][j];
-  }
-}
-
 // acc += one BK-deep slab's products: this thread's TM rows of A (column ty
 // of the k-major A slab) times its TN columns of B (column tx).
 template <int TN, int LA4, int LB4>
@@ -125,19 +97,47 @@ __device__ __forceinline__ void mac_slab(const float4 (&as)[BK][LA4], const floa
   }
 }
 
+// A tile's constants: threads, padded shared rows, and how the threads share a
+// slab's loads. Thread tid's loads: A at rows ia + t*(kThreads/BK) of the tile
+// (ia = tid / BK), reduction row ka = tid % BK of each slab; B (walk n) at
+// columns lane + 32*jc, rows warp + kWarps*r (a warp reads 32 consecutive
+// columns of one row, and each thread reads kRowsN table rows per slab, not
+// one per element); B (walk k) at reduction row ka, columns jk + t*(kThreads/BK)
+// (jk = tid / BK).
+template <int BM, int BN, int TN, bool kWalkK>
+struct TileShape {
+  static constexpr int kThreads = (BM / TM) * (BN / TN);
+  static constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
+  // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
+  static constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads;
+  // B walking n: warp w, lane l gathers columns l + 32*jc (jc < BN/32) of rows w + kWarps*r (r < BK/kWarps)
+  static constexpr int kWarps = kThreads / 32, kRowsN = BK / kWarps, kCols = kWalkK ? kB : BN / 32;
+  static_assert(kThreads % BK == 0 && BN % 32 == 0 && BK % kWarps == 0 && kB >= 1 && (TN == 1 || TN == 4),
+                "tile / thread mapping");
+  static_assert(kWalkK || kRowsN * kCols == kB, "walking n, a thread's rows x columns are its B elements");
+};
+
+// Reduction row kk's table entry {off, h, w, lin}; past kend, one that fails every bounds test.
+__device__ __forceinline__ int4 table_row(const Gemm& gm, int kk, int kend) {
+  if (kk < kend) return gm.rows[kk];
+  int4 out;
+  out.x = 0, out.y = kOut, out.z = kOut, out.w = 0;
+  return out;
+}
+
+// B(kk, j) for column point cp and reduction row `row`: the tensor element, or 0 in the padding.
+__device__ __forceinline__ float gather_b(const Gemm& gm, const float* b, const Point& cp, const int4& row) {
+  const int h = cp.h + row.y, w = cp.w + row.z;
+  return unsigned(h) < unsigned(gm.lim_h) && unsigned(w) < unsigned(gm.lim_w) ? b[cp.off + row.x] : 0.0f;
+}
+
 // One block's BM x BN tile of gm: M tile y0 + blockIdx.y, N tile blockIdx.x,
 // z = group + groups*split.
 template <int BM, int BN, int TN, bool kWalkK, bool kStage = false>
 __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, unsigned y0, int z) {
-  constexpr int kThreads = (BM / TM) * (BN / TN);
-  constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
-  // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
-  constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads;
-  // B walking n: warp w, lane l gathers columns l + 32*jc (jc < BN/32) of rows w + kWarps*r (r < BK/kWarps)
-  constexpr int kWarps = kThreads / 32, kRowsN = BK / kWarps, kCols = kWalkK ? kB : BN / 32;
-  static_assert(kThreads % BK == 0 && BN % 32 == 0 && BK % kWarps == 0 && kB >= 1 && (TN == 1 || TN == 4),
-                "tile / thread mapping");
-  static_assert(kWalkK || kRowsN * kCols == kB, "walking n, a thread's rows x columns are its B elements");
+  using T = TileShape<BM, BN, TN, kWalkK>;
+  constexpr int kThreads = T::kThreads, LA = T::LA, LB = T::LB, kA = T::kA, kB = T::kB;
+  constexpr int kWarps = T::kWarps, kRowsN = T::kRowsN, kCols = T::kCols;
   CONVLAB_SHARED(float4, as4, [2][BK][LA / 4]);  // (2, BK, BM + 4): A slabs, k-major
   CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
@@ -149,27 +149,15 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
   const float* b = gm.b + int64_t(g) * gm.b_group;
   float* c = gm.c + int64_t(g) * gm.c_group + sp * split.c_split;
 
-  // This thread's loads: A at rows ia + t*(kThreads/BK) of the tile, reduction
-  // row ka of each slab; B (walk n) at columns lane + 32*jc, rows warp + kWarps*r
-  // (a warp reads 32 consecutive columns of one row, and each thread reads
-  // kRowsN table rows per slab, not one per element); B (walk k) at reduction
-  // row ka, columns jk + t*(kThreads/BK).
+  // This thread's loads: where TileShape says.
   const int ka = tid % BK, ia = tid / BK, lane = tid % 32, warp = tid / 32, jk = tid / BK;
   Point col[kCols];
   for (int t = 0; t < kCols; ++t) {
     const int j = n0 + (kWalkK ? jk + t * (kThreads / BK) : lane + 32 * t);
     col[t] = j < gm.n ? at(gm.cols, j) : Point{0, kOut, kOut, 0};
   }
-  const auto row_at = [&](int kk) {
-    if (kk < kend) return gm.rows[kk];
-    int4 out;
-    out.x = 0, out.y = kOut, out.z = kOut, out.w = 0;
-    return out;
-  };
-  const auto gather = [&](const Point& cp, const int4& row) {
-    const int h = cp.h + row.y, w = cp.w + row.z;
-    return unsigned(h) < unsigned(gm.lim_h) && unsigned(w) < unsigned(gm.lim_w) ? b[cp.off + row.x] : 0.0f;
-  };
+  const auto row_at = [&](int kk) { return table_row(gm, kk, kend); };
+  const auto gather = [&](const Point& cp, const int4& row) { return gather_b(gm, b, cp, row); };
 
   float ra[kA], rb[kB];
   const auto load = [&](int k0) {  // slab k0 -> registers
@@ -221,7 +209,28 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
       return;
     }
   }
-  store_tile<TN>(gm, c, acc, m0, n0, tx, ty);
+  int lin[TN];
+  for (int j = 0; j < TN; ++j) {
+    const int gj = n0 + tx * TN + j;
+    lin[j] = gj < gm.n ? at(gm.cols, gj).lin : -1;
+  }
+  bool run4 = TN == 4 && n0 + tx * TN + TN - 1 < gm.n;  // four contiguous columns
+  for (int j = 1; j < TN; ++j) run4 = run4 && lin[j] == lin[0] + j;
+  for (int i = 0; i < TM; ++i) {
+    const int gi = m0 + ty * TM + i;
+    if (gi >= gm.m) continue;
+    float* out = c + int64_t(gi) * gm.c_ld;
+    if (run4 && reinterpret_cast<uintptr_t>(out + lin[0]) % sizeof(float4) == 0) {
+      if constexpr (TN == 4) {
+        float4 v;
+        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
+        simt::vstore(reinterpret_cast<float4*>(out + lin[0]), v);
+        continue;
+      }
+    }
+    for (int j = 0; j < TN; ++j)
+      if (lin[j] >= 0) out[lin[j]] = acc[i][j];
+  }
 }
 
 }  // namespace convlab::cuda::igemm
