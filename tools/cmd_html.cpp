@@ -1,5 +1,5 @@
 // convlab html: redraws a results folder's report.html from its JSON files
-// (train/html/report_html.hpp does the drawing); `convlab report` writes the
+// (report/html/report_html.hpp does the drawing); `convlab report` writes the
 // same page at the end of its run.
 #include <sys/stat.h>
 
@@ -9,9 +9,9 @@
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
+#include "report/html/report_html.hpp"
+#include "report/html/view.hpp"
 #include "tools/cli.hpp"
-#include "train/html/report_html.hpp"
-#include "train/html/view.hpp"
 
 namespace convlab::cli {
 

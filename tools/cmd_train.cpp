@@ -17,9 +17,11 @@
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "core/results_folder.hpp"
+#include "dist/scaling.hpp"
+#include "report/html/report_html.hpp"
+#include "report/report.hpp"
+#include "report/report_scaling.hpp"
 #include "tools/cli.hpp"
-#include "train/html/report_html.hpp"
-#include "train/scaling.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab::cli {

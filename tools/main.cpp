@@ -34,8 +34,8 @@
 #include "core/build_id.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
+#include "dist/comm.hpp"
 #include "tools/cli.hpp"
-#include "train/comm.hpp"
 
 namespace convlab::cli {
 
