@@ -1,5 +1,6 @@
 // convlab train: the AlexNet speedup report (train/trainer.hpp does the work).
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -80,6 +81,50 @@ void require_trainable(const std::string& cmd, const std::string& net) {
   fail(cmd + ": unknown network '" + printable(net) + "' (trainable networks: " + known + ")");
 }
 
+// The caches the policies name must be usable before any work.
+void require_policy_caches(const std::string& cmd, const train::TrainConfig& cfg) {
+  for (const auto& p : cfg.policies) {
+    const Policy pol = Policy::parse(p);
+    // The default cache (get and cache without a file) must exist as a place: with HOME unset there is none.
+    if ((pol.kind == Policy::Kind::cache || pol.kind == Policy::Kind::get) && pol.cache_path.empty()) {
+      try {
+        (void)TuneCache::default_path();
+      } catch (const Error& e) {
+        fail(cmd + ": policy '" + printable(p) + "': " + e.what());
+      }
+    }
+    // So do cache files that cannot be used: one cache:F writes must be writable (its folder is never
+    // created), one get:F only reads must exist. (The default cache's own folder is created on save.)
+    if (pol.kind == Policy::Kind::cache && !pol.cache_path.empty())
+      require_output_path(pol.cache_path, "convlab --policy cache");
+    struct stat st {};
+    if (pol.kind == Policy::Kind::get && !pol.cache_path.empty() && ::stat(pol.cache_path.c_str(), &st) != 0)
+      fail("convlab --policy get: autotune cache '" + printable(pol.cache_path) + "' does not exist");
+  }
+}
+
+// Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
+// A policy given twice ('find;find', or once per --policy) trains once: a second net under the same
+// policy would only be reported as faster or slower than itself.
+void policies_from(const Args& args, const std::string& cmd, train::TrainConfig& cfg) {
+  std::vector<std::string> names;
+  std::string repeated;
+  for (const auto& value : args.get_all("policy"))
+    for (auto& p : split_policy_list(value)) {
+      const std::string name = Policy::parse(p).name();
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        if (repeated.find("'" + name + "'") == std::string::npos) repeated += (repeated.empty() ? "'" : ", '") + name + "'";
+        continue;
+      }
+      names.push_back(name);
+      cfg.policies.push_back(std::move(p));
+    }
+  if (!repeated.empty() && train::launcher_world_rank() == 0)
+    std::fprintf(stderr, "note: %s: policy %s given more than once: trained once\n", cmd.c_str(),
+                 printable(repeated).c_str());
+  require_policy_caches(cmd, cfg);
+}
+
 train::TrainConfig config_from(const Args& args, const std::string& cmd, const std::string& net) {
   require_trainable(cmd, net);
   train::TrainConfig cfg;
@@ -107,42 +152,7 @@ train::TrainConfig config_from(const Args& args, const std::string& cmd, const s
   cfg.context.factor = get_float(args, "context-factor", 1, 100);
   cfg.context.steps = int(args.get_int("context-steps", 1, 1000));
   for (const auto& e : args.get_all("expect")) cfg.expect.push_back(train::parse_expectation(e));
-  // Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
-  // A policy given twice ('find;find', or once per --policy) trains once: a second net under the same
-  // policy would only be reported as faster or slower than itself.
-  std::vector<std::string> names;
-  std::string repeated;
-  for (const auto& value : args.get_all("policy"))
-    for (auto& p : split_policy_list(value)) {
-      const std::string name = Policy::parse(p).name();
-      if (std::find(names.begin(), names.end(), name) != names.end()) {
-        if (repeated.find("'" + name + "'") == std::string::npos) repeated += (repeated.empty() ? "'" : ", '") + name + "'";
-        continue;
-      }
-      names.push_back(name);
-      cfg.policies.push_back(std::move(p));
-    }
-  if (!repeated.empty() && train::launcher_world_rank() == 0)
-    std::fprintf(stderr, "note: %s: policy %s given more than once: trained once\n", cmd.c_str(),
-                 printable(repeated).c_str());
-  for (const auto& p : cfg.policies) {
-    const Policy pol = Policy::parse(p);
-    // The default cache (get and cache without a file) must exist as a place: with HOME unset there is none.
-    if ((pol.kind == Policy::Kind::cache || pol.kind == Policy::Kind::get) && pol.cache_path.empty()) {
-      try {
-        (void)TuneCache::default_path();
-      } catch (const Error& e) {
-        fail(cmd + ": policy '" + printable(p) + "': " + e.what());
-      }
-    }
-    // So do cache files that cannot be used: one cache:F writes must be writable (its folder is never
-    // created), one get:F only reads must exist. (The default cache's own folder is created on save.)
-    if (pol.kind == Policy::Kind::cache && !pol.cache_path.empty())
-      require_output_path(pol.cache_path, "convlab --policy cache");
-    struct stat st {};
-    if (pol.kind == Policy::Kind::get && !pol.cache_path.empty() && ::stat(pol.cache_path.c_str(), &st) != 0)
-      fail("convlab --policy get: autotune cache '" + printable(pol.cache_path) + "' does not exist");
-  }
+  policies_from(args, cmd, cfg);
   return cfg;
 }
 
@@ -151,9 +161,7 @@ void progress(const std::string& line) {
   std::fflush(stderr);
 }
 
-}  // namespace
-
-int cmd_train(int argc, char** argv) {
+Args train_args() {
   Args args("train", "NET [--batch N] [--iters N] [--policy P[;P...]]... [options]",
             "Trains NET (alexnet, alexnet-owt or tiny) with the same initial weights and the same batches\n"
             "under each algorithm-selection policy, one net per policy, the policies' iterations\n"
@@ -192,108 +200,131 @@ int cmd_train(int argc, char** argv) {
               "data-parallel report: the estimate's GB/s per GPU between nodes and inside a node (assumed, not "
               "measured)",
               "25,450");
-  if (!args.parse(argc, argv)) return 0;
-  train::TrainConfig cfg = config_from(args, "convlab train", args.pos()[0]);
-  cfg.device = parse_device(args.get("device"));
-  train::check_expectations(cfg);
-  // Data-parallel: every check below runs on every rank before MPI starts (bad input: one line, exit 2).
+  return args;
+}
+
+// Data-parallel options (--ranks and what goes with it), every check run on every rank before MPI starts.
+// false: not a data-parallel run.
+bool scaling_options(const Args& args, const train::TrainConfig& cfg, train::ScalingOptions& sopt) {
   const int world = train::launcher_world_size();
-  const bool dist = args.has("ranks") || world > 1;
-  train::ScalingOptions sopt;
-  if (dist) {
-    if (std::string why = train::mpi_unavailable_reason(); !why.empty()) fail("convlab train --ranks: " + why);
-    if (args.has("ranks")) {
-      for (long k : args.get_int_list("ranks", 1, 1 << 20)) sopt.ranks.push_back(int(k));
-    } else {
-      sopt.ranks = {1, world};
-    }
-    for (size_t i = 1; i < sopt.ranks.size(); ++i)
-      if (sopt.ranks[i] <= sopt.ranks[i - 1]) fail("convlab train: --ranks must be ascending without repeats");
-    const int most = sopt.ranks.back();
-    if (most > world)
-      fail("convlab train: --ranks " + std::to_string(most) + " needs " + std::to_string(most) + " MPI processes, " +
-           (train::launched_by_mpi() ? "this world has " + std::to_string(world)
-                                     : std::string("and this process was not started by mpirun")) +
-           " (run: mpirun -np " + std::to_string(most) + " --bind-to none convlab train ...)");
-    for (int k : sopt.ranks)
-      if (cfg.batch % k)
-        fail("convlab train: --batch " + std::to_string(cfg.batch) + " does not split evenly over " +
-             std::to_string(k) + " ranks");
-    if (cfg.device == DeviceKind::cuda && most > 1)
-      if (std::string why = train::nccl_unavailable_reason(); !why.empty()) fail("convlab train --device cuda --ranks: " + why);
-    const double mb = get_float(args, "bucket-mb", 0.001, 1e6);
-    sopt.sync.bucket_bytes = size_t(mb * 1048576);
-    const std::string ov = args.get("overlap");
-    if (ov != "auto" && ov != "on" && ov != "off")
-      fail("convlab train: --overlap must be auto, on or off, got '" + printable(ov) + "'");
-    sopt.overlap = ov == "on" ? train::Overlap::on : ov == "off" ? train::Overlap::off : train::Overlap::automatic;
-    train::parse_paper_cluster(args.get("estimate"), args.get("estimate-gbs"), sopt.paper);
-  } else {
+  if (!args.has("ranks") && world <= 1) {
     for (const char* o : {"bucket-mb", "overlap", "estimate", "estimate-gbs"})
       if (args.has(o)) fail(std::string("convlab train: --") + o + " needs --ranks (data-parallel training)");
+    return false;
   }
-  if (cfg.device == DeviceKind::cuda && !cuda_info().available)
-    fail("convlab train --device cuda: no CUDA device (" + cuda_info().reason + ")");
-  const bool root = train::launcher_world_rank() == 0;
+  if (std::string why = train::mpi_unavailable_reason(); !why.empty()) fail("convlab train --ranks: " + why);
+  if (args.has("ranks")) {
+    for (long k : args.get_int_list("ranks", 1, 1 << 20)) sopt.ranks.push_back(int(k));
+  } else {
+    sopt.ranks = {1, world};
+  }
+  for (size_t i = 1; i < sopt.ranks.size(); ++i)
+    if (sopt.ranks[i] <= sopt.ranks[i - 1]) fail("convlab train: --ranks must be ascending without repeats");
+  const int most = sopt.ranks.back();
+  if (most > world)
+    fail("convlab train: --ranks " + std::to_string(most) + " needs " + std::to_string(most) + " MPI processes, " +
+         (train::launched_by_mpi() ? "this world has " + std::to_string(world)
+                                   : std::string("and this process was not started by mpirun")) +
+         " (run: mpirun -np " + std::to_string(most) + " --bind-to none convlab train ...)");
+  for (int k : sopt.ranks)
+    if (cfg.batch % k)
+      fail("convlab train: --batch " + std::to_string(cfg.batch) + " does not split evenly over " + std::to_string(k) +
+           " ranks");
+  if (cfg.device == DeviceKind::cuda && most > 1)
+    if (std::string why = train::nccl_unavailable_reason(); !why.empty()) fail("convlab train --device cuda --ranks: " + why);
+  const double mb = get_float(args, "bucket-mb", 0.001, 1e6);
+  sopt.sync.bucket_bytes = size_t(mb * 1048576);
+  const std::string ov = args.get("overlap");
+  if (ov != "auto" && ov != "on" && ov != "off")
+    fail("convlab train: --overlap must be auto, on or off, got '" + printable(ov) + "'");
+  sopt.overlap = ov == "on" ? train::Overlap::on : ov == "off" ? train::Overlap::off : train::Overlap::automatic;
+  train::parse_paper_cluster(args.get("estimate"), args.get("estimate-gbs"), sopt.paper);
+  return true;
+}
+
+// --json, --md, --csv (rank 0's): writable, distinct, and none of them a cache a policy reads or writes
+// (policies may share one cache: it is locked).
+void require_train_outputs(const Args& args, const train::TrainConfig& cfg) {
+  if (train::launcher_world_rank() != 0) return;
   std::vector<std::pair<std::string, std::string>> outputs;
   for (const char* out : {"json", "md", "csv"})
-    if (args.has(out) && root) {
+    if (args.has(out)) {
       require_output_path(args.get(out), std::string("convlab train: --") + out);
       outputs.emplace_back(std::string("--") + out, args.get(out));
     }
-  if (root) {
-    require_distinct_outputs(outputs, "convlab train");
-    // A results file over a cache a policy reads or writes (policies may share one cache: it is locked).
-    for (const auto& p : cfg.policies)
-      if (const Policy pol = Policy::parse(p); !pol.cache_path.empty())
-        for (const auto& out : outputs)
-          require_distinct_outputs({out, {"--policy " + pol.name(), pol.cache_path}}, "convlab train");
-  }
-  if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab train: " + why);
-  if (!dist)
-    if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab train: " + why);
-  if (dist) {
-    train::Comm& w = train::mpi_world();
-    train::ScalingReport rep = train::run_scaling(cfg, w, sopt, progress);
-    if (w.rank() != 0) return 0;
-    if (!rep.runs.empty()) rep.runs.back().run_id = make_run_id();
-    const std::string md = train::scaling_markdown(rep);
-    std::fputs(md.c_str(), stdout);
-    std::fflush(stdout);
-    if (args.has("json")) write_file_atomic(args.get("json"), train::scaling_json(rep));
-    if (args.has("md")) write_file_atomic(args.get("md"), md);
-    if (args.has("csv")) write_file_atomic(args.get("csv"), train::report_csv(rep.runs.back()));
-    for (const train::TrainReport& run : rep.runs)
-      if (std::string why = train::stopped_line(run); !why.empty()) {
-        std::fprintf(stderr, "error: %d rank%s: %s\n", run.ranks, run.ranks == 1 ? "" : "s", printable(why).c_str());
-        return 1;
-      }
-    if (rep.runs.back().baseline() < 0) {
-      std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
+  require_distinct_outputs(outputs, "convlab train");
+  for (const auto& p : cfg.policies)
+    if (const Policy pol = Policy::parse(p); !pol.cache_path.empty())
+      for (const auto& out : outputs)
+        require_distinct_outputs({out, {"--policy " + pol.name(), pol.cache_path}}, "convlab train");
+}
+
+// The report on stdout (flushed first when `flush`) and in the files asked for.
+void write_train_outputs(const Args& args, const std::string& md, const std::function<std::string()>& json,
+                         const std::function<std::string()>& csv, bool flush) {
+  std::fputs(md.c_str(), stdout);
+  if (flush) std::fflush(stdout);
+  if (args.has("json")) write_file_atomic(args.get("json"), json());
+  if (args.has("md")) write_file_atomic(args.get("md"), md);
+  if (args.has("csv")) write_file_atomic(args.get("csv"), csv());
+}
+
+int no_policy_ran() {
+  std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
+  return 1;
+}
+
+int train_scaling(const Args& args, const train::TrainConfig& cfg, const train::ScalingOptions& sopt) {
+  train::Comm& w = train::mpi_world();
+  train::ScalingReport rep = train::run_scaling(cfg, w, sopt, progress);
+  if (w.rank() != 0) return 0;
+  if (!rep.runs.empty()) rep.runs.back().run_id = make_run_id();
+  write_train_outputs(
+      args, train::scaling_markdown(rep), [&] { return train::scaling_json(rep); },
+      [&] { return train::report_csv(rep.runs.back()); }, true);
+  for (const train::TrainReport& run : rep.runs)
+    if (std::string why = train::stopped_line(run); !why.empty()) {
+      std::fprintf(stderr, "error: %d rank%s: %s\n", run.ranks, run.ranks == 1 ? "" : "s", printable(why).c_str());
       return 1;
     }
-    return 0;
-  }
+  return rep.runs.back().baseline() < 0 ? no_policy_ran() : 0;
+}
+
+int train_single(const Args& args, const train::TrainConfig& cfg) {
   train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
   rep.run_id = make_run_id();
-  const std::string md = train::report_markdown(rep);
-  std::fputs(md.c_str(), stdout);
-  if (args.has("json")) write_file_atomic(args.get("json"), train::report_json(rep));
-  if (args.has("md")) write_file_atomic(args.get("md"), md);
-  if (args.has("csv")) write_file_atomic(args.get("csv"), train::report_csv(rep));
+  write_train_outputs(
+      args, train::report_markdown(rep), [&] { return train::report_json(rep); },
+      [&] { return train::report_csv(rep); }, false);
   if (std::string why = train::stopped_line(rep); !why.empty()) {
     std::fprintf(stderr, "error: %s\n", printable(why).c_str());
     return 1;
   }
-  if (rep.baseline() < 0) {
-    std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
-    return 1;
-  }
+  if (rep.baseline() < 0) return no_policy_ran();
   if (!rep.expectations_met()) {
     std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+  Args args = train_args();
+  if (!args.parse(argc, argv)) return 0;
+  train::TrainConfig cfg = config_from(args, "convlab train", args.pos()[0]);
+  cfg.device = parse_device(args.get("device"));
+  train::check_expectations(cfg);
+  train::ScalingOptions sopt;
+  const bool dist = scaling_options(args, cfg, sopt);
+  if (cfg.device == DeviceKind::cuda && !cuda_info().available)
+    fail("convlab train --device cuda: no CUDA device (" + cuda_info().reason + ")");
+  require_train_outputs(args, cfg);
+  if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab train: " + why);
+  if (!dist)
+    if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab train: " + why);
+  return dist ? train_scaling(args, cfg, sopt) : train_single(args, cfg);
 }
 
 int cmd_report(int argc, char** argv) {
