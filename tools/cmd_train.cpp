@@ -11,7 +11,6 @@
 #include <cstring>
 
 #include "autotune/cache.hpp"
-#include "autotune/compare.hpp"
 #include "autotune/policy.hpp"
 #include "core/error.hpp"
 #include "core/layers.hpp"
@@ -19,7 +18,8 @@
 #include "core/paths.hpp"
 #include "core/results_folder.hpp"
 #include "tools/cli.hpp"
-#include "train/html/report_html.hpp"
+#include "train/report.hpp"
+#include "train/report_run.hpp"
 #include "train/scaling.hpp"
 #include "train/trainer.hpp"
 
@@ -274,6 +274,11 @@ int no_policy_ran() {
   return 1;
 }
 
+int expectation_missed() {
+  std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
+  return 1;
+}
+
 int train_scaling(const Args& args, const train::TrainConfig& cfg, const train::ScalingOptions& sopt) {
   train::Comm& w = train::mpi_world();
   train::ScalingReport rep = train::run_scaling(cfg, w, sopt, progress);
@@ -301,10 +306,7 @@ int train_single(const Args& args, const train::TrainConfig& cfg) {
     return 1;
   }
   if (rep.baseline() < 0) return no_policy_ran();
-  if (!rep.expectations_met()) {
-    std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
-    return 1;
-  }
+  if (!rep.expectations_met()) return expectation_missed();
   return 0;
 }
 
@@ -327,7 +329,9 @@ int cmd_train(int argc, char** argv) {
   return dist ? train_scaling(args, cfg, sopt) : train_single(args, cfg);
 }
 
-int cmd_report(int argc, char** argv) {
+namespace {
+
+Args report_args() {
   Args args("report", "[--net NET] [--batch N] [--iters N] [--out DIR] [options]",
             "The main job: on the CPU, (1) times every available algorithm on every convolution layer of\n"
             "NET in all three directions, (2) trains NET under each policy exactly like `convlab train`,\n"
@@ -346,151 +350,47 @@ int cmd_report(int argc, char** argv) {
   args.option("out", "DIR", "where the results files go", "results");
   args.flag("no-compare", "skip the per-layer algorithm comparison");
   args.option("gpu", "WHEN", "auto (run the GPU half when a CUDA device exists), on (fail without one), off", "auto");
+  return args;
+}
+
+// report.md on stdout, then where the files went and what was removed.
+void print_report(const train::ReportRun& run) {
+  std::fputs(run.markdown.c_str(), stdout);
+  std::string files = "report.md, report.html";
+  for (const auto& f : run.written) files += ", " + f;
+  std::printf("\nresults written to %s/ (%s; run id %s)\n", printable(run.dir).c_str(), files.c_str(), run.run_id.c_str());
+  if (!run.removed.empty()) {
+    std::string names;
+    for (const auto& f : run.removed) names += (names.empty() ? "" : ", ") + f;
+    std::printf("removed from %s/, of an earlier run: %s\n", printable(run.dir).c_str(), names.c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_report(int argc, char** argv) {
+  Args args = report_args();
   if (!args.parse(argc, argv)) return 0;
-  train::TrainConfig cfg = config_from(args, "convlab report", args.get("net"));
-  train::check_expectations(cfg);
+  train::ReportRunOptions opt;
+  opt.cfg = config_from(args, "convlab report", args.get("net"));
+  train::check_expectations(opt.cfg);
   const std::string gpu = args.get("gpu");
   if (gpu != "auto" && gpu != "on" && gpu != "off")
     fail("convlab report: --gpu must be auto, on or off, got '" + printable(gpu) + "'");
-  if (gpu == "on" && !cuda_info().available)
-    fail("convlab report --gpu on: no CUDA device (" + cuda_info().reason + ")");
-  // Everything that can be refused is refused now, before the long work: the policies of each half and --out.
-  if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab report: " + why);
-  if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab report: " + why);
-  std::string gpu_skip;  // why the GPU half does not run ("" = it runs)
-  if (gpu == "off") {
-    gpu_skip = "--gpu off";
-  } else if (!cuda_info().available) {
-    gpu_skip = "no CUDA device (" + cuda_info().reason + ")";
-  } else {
-    train::TrainConfig c = cfg;
-    c.device = DeviceKind::cuda;
-    gpu_skip = train::why_no_policy_can_run(c);
-    if (gpu_skip.empty()) gpu_skip = train::why_nets_do_not_fit(c);
-    if (!gpu_skip.empty() && gpu == "on") fail("convlab report --gpu on: " + gpu_skip);
-  }
-  // The folder is written as a whole (core/results_folder.hpp): every file of this run lands at once at
-  // the end, files of this family that the run does not write (an older layers.json) are removed, and
-  // an interrupted run leaves the folder as it was.
-  std::vector<std::string> family = {"report.md", "report.html"};
-  for (const char* suffix : {"", "_cuda"})
-    for (const char* f : {"train", "layers"})
-      for (const char* ext : {".json", ".csv"}) family.push_back(std::string(f) + suffix + ext);
-  ResultsFolder folder(args.get("out"), family, "convlab report: --out");
-  const std::string& dir = folder.dir();
-  const std::string run_id = make_run_id();
-
-  std::string md;
-  std::vector<std::string> written;
-  train::HtmlInputs html;  // report.html: drawn from the same JSON texts the files get
-  html.command = command_line("convlab", argc, argv);
-  bool all_ran = true, expectations_met = true;
-  std::string stopped;  // the first half's policy whose loss went non-finite
-  // One half: the per-layer comparison and the training run on `device`; files get `suffix`.
-  auto half = [&](DeviceKind device, const std::string& suffix) {
-    const std::string where(to_string(device));
-    train::HtmlHalf& page = html.halves.emplace_back();
-    page.title = device == DeviceKind::cpu ? "CPU" : "GPU";
-    page.id_suffix = suffix.empty() ? "" : "-cuda";
-    if (!args.has("no-compare")) {
-      std::fprintf(stderr, "convlab report: per-layer comparison on %s, %s at batch %d\n", where.c_str(),
-                   cfg.net.c_str(), cfg.batch);
-      CompareOptions opt;
-      opt.device = device;
-      opt.threads = {cfg.threads};
-      opt.on_case = [](const LayerCase& lc, Direction dir, int, const std::vector<ComparisonRow>& rows) {
-        for (const auto& r : rows)
-          if (r.ran())
-            progress(lc.label + " " + std::string(to_string(dir)) + " " + r.algo + ": " + std::to_string(r.time * 1e3) + " ms");
-      };
-      std::vector<LayerCase> cases;
-      for (const auto& l : network_layers(cfg.net, cfg.batch)) cases.push_back({l.id, l.problem, {}});
-      Comparison cmp = compare_layers(cases, opt);
-      for (const auto& pr : cmp.probes) std::fprintf(stderr, "convlab report: %s\n", pr.second.text().c_str());
-      cmp.network = cfg.net;
-      cmp.batch = cfg.batch;
-      cmp.run_id = run_id;
-      md += "# Per-layer algorithm comparison on " + where + ": " + cfg.net + " at batch " + std::to_string(cfg.batch) +
-            " (ms, median; fastest measured in bold; F = find's pick, G = get's pick, V = the vendor's pick (oneDNN auto on the CPU, cuDNN Find on a GPU), Vh = cuDNN Get_v7's; - = unsupported)\n\n" +
-            comparison_markdown(cmp) + "\n";
-      folder.write("layers" + suffix + ".csv", comparison_csv(cmp));
-      page.layers_json = comparison_json(cmp);
-      folder.write("layers" + suffix + ".json", page.layers_json);
-      written.push_back("layers" + suffix + ".json");
-      written.push_back("layers" + suffix + ".csv");
-    }
-    std::fprintf(stderr, "convlab report: training %s on %s, batch %d, %d warm-up + %d timed iterations per policy\n",
-                 cfg.net.c_str(), where.c_str(), cfg.batch, cfg.warmup, cfg.iters);
-    train::TrainConfig c = cfg;
-    c.device = device;
-    if (device != DeviceKind::cpu) {  // --expect names the CPU half's policies; this half keeps those it also runs
-      const std::vector<train::Expectation> all = c.expect;
-      c.expect.clear();
-      for (const auto& e : all) {
-        train::TrainConfig one = c;
-        one.expect = {e};
-        try {
-          train::check_expectations(one);
-          c.expect.push_back(one.expect[0]);
-        } catch (const Error&) {
-          progress("--expect '" + printable(e.text) + "' is not checked on " + where + ": its policies do not run there");
-        }
-      }
-    }
-    train::TrainReport rep = train::run_training(c, progress);
-    rep.run_id = run_id;
-    if (!rep.expectations_met()) expectations_met = false;
-    md += train::report_markdown(rep);
-    page.train_json = train::report_json(rep);
-    folder.write("train" + suffix + ".json", page.train_json);
-    folder.write("train" + suffix + ".csv", train::report_csv(rep));
-    written.push_back("train" + suffix + ".json");
-    written.push_back("train" + suffix + ".csv");
-    if (rep.baseline() < 0) all_ran = false;
-    if (stopped.empty()) stopped = train::stopped_line(rep);
-  };
-  half(DeviceKind::cpu, "");
-  if (!gpu_skip.empty()) {
-    md += "\n# GPU half\n\nSkipped: " + gpu_skip + ".\n";
-    html.halves.push_back({"GPU", "-cuda", "", "", "GPU half skipped: " + gpu_skip + "."});
-    if (gpu != "off") std::fprintf(stderr, "convlab report: GPU half skipped: %s\n", gpu_skip.c_str());
-  } else {
-    // A failure on the GPU must not lose the CPU half's report: it is written, and the exit status says so.
-    md += "\n";
-    try {
-      half(DeviceKind::cuda, "_cuda");
-    } catch (const Error& e) {
-      md += "\n# GPU half\n\nFailed: " + std::string(e.what()) + "\n";
-      html.halves.back().note = "GPU half failed: " + std::string(e.what());
-      std::fprintf(stderr, "error: convlab report: GPU half failed: %s\n", e.what());
-      all_ran = false;
-    }
-  }
-  folder.write("report.md", md);
-  html.source = "the files beside this page (" + dir + "/)";
-  folder.write("report.html", train::report_html(html));
-  const std::vector<std::string> removed = folder.commit();
-  std::fputs(md.c_str(), stdout);
-  std::string files = "report.md, report.html";
-  for (const auto& f : written) files += ", " + f;
-  std::printf("\nresults written to %s/ (%s; run id %s)\n", printable(dir).c_str(), files.c_str(), run_id.c_str());
-  if (!removed.empty()) {
-    std::string names;
-    for (const auto& f : removed) names += (names.empty() ? "" : ", ") + f;
-    std::printf("removed from %s/, of an earlier run: %s\n", printable(dir).c_str(), names.c_str());
-  }
-  if (!stopped.empty()) {
-    std::fprintf(stderr, "error: %s\n", printable(stopped).c_str());
+  opt.gpu = gpu == "on" ? train::GpuHalf::on : gpu == "off" ? train::GpuHalf::off : train::GpuHalf::automatic;
+  opt.out_dir = args.get("out");
+  opt.compare = !args.has("no-compare");
+  opt.command = command_line("convlab", argc, argv);
+  opt.progress = progress;
+  opt.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  const train::ReportRun run = train::run_report(opt);
+  print_report(run);
+  if (!run.stopped.empty()) {
+    std::fprintf(stderr, "error: %s\n", printable(run.stopped).c_str());
     return 1;
   }
-  if (!all_ran) {
-    std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
-    return 1;
-  }
-  if (!expectations_met) {
-    std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
-    return 1;
-  }
+  if (!run.all_ran) return no_policy_ran();
+  if (!run.expectations_met) return expectation_missed();
   return 0;
 }
 
