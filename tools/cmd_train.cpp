@@ -1,14 +1,11 @@
-// convlab train: the AlexNet speedup report (train/trainer.hpp does the work).
-#include <algorithm>
-#include <functional>
-#include <cstdio>
-#include <sstream>
-#include <string>
-
+// convlab train: the AlexNet speedup report (train/trainer.hpp does the work, train/scaling.hpp the
+// data-parallel runs); convlab report: the comparison and training in a results folder (train/report_run.hpp).
 #include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
 
 #include "autotune/cache.hpp"
 #include "autotune/policy.hpp"
