@@ -42,7 +42,7 @@ if(CONVLAB_ONEDNN)
   find_package(dnnl CONFIG REQUIRED)
 endif()
 
-# MPI (data-parallel training, train/comm.hpp): Debian's Open MPI through its C++
+# MPI (data-parallel training, dist/comm.hpp): Debian's Open MPI through its C++
 # compiler wrapper, without the deprecated C++ bindings (only the C API is used;
 # MPI::MPI_CXX then carries OMPI_SKIP_MPICXX), so a consumer needs no C language.
 if(CONVLAB_MPI)

@@ -1,7 +1,7 @@
 # `cmake --install build [--prefix DIR]`: the convlab library for other projects.
 #
 #   DIR/include/convlab/convlab.hpp          the public API (include/convlab/convlab.hpp)
-#   DIR/include/convlab/{core,kernels,algorithms,autotune,train}/...   the headers it builds on
+#   DIR/include/convlab/{core,kernels,algorithms,autotune,net,train,dist,report}/...   the headers it builds on
 #   DIR/lib/libconvlab_*.a                   the static libraries, one per floor
 #   DIR/lib/cmake/convlab/                   convlabConfig.cmake: find_package(convlab) -> convlab::convlab
 #   DIR/bin/convlab                          the CLI
@@ -15,7 +15,8 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(CONVLAB_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/convlab)
-set(_convlab_libs convlab_core convlab_kernels_cpu convlab_algorithms convlab_autotune convlab_train convlab_lib)
+set(_convlab_libs convlab_core convlab_kernels_cpu convlab_algorithms convlab_autotune convlab_net convlab_train
+                  convlab_dist convlab_report convlab_lib)
 if(TARGET convlab_kernels_cuda)
   list(APPEND _convlab_libs convlab_kernels_cuda)
 endif()
@@ -25,7 +26,7 @@ install(TARGETS ${_convlab_libs} EXPORT convlabTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS convlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/convlab DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(floor core kernels algorithms autotune train)
+foreach(floor core kernels algorithms autotune net train dist report)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${floor} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/convlab
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 endforeach()

@@ -11,7 +11,7 @@
 // in the folder the build found it in. The entry points are bound into typed
 // tables beside their callers: cuDNN in algorithms/cudnn/cudnn_conv.cpp (and
 // cudnnGetVersion in core/cuda_runtime.cu), cuBLAS in algorithms/cuda/cublas.cpp,
-// cuFFT in algorithms/cuda/fft_cufft.cu, NCCL in train/comm_nccl.cpp.
+// cuFFT in algorithms/cuda/fft_cufft.cu, NCCL in dist/comm_nccl.cpp.
 // CUDA builds only (CONVLAB_HAS_CUDA).
 #pragma once
 #include "core/lazy_library.hpp"

@@ -192,35 +192,51 @@ bool is_problem_key(std::string_view key) {
   return false;
 }
 
-ConvProblem parse_problem(std::string_view text) {
-  const std::string quoted = "'" + printable(text) + "'";
-  if (text.empty()) fail("empty problem string (expected e.g. mb32ic96ih27oc256oh27kh5ph2)");
+namespace {
+
+// A descriptor's letters and numbers ("mb32ic96..." -> {mb: 32, ic: 96, ...}) and its name.
+struct Letters {
   std::map<std::string, int64_t> v;
-  std::string name, too_big;
+  std::string name;
+  std::optional<int64_t> get(const char* key) const {
+    auto it = v.find(key);
+    return it == v.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+};
+
+// The name: n"quoted" or the rest of the string, starting after the 'n' at i.
+// Returns the position after it (the end of the text).
+size_t read_name(std::string_view text, size_t i, const std::string& quoted, std::string& name) {
+  if (i < text.size() && text[i] == '"') {
+    const size_t end = text.find('"', i + 1);
+    if (end == std::string_view::npos) fail("problem " + quoted + ": unterminated name quote");
+    name = std::string(text.substr(i + 1, end - i - 1));
+    i = end + 1;
+    if (i != text.size()) fail("problem " + quoted + ": the name n\"...\" must come last");
+  } else {
+    name = std::string(text.substr(i));
+    i = text.size();
+    if (name.find('"') != std::string::npos)
+      fail("problem " + quoted + ": a name with a quote must be written n\"...\" (and may not contain '\"')");
+  }
+  if (name.empty()) fail("problem " + quoted + ": empty name after 'n' (write n\"NAME\" or leave it out)");
+  if (printable(name) != name)
+    fail("problem " + quoted +
+         ": the name may not contain control characters, bidirectional controls or invalid UTF-8");
+  if (!has_visible_character(name))
+    fail("problem " + quoted + ": the name has no visible character (only spaces or invisible characters)");
+  return i;
+}
+
+Letters read_letters(std::string_view text, const std::string& quoted) {
+  Letters out;
+  std::string too_big;
   size_t i = 0;
   while (i < text.size()) {
     const char ch = text[i];
     if (ch == '_') { ++i; continue; }
-    if (ch == 'n') {  // the name: n"quoted" or the rest of the string
-      ++i;
-      if (i < text.size() && text[i] == '"') {
-        const size_t end = text.find('"', i + 1);
-        if (end == std::string_view::npos) fail("problem " + quoted + ": unterminated name quote");
-        name = std::string(text.substr(i + 1, end - i - 1));
-        i = end + 1;
-        if (i != text.size()) fail("problem " + quoted + ": the name n\"...\" must come last");
-      } else {
-        name = std::string(text.substr(i));
-        i = text.size();
-        if (name.find('"') != std::string::npos)
-          fail("problem " + quoted + ": a name with a quote must be written n\"...\" (and may not contain '\"')");
-      }
-      if (name.empty()) fail("problem " + quoted + ": empty name after 'n' (write n\"NAME\" or leave it out)");
-      if (printable(name) != name)
-        fail("problem " + quoted +
-             ": the name may not contain control characters, bidirectional controls or invalid UTF-8");
-      if (!has_visible_character(name))
-        fail("problem " + quoted + ": the name has no visible character (only spaces or invisible characters)");
+    if (ch == 'n') {
+      i = read_name(text, i + 1, quoted, out.name);
       break;
     }
     if (!std::isalpha(static_cast<unsigned char>(ch)))
@@ -238,50 +254,51 @@ ConvProblem parse_problem(std::string_view text) {
       ++j;
     }
     if (num > INT32_MAX && too_big.empty()) too_big = key;
-    if (v.count(key)) fail("problem " + quoted + ": '" + key + "' given twice");
-    v[key] = num;
+    if (out.v.count(key)) fail("problem " + quoted + ": '" + key + "' given twice");
+    out.v[key] = num;
     i = j;
   }
   // A well-formed descriptor with a size past 32 bits (benchdnn's
   // shapes_large_conv) is one convlab cannot run.
   if (!too_big.empty())
     throw UnsupportedProblem("problem " + quoted + ": value of '" + too_big + "' does not fit in 32 bits");
+  return out;
+}
 
-  auto get = [&](const char* key) -> std::optional<int64_t> {
-    auto it = v.find(key);
-    return it == v.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  };
-  // Depth, benchdnn's way: absent when none of its letters sets a value (id,
-  // kd, od, dd 0; sd 1; pd 0 count as unset, as for h and w below); a depth of
-  // one (id1 kd1, od 1 or not given, sd 1, pd 0, dd 0: benchdnn's 1-D and 2-D
-  // sets written as 5-D) is the 2-D problem; any other is 3-D.
-  {
-    const int64_t id = get("id").value_or(0), kd = get("kd").value_or(0), od = get("od").value_or(0),
-                  sd = get("sd").value_or(1), pd = get("pd").value_or(0), dd = get("dd").value_or(0);
-    const bool no_d = id == 0 && kd == 0 && od == 0 && dd == 0 && sd == 1 && pd == 0;
-    const bool unit_d = id == 1 && kd == 1 && od <= 1 && dd == 0 && sd == 1 && pd == 0;
-    if (!no_d && !unit_d)
-      for (const char* k3 : {"id", "od", "kd", "sd", "pd", "dd"})
-        if (v.count(k3))
-          throw UnsupportedProblem("problem " + quoted + ": 3-D convolutions ('" + std::string(k3) +
-                                   "') are not supported");
-  }
-  // The letters of one spatial axis ('h' or 'w'): input, output, filter,
-  // stride, padding, 0-based dilation.
-  struct Axis {
-    std::optional<int64_t> i, o, k, s, p, d;
-  };
+// Depth, benchdnn's way: absent when none of its letters sets a value (id,
+// kd, od, dd 0; sd 1; pd 0 count as unset, as for h and w below); a depth of
+// one (id1 kd1, od 1 or not given, sd 1, pd 0, dd 0: benchdnn's 1-D and 2-D
+// sets written as 5-D) is the 2-D problem; any other is 3-D.
+void refuse_depth(const Letters& l, const std::string& quoted) {
+  const int64_t id = l.get("id").value_or(0), kd = l.get("kd").value_or(0), od = l.get("od").value_or(0),
+                sd = l.get("sd").value_or(1), pd = l.get("pd").value_or(0), dd = l.get("dd").value_or(0);
+  const bool no_d = id == 0 && kd == 0 && od == 0 && dd == 0 && sd == 1 && pd == 0;
+  const bool unit_d = id == 1 && kd == 1 && od <= 1 && dd == 0 && sd == 1 && pd == 0;
+  if (!no_d && !unit_d)
+    for (const char* k3 : {"id", "od", "kd", "sd", "pd", "dd"})
+      if (l.v.count(k3))
+        throw UnsupportedProblem("problem " + quoted + ": 3-D convolutions ('" + std::string(k3) +
+                                 "') are not supported");
+}
+
+// The letters of one spatial axis ('h' or 'w'): input, output, filter,
+// stride, padding, 0-based dilation.
+struct Axis {
+  std::optional<int64_t> i, o, k, s, p, d;
+};
+
+// benchdnn's reading (str2desc + sanitize_desc): an axis is absent when none
+// of its letters sets a value (i, k, o, d 0; s 1; p 0 count as unset).
+//   only h letters: a square problem, w = h (every letter);
+//   only w letters: 1-D, H = 1 with a 1-row filter, no padding or stride;
+//   both: each axis on its own (stride 1 and dilation 0 when not given, the
+//         output and padding as below); an input or filter size given for
+//         one axis only, which benchdnn rejects, serves both.
+std::pair<Axis, Axis> read_axes(const Letters& l) {
   auto letters = [&](char x) {
-    auto at = [&](char what) { return get((std::string(1, what) + x).c_str()); };
+    auto at = [&](char what) { return l.get((std::string(1, what) + x).c_str()); };
     return Axis{at('i'), at('o'), at('k'), at('s'), at('p'), at('d')};
   };
-  // benchdnn's reading (str2desc + sanitize_desc): an axis is absent when none
-  // of its letters sets a value (i, k, o, d 0; s 1; p 0 count as unset).
-  //   only h letters: a square problem, w = h (every letter);
-  //   only w letters: 1-D, H = 1 with a 1-row filter, no padding or stride;
-  //   both: each axis on its own (stride 1 and dilation 0 when not given, the
-  //         output and padding as below); an input or filter size given for
-  //         one axis only, which benchdnn rejects, serves both.
   auto absent = [](const Axis& a) {
     return a.i.value_or(0) == 0 && a.k.value_or(0) == 0 && a.o.value_or(0) == 0 && a.d.value_or(0) == 0 &&
            a.s.value_or(1) == 1 && a.p.value_or(0) == 0;
@@ -297,75 +314,86 @@ ConvProblem parse_problem(std::string_view text) {
     if (!ah.k) ah.k = aw.k;
     if (!aw.k) aw.k = ah.k;
   }
-  if (!get("ic")) fail("problem " + quoted + ": input channels 'ic' missing");
-  if (!get("oc")) fail("problem " + quoted + ": output channels 'oc' missing");
-  if (!ah.i || !aw.i) fail("problem " + quoted + ": input size 'ih'/'iw' missing");
-  if (!ah.k || !aw.k) fail("problem " + quoted + ": filter size 'kh'/'kw' missing");
   // oh0 is benchdnn's "not given": the output size is then computed.
   for (Axis* a : {&ah, &aw})
     if (a->o == 0) a->o.reset();
-  const auto& [ih, oh, kh, sh, ph, dh] = ah;
-  const auto& [iw, ow, kw, sw, pw, dw] = aw;
+  return {ah, aw};
+}
 
-  ConvProblem p;
-  p.name = name;
-  p.groups = int(get("g").value_or(1));
-  p.n = int(get("mb").value_or(2));
-  p.c = int(*get("ic"));
-  p.k = int(*get("oc"));
-  p.h = int(*ih);
-  p.w = int(*iw);
-  p.r = int(*kh);
-  p.s = int(*kw);
-  p.stride_h = int(sh.value_or(1));
-  p.stride_w = int(sw.value_or(1));
-  if (dh.value_or(0) >= INT32_MAX || dw.value_or(0) >= INT32_MAX) fail("problem " + quoted + ": dilation too large");
-  p.dil_h = int(dh.value_or(0)) + 1;
-  p.dil_w = int(dw.value_or(0)) + 1;
-  // The padding of one axis, benchdnn's way: without an output size, `pad` on
-  // both sides; with one, the top padding is `pad` (or, not given, half of
-  // what the output needs, rounded down, never negative: benchdnn's
-  // compute_pad) and the end padding what the output needs beyond it, stored
-  // as stored_end_padding() says.
-  auto axis = [&](char x, int64_t in, std::optional<int64_t> out, std::optional<int64_t> pad, int64_t kern,
-                  int64_t stride, int64_t dil, int& begin, int& end) {
-    const std::string ok = std::string("o") + x;
-    if (stride < 1) {  // shape_error() below says so
+// The padding of one axis, benchdnn's way: without an output size, `pad` on
+// both sides; with one, the top padding is `pad` (or, not given, half of
+// what the output needs, rounded down, never negative: benchdnn's
+// compute_pad) and the end padding what the output needs beyond it, stored
+// as stored_end_padding() says.
+void axis_padding(const std::string& quoted, char x, int64_t in, std::optional<int64_t> out,
+                  std::optional<int64_t> pad, int64_t kern, int64_t stride, int64_t dil, int& begin, int& end) {
+  const std::string ok = std::string("o") + x;
+  if (stride < 1) {  // shape_error() says so
+    begin = end = int(pad.value_or(0));
+    return;
+  }
+  if (!out) {
+    // benchdnn's compute_out, (in - (kern-1)*dil - 1 + 2*pad) / stride + 1 in C's
+    // truncating division: a filter longer than the padded input by less than
+    // the stride still has one output (the end padding then covers it).
+    const i128 num = i128(in) - (kern - 1) * dil - 1 + 2 * i128(pad.value_or(0));
+    const i128 o = num / stride + 1;
+    if (o < 1 || o > INT64_MAX) {  // empty: shape_error() says so
       begin = end = int(pad.value_or(0));
       return;
     }
-    if (!out) {
-      // benchdnn's compute_out, (in - (kern-1)*dil - 1 + 2*pad) / stride + 1 in C's
-      // truncating division: a filter longer than the padded input by less than
-      // the stride still has one output (the end padding then covers it).
-      const i128 num = i128(in) - (kern - 1) * dil - 1 + 2 * i128(pad.value_or(0));
-      const i128 o = num / stride + 1;
-      if (o < 1 || o > INT64_MAX) {  // empty: shape_error() below says so
-        begin = end = int(pad.value_or(0));
-        return;
-      }
-      out = int64_t(o);
-      if (!pad) pad = 0;
-    }
-    const i128 need = i128(*out - 1) * stride + i128(kern - 1) * dil + 1 - in;
-    const i128 b = pad ? i128(*pad) : need <= 0 ? 0 : need / 2;
-    const std::optional<i128> e = stored_end_padding(in, b, *out, kern, stride, dil);
-    if (!e) {  // the least output: the end padding at 1 - stride
-      const int64_t num = in + int64_t(b) + 1 - stride - (kern - 1) * dil - 1;
-      const int64_t least = num < 0 ? 1 : num / stride + 1;
-      auto val = [&](const char* key, int64_t v) { return std::string(key) + x + std::to_string(v); };
-      fail("problem " + quoted + ": " + ok + std::to_string(*out) + " leaves input " + (x == 'h' ? "rows" : "columns") +
-           " unread (" + val("i", in) + ", " + val("k", kern) + ", " + val("s", stride) + ", " + val("p", int64_t(b)) +
-           ", " + val("d", dil - 1) + " give at least " + ok + std::to_string(least) + ")");
-    }
-    if (b > INT32_MAX || *e > INT32_MAX)
-      throw UnsupportedProblem("problem " + quoted + ": the padding that " + ok + std::to_string(*out) +
-                               " needs does not fit in 32 bits");
-    begin = int(b);
-    end = int(*e);
-  };
-  axis('h', p.h, oh, ph, p.r, p.stride_h, p.dil_h, p.pad_h, p.pad_h_end);
-  axis('w', p.w, ow, pw, p.s, p.stride_w, p.dil_w, p.pad_w, p.pad_w_end);
+    out = int64_t(o);
+    if (!pad) pad = 0;
+  }
+  const i128 need = i128(*out - 1) * stride + i128(kern - 1) * dil + 1 - in;
+  const i128 b = pad ? i128(*pad) : need <= 0 ? 0 : need / 2;
+  const std::optional<i128> e = stored_end_padding(in, b, *out, kern, stride, dil);
+  if (!e) {  // the least output: the end padding at 1 - stride
+    const int64_t num = in + int64_t(b) + 1 - stride - (kern - 1) * dil - 1;
+    const int64_t least = num < 0 ? 1 : num / stride + 1;
+    auto val = [&](const char* key, int64_t v) { return std::string(key) + x + std::to_string(v); };
+    fail("problem " + quoted + ": " + ok + std::to_string(*out) + " leaves input " + (x == 'h' ? "rows" : "columns") +
+         " unread (" + val("i", in) + ", " + val("k", kern) + ", " + val("s", stride) + ", " + val("p", int64_t(b)) +
+         ", " + val("d", dil - 1) + " give at least " + ok + std::to_string(least) + ")");
+  }
+  if (b > INT32_MAX || *e > INT32_MAX)
+    throw UnsupportedProblem("problem " + quoted + ": the padding that " + ok + std::to_string(*out) +
+                             " needs does not fit in 32 bits");
+  begin = int(b);
+  end = int(*e);
+}
+
+}  // namespace
+
+ConvProblem parse_problem(std::string_view text) {
+  const std::string quoted = "'" + printable(text) + "'";
+  if (text.empty()) fail("empty problem string (expected e.g. mb32ic96ih27oc256oh27kh5ph2)");
+  const Letters l = read_letters(text, quoted);
+  refuse_depth(l, quoted);
+  const auto [ah, aw] = read_axes(l);
+  if (!l.get("ic")) fail("problem " + quoted + ": input channels 'ic' missing");
+  if (!l.get("oc")) fail("problem " + quoted + ": output channels 'oc' missing");
+  if (!ah.i || !aw.i) fail("problem " + quoted + ": input size 'ih'/'iw' missing");
+  if (!ah.k || !aw.k) fail("problem " + quoted + ": filter size 'kh'/'kw' missing");
+
+  ConvProblem p;
+  p.name = l.name;
+  p.groups = int(l.get("g").value_or(1));
+  p.n = int(l.get("mb").value_or(2));
+  p.c = int(*l.get("ic"));
+  p.k = int(*l.get("oc"));
+  p.h = int(*ah.i);
+  p.w = int(*aw.i);
+  p.r = int(*ah.k);
+  p.s = int(*aw.k);
+  p.stride_h = int(ah.s.value_or(1));
+  p.stride_w = int(aw.s.value_or(1));
+  if (ah.d.value_or(0) >= INT32_MAX || aw.d.value_or(0) >= INT32_MAX)
+    fail("problem " + quoted + ": dilation too large");
+  p.dil_h = int(ah.d.value_or(0)) + 1;
+  p.dil_w = int(aw.d.value_or(0)) + 1;
+  axis_padding(quoted, 'h', p.h, ah.o, ah.p, p.r, p.stride_h, p.dil_h, p.pad_h, p.pad_h_end);
+  axis_padding(quoted, 'w', p.w, aw.o, aw.p, p.s, p.stride_w, p.dil_w, p.pad_w, p.pad_w_end);
   if (auto e = p.shape_error(); !e.empty()) fail("problem " + quoted + ": " + e);
   if (auto e = p.size_error(); !e.empty()) throw UnsupportedProblem("problem " + quoted + ": " + e);
   return p;

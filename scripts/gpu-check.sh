@@ -294,9 +294,9 @@ stage_sanitize() {
   # the GPU layer kernels. Each tool's run is capped so the stage fits.
   local any=0 t f runs_done=0
   for tool in memcheck racecheck; do
-    for t in test_algorithms test_train; do
+    for t in test_algorithms test_net; do
       f='*RegistrySweep.MatchesReference/cuda_*'
-      [ $t = test_train ] && f='LayersCuda.*:NetCuda.*'
+      [ $t = test_net ] && f='LayersCuda.*:NetCuda.*'
       # The first CONVLAB_SWEEP_LIMIT problems of each sweep: racecheck runs
       # shared-memory kernels hundreds of times slower.
       local runs_left=$(( 4 - runs_done )) run_cap; run_cap=$(( $(left) / runs_left )); runs_done=$(( runs_done + 1 ))

@@ -16,8 +16,8 @@ packages=(
   libopenblas-dev libopenblas-pthread-dev libdnnl-dev libfftw3-dev
   libopenblas0-openmp  # the OpenBLAS convlab links: its threads are libgomp's (cmake/dependencies.cmake)
   ocl-icd-opencl-dev  # libdnnl-dev's dnnl-config.cmake calls find_package(OpenCL); only a Recommends there
-  chromium python3    # the report.html rendering test (tests/train/html): headless Chromium, a PNG check in Python
-  libopenmpi-dev openmpi-bin  # data-parallel training (train/comm.hpp): MPI's C API, and mpirun for its tests
+  chromium python3    # the report.html rendering test (tests/report/html): headless Chromium, a PNG check in Python
+  libopenmpi-dev openmpi-bin  # data-parallel training (dist/comm.hpp): MPI's C API, and mpirun for its tests
 )
 # Notebook execution in the test suite; CONVLAB_WITH_NOTEBOOKS=0 skips it (and the notebook test).
 if [ "${CONVLAB_WITH_NOTEBOOKS:-1}" = 1 ]; then

@@ -1,5 +1,5 @@
 // convlab html: redraws a results folder's report.html from its JSON files
-// (train/html/folder.hpp reads the folder, train/html/report_html.hpp draws); `convlab report` writes the
+// (report/html/folder.hpp reads the folder, report/html/report_html.hpp draws); `convlab report` writes the
 // same page at the end of its run.
 #include <cstdio>
 #include <string>
@@ -7,8 +7,8 @@
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
+#include "report/html/folder.hpp"
 #include "tools/cli.hpp"
-#include "train/html/folder.hpp"
 
 namespace convlab::cli {
 

@@ -1,5 +1,5 @@
-// convlab train: the AlexNet speedup report (train/trainer.hpp does the work, train/scaling.hpp the
-// data-parallel runs); convlab report: the comparison and training in a results folder (train/report_run.hpp).
+// convlab train: the AlexNet speedup report (train/trainer.hpp does the work, dist/scaling.hpp the
+// data-parallel runs); convlab report: the comparison and training in a results folder (report/report_run.hpp).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -14,10 +14,11 @@
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "core/results_folder.hpp"
+#include "dist/scaling.hpp"
+#include "report/report.hpp"
+#include "report/report_run.hpp"
+#include "report/report_scaling.hpp"
 #include "tools/cli.hpp"
-#include "train/report.hpp"
-#include "train/report_run.hpp"
-#include "train/scaling.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab::cli {

@@ -1,6 +1,6 @@
 // convlab: the command-line front end. One line per subcommand in commands().
 //
-// Exit codes (README.md's CLI block says the same; tests/tools/readme_test.cpp keeps them together):
+// Exit codes (docs/cli.md's CLI block says the same; tests/tools/readme_test.cpp keeps them together):
 //   0  the command did what was asked (also --help)
 //   1  the work ran and a check it reports failed:
 //        conv     --check found an error over the algorithm's bound, or a guard zone was overwritten
@@ -34,8 +34,8 @@
 #include "core/build_id.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
+#include "dist/comm.hpp"
 #include "tools/cli.hpp"
-#include "train/comm.hpp"
 
 namespace convlab::cli {
 

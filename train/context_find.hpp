@@ -43,8 +43,8 @@
 #include <vector>
 
 #include "core/stats.hpp"
-#include "train/data.hpp"
-#include "train/net.hpp"
+#include "net/data.hpp"
+#include "net/net.hpp"
 
 namespace convlab::train {
 

@@ -27,7 +27,7 @@
 #pragma once
 #include <vector>
 
-#include "train/net.hpp"
+#include "net/net.hpp"
 
 namespace convlab::train {
 

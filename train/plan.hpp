@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "autotune/policy.hpp"
-#include "train/net.hpp"
+#include "net/net.hpp"
 
 namespace convlab::train {
 

@@ -90,27 +90,10 @@ struct Runner {
   size_t policy;  // index into TrainReport::policies
   Net net;
   std::vector<StepTimes> steps;
-  std::unique_ptr<GradSync> sync;  // data-parallel runs
-  std::vector<SyncStep> syncs;     // per timed round
+  std::unique_ptr<NetExchange> sync;  // data-parallel runs
+  std::vector<ExchangeStep> syncs;    // per timed round
   bool stopped = false;            // its loss went non-finite: it runs no more rounds
 };
-
-// Threads per rank when the user gave none: a rank bound to its own cores
-// (its affinity mask smaller than the node) uses them; unbound ranks share the
-// node's cores evenly.
-int rank_threads(const Comm& comm) {
-  const int mine = cpu_info().hardware_threads;  // the affinity mask
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  if (online > 0 && mine < online) return mine;
-  return std::max(1, mine / std::max(1, comm.local_size()));
-}
-
-void broadcast_string(Comm& comm, std::string& s) {
-  uint64_t n = s.size();
-  comm.broadcast(&n, sizeof n, 0);
-  s.resize(size_t(n));
-  if (n) comm.broadcast(s.data(), size_t(n), 0);
-}
 
 // Rank 0's choices, one line per (conv layer, direction): "name\twhy".
 std::string encode_choices(const Net& net) {
@@ -193,21 +176,9 @@ void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const Step
     if (run.sync) {
       // Each bucket's all-reduce (and its exposed part) shared among its layers by bytes.
       std::vector<double> comm, exposed;
-      for (const SyncStep& st : run.syncs) {
-        double c = 0, e = 0;
-        const auto& bs = run.sync->buckets();
-        for (size_t b = 0; b < bs.size(); ++b)
-          if (std::find(bs[b].layers.begin(), bs[b].layers.end(), li) != bs[b].layers.end()) {
-            double mine = 0;  // this layer's tensors in bucket b
-            for (Param* p : layers[li]->params())
-              if (std::find(bs[b].params.begin(), bs[b].params.end(), p) != bs[b].params.end())
-                mine += double(p->value.size());
-            const double share = mine / double(bs[b].floats);
-            c += share * (st.buckets[b].end - st.buckets[b].start);
-            e += share * st.exposed(b);
-          }
-        comm.push_back(c);
-        exposed.push_back(e);
+      for (const ExchangeStep& st : run.syncs) {
+        comm.push_back(st.layer_comm[li]);
+        exposed.push_back(st.layer_exposed[li]);
       }
       lr.comm_seconds = stats::median(comm);
       lr.comm_exposed_seconds = stats::median(exposed);
@@ -403,9 +374,9 @@ std::string why_nets_do_not_fit(const TrainConfig& cfg) {
 }
 
 TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log,
-                         const DistOptions* dist) {
-  // Data-parallel when a communicator of 2+ ranks is given; a 1-rank one only sets the threads.
-  Comm* comm = dist && dist->comm && dist->comm->size() > 1 ? dist->comm : nullptr;
+                         RankGroup* group) {
+  // Data-parallel when a group of 2+ ranks is given; a 1-rank one only sets the threads.
+  RankGroup* comm = group && group->size() > 1 ? group : nullptr;
   const int R = comm ? comm->size() : 1;
   const int me = comm ? comm->rank() : 0;
   const bool root = me == 0;
@@ -428,11 +399,11 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
   NetOptions no = net_options(cfg);
   no.batch = cfg.batch / R;
   no.sample_offset = int64_t(me) * no.batch;
-  if (R > 1) no.grad_batch = cfg.batch;  // the ranks' gradients sum to the global mean (train/grad_sync.hpp)
-  if (dist && dist->comm && cfg.threads == 0 && cfg.device == DeviceKind::cpu) no.ctx.threads = rank_threads(*dist->comm);
+  if (R > 1) no.grad_batch = cfg.batch;  // the ranks' gradients sum to the global mean (dist/grad_sync.hpp)
+  if (group && cfg.threads == 0 && cfg.device == DeviceKind::cpu) no.ctx.threads = group->default_threads();
   rep.ranks = R;
   rep.rank_threads = no.ctx.resolved_threads();
-  if (comm && cfg.device == DeviceKind::cuda) select_rank_gpu(*comm);  // before any device memory
+  if (comm) comm->select_device(cfg.device);  // before any device memory
   const AvailableMemory available = read_available_memory(cfg.device);  // before the probe is allocated
   Net probe = build_probe(cfg, no);  // no CUDA device: Error
   rep.device = device_fingerprint(cfg.device, no.ctx.threads);
@@ -450,27 +421,12 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
                            rep.memory.host_source + "): fewer policies (--policy) or fewer ranks per node";
   }
   if (!rep.memory.refusal.empty()) fail(rep.memory.refusal);  // before any other net and any find
-  GradSyncOptions sync_opt = dist ? dist->sync : GradSyncOptions{};
   if (comm) {
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int busy = comm->local_size() * rep.rank_threads;
-    if (dist->overlap != Overlap::automatic) {
-      sync_opt.overlap = dist->overlap == Overlap::on;
-      rep.overlap_why = std::string("overlap ") + (sync_opt.overlap ? "on" : "off") + " (asked)";
-    } else if (cfg.device != DeviceKind::cpu) {
-      sync_opt.overlap = true;
-      rep.overlap_why = "overlap on (auto: NCCL runs on its own stream)";
-    } else {
-      sync_opt.overlap = busy < cores;
-      rep.overlap_why = "overlap " + std::string(sync_opt.overlap ? "on" : "off") + " (auto: " +
-                        std::to_string(comm->local_size()) + " ranks x " + std::to_string(rep.rank_threads) +
-                        " threads on " + std::to_string(cores) + " cores: " +
-                        (sync_opt.overlap ? "a core is left for the communication thread"
-                                          : "no core is left for a communication thread") + ")";
-    }
-    rep.transport = cfg.device == DeviceKind::cpu ? comm->describe() : "NCCL over " + comm->describe();
     say("measuring the exchange bandwidth between ranks 0 and 1 ...");
-    rep.exchange_bytes_per_s = comm->exchange_bandwidth(dist->probe_bytes, 5);
+    const GroupTransport t = comm->connect(cfg.device, rep.rank_threads);
+    rep.transport = t.describe;
+    rep.overlap_why = t.overlap_why;
+    rep.exchange_bytes_per_s = t.exchange_bytes_per_s;
   }
 
   // Every rank draws the whole global batch and trains its own slice of it.
@@ -538,8 +494,8 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     if (comm) {
       std::string msg = root ? (pr.skipped.empty() ? encode_choices(net) : "\x01" + pr.skipped) : std::string();
       comm->barrier();  // the others sleep while rank 0 chooses
-      broadcast_string(*comm, msg);
-      comm->broadcast(&pr.choose_seconds, sizeof pr.choose_seconds, 0);
+      comm->broadcast(msg);
+      comm->broadcast(pr.choose_seconds);
       if (!root) {
         if (!msg.empty() && msg[0] == '\x01')
           pr.skipped = msg.substr(1);
@@ -557,9 +513,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     net.init(cfg.seed);
     if (comm) {
       // Same initial weights on every rank (the same seed draws them; checked, not assumed).
-      const double mine = weights_digest(net);
-      std::vector<double> all(static_cast<size_t>(R), 0.0);
-      comm->allgather(&mine, 1, all.data());
+      const std::vector<double> all = comm->allgather(weights_digest(net));
       for (int r = 1; r < R; ++r)
         if (all[size_t(r)] != all[0])
           fail("policy " + pr.policy + ": rank " + std::to_string(r) + " starts from different weights than rank 0");
@@ -567,7 +521,7 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     runners.push_back({rep.policies.size(), std::move(net), {}, nullptr, {}});
     if (comm) {
       Runner& run = runners.back();
-      run.sync = std::make_unique<GradSync>(*comm, run.net, sync_opt);
+      run.sync = comm->exchange(run.net);
       run.net.set_gradient_hook(run.sync.get());
       rep.buckets = run.sync->describe();
       rep.grad_bytes = double(run.sync->bytes());
@@ -591,10 +545,8 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
       });
       if (comm) {
         // The global batch's loss (the mean of equal slices' means) and the slowest rank's step.
-        double v[2] = {loss, 0};
-        comm->allreduce_sum(v, 1);
-        loss = v[0] / R;
-        comm->allreduce_max(&st.total, 1);
+        loss = comm->sum(loss) / R;
+        st.total = comm->max(st.total);
       }
       executed.push_back(int(run.policy));
       pr.losses.push_back(loss);
@@ -619,13 +571,11 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
       if (!warm) {
         pr.iter_seconds.push_back(st.total);
         if (run.sync) {
-          run.syncs.push_back(run.sync->last());
-          pr.comm_seconds.push_back(run.sync->last().comm());
+          run.syncs.push_back(run.sync->last_step());
+          pr.comm_seconds.push_back(run.syncs.back().comm);
           pr.comm_exposed_seconds.push_back(st.comm_wait);
-          pr.skew_seconds.push_back(run.sync->last().skew);
-          double after = 0;
-          for (size_t b = 0; b < run.sync->last().buckets.size(); ++b) after += run.sync->last().exposed(b);
-          pr.comm_after_backward_seconds.push_back(after);
+          pr.skew_seconds.push_back(run.syncs.back().skew);
+          pr.comm_after_backward_seconds.push_back(run.syncs.back().after_backward);
         }
         run.steps.push_back(std::move(st));
       }

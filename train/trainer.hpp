@@ -18,14 +18,13 @@
 
 #include "core/machine_load.hpp"
 #include "core/stats.hpp"
+#include "net/data.hpp"
+#include "net/net.hpp"
 #include "train/context_find.hpp"
-#include "train/data.hpp"
 #include "train/expect.hpp"
-#include "train/grad_sync.hpp"
 #include "train/limit.hpp"
-#include "train/net.hpp"
 #include "train/plan.hpp"
-#include "train/report.hpp"
+#include "train/rank_group.hpp"
 
 namespace convlab::train {
 
@@ -151,7 +150,7 @@ struct TrainReport {
   // the nets are built; limit_skipped says why not (limit.seconds == 0 then).
   StepLimit limit;
   std::string limit_skipped;
-  // Data-parallel (train/grad_sync.hpp): ranks the global batch `config.batch` was split over
+  // Data-parallel (train/rank_group.hpp): ranks the global batch `config.batch` was split over
   // (1: no communication), the transport, the buckets, the gradient bytes per step, the
   // threads each rank used, and the measured exchange bandwidth between ranks 0 and 1.
   int ranks = 1;
@@ -204,26 +203,12 @@ std::string why_nets_do_not_fit(const TrainConfig& cfg);
 // policy whose loss goes non-finite stops there (PolicyResult::stopped); the
 // others train on.
 //
-// Data-parallel (dist with comm->size() > 1): cfg.batch is the global batch, split
-// evenly (it must divide); rank r trains samples [r*b, (r+1)*b) of every global batch
-// (b = batch / ranks) with the dropout masks of those global samples; rank 0 chooses
-// every policy's algorithms and broadcasts them (only rank 0 touches a cache); every
-// rank checks it starts from the same weights; gradients are all-reduced by a GradSync
-// per net; the losses are the global batch's. Every rank returns the report; rank 0's
-// times are the ones reported (iteration times are the maximum over ranks).
-enum class Overlap { automatic, on, off };
-struct DistOptions {
-  Comm* comm = nullptr;
-  GradSyncOptions sync;  // sync.overlap is set from `overlap`
-  // automatic: on for CUDA (NCCL runs on its own stream); on the CPU only when a core
-  // is left for the communication thread (ranks on the node x threads < cores): on a
-  // node whose cores all compute, the thread's copies and sums take their cycles
-  // (measured: AlexNet on 2 cores, 2 ranks, 709 ms per step without overlap, 780 with).
-  Overlap overlap = Overlap::automatic;
-  size_t probe_bytes = size_t(64) << 20;  // the exchange-bandwidth probe's message
-};
+// Data-parallel when `group` has 2+ ranks (dist/comm_group.hpp says how): rank 0
+// chooses and the others run its choices, every rank trains its slice of each
+// global batch, the losses are the global batch's and the iteration times the
+// slowest rank's. A 1-rank group only sets the threads (its default_threads()).
 TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log = {},
-                         const DistOptions* dist = nullptr);
+                         RankGroup* group = nullptr);
 
 // "" when no policy stopped on a non-finite loss, else one line naming the first
 // (policy, iteration, where the forward went non-finite) and how many stopped:

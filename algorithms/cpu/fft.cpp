@@ -17,9 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
 
 #include "core/error.hpp"
 #include "core/stage_profile.hpp"
@@ -34,32 +31,6 @@ constexpr ptrdiff_t kV2 = 2 * V;  // floats of one complex 16-lane element
 
 size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-// ---- the hand-written engine ---------------------------------------------------
-
-class HandEngine final : public FftEngine {
- public:
-  size_t scratch_floats(int lh, int lw) const override { return fft::Plan2D(lh, lw).scratch_floats(); }
-  bool prunes_rows() const override { return true; }
-  const void* prepare(int lh, int lw) const override {
-    std::lock_guard lock(mu_);
-    auto& slot = plans_[{lh, lw}];
-    if (!slot) slot = std::make_unique<fft::Plan2D>(lh, lw);
-    return slot.get();
-  }
-  void forward(const void* plan, const float* frame, int rb, int re, float* out, ptrdiff_t fstride,
-               float* scratch) const override {
-    fft::r2c_2d(*static_cast<const fft::Plan2D*>(plan), frame, rb, re, out, fstride, scratch);
-  }
-  void inverse(const void* plan, const float* in, ptrdiff_t fstride, int rb, int re, float* frame,
-               float* scratch) const override {
-    fft::c2r_2d(*static_cast<const fft::Plan2D*>(plan), in, fstride, rb, re, frame, scratch);
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable std::map<std::pair<int, int>, std::unique_ptr<fft::Plan2D>> plans_;
-};
 
 // ---- sizes, layouts -------------------------------------------------------------
 
@@ -178,11 +149,6 @@ void act_planes(T* tensor, int n, int ctot, int g, int per, int blk, int hs, int
 
 }  // namespace
 
-const FftEngine& hand_fft_engine() {
-  static const HandEngine e;
-  return e;
-}
-
 // ---- geometry -----------------------------------------------------------------
 
 namespace {
@@ -288,40 +254,35 @@ Tolerance FftConvolution::tolerance(const ConvProblem& p, Direction dir) const {
   return {0.0, 8 * double(FLT_EPSILON), "FFT: measured max|err|/max|terms| 1.81 eps, declared 8 eps (global)"};
 }
 
-void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
-                         const ExecContext& ctx) const {
-  const FftGeometry geo = geometry(p, dir);
-  const Layout L = make_layout(p, dir, geo, engine_);
-  const int nthr = std::min(ctx.resolved_threads(), max_threads());
-  const int th = geo.h.t, tw = geo.w.t;
-  const void* plan = engine_.prepare(th, tw);
-  const bool zero_all = !engine_.prunes_rows();
+namespace {
 
-  float* ws = static_cast<float*>(workspace);
-  float* spec_a = ws;
-  float* spec_b = spec_a + L.freqs * L.fs_a;
-  float* spec_c = spec_b + L.freqs * L.fs_b;
-  float* thread_base = spec_c + L.freqs * L.fs_c;
-  auto frame_of = [&](int t) { return thread_base + size_t(t) * L.per_thread_floats; };
-  auto scratch_of = [&](int t) { return frame_of(t) + L.frame_floats; };
+// One run: its problem, direction, tensors, geometry, layout, engine plan and
+// workspace (the three spectra, then a frame and scratch per thread).
+struct FftRun {
+  const ConvProblem& p;
+  Direction dir;
+  const ConvBuffers& buf;
+  const FftGeometry& geo;
+  const Layout& L;
+  const FftEngine& engine;
+  const void* plan;
+  bool zero_all;
+  int nthr;
+  float *spec_a, *spec_b, *spec_c, *thread_base;
+  float* frame_of(int t) const { return thread_base + size_t(t) * L.per_thread_floats; }
+  float* scratch_of(int t) const { return frame_of(t) + L.frame_floats; }
+};
 
-  const int tiles_w = geo.w.tiles;
+// Phase 1: forward transforms of the a and b blocks.
+void forward_transforms(const FftRun& r) {
+  const ConvProblem& p = r.p;
+  const Direction dir = r.dir;
+  const ConvBuffers& buf = r.buf;
+  const FftGeometry& geo = r.geo;
+  const Layout& L = r.L;
+  const int th = geo.h.t, tw = geo.w.t, tiles_w = geo.w.tiles;
   const int G = L.g, Cg = L.cg, Kg = L.kg, CB = L.cb, KB = L.kb;
-
-  // Stage accounting (core/stage_profile.hpp): a transform of 16 lanes is 16
-  // real th x tw FFTs at 2.5 N log2 N; a frequency's GEMMs 8 flops per complex
-  // multiply-add over msig x Cg x Kg per group; bytes: the tensors read or
-  // written once plus the spectra written and read.
-  StageClock clock(ctx.profile);
-  const double fft_flops = 2.5 * double(th) * tw * std::log2(double(th) * tw) * V;
-  const double spec_a_bytes = 4.0 * double(L.freqs) * double(L.fs_a), spec_b_bytes = 4.0 * double(L.freqs) * double(L.fs_b),
-               spec_c_bytes = 4.0 * double(L.freqs) * double(L.fs_c);
-  const double src_b = 4.0 * double(p.src_elems()), wei_b = 4.0 * double(p.wei_elems()), dst_b = 4.0 * double(p.dst_elems());
-  const double in_bytes = dir == Direction::fwd ? src_b + wei_b : dir == Direction::bwd_data ? dst_b + wei_b : src_b + dst_b;
-  const double out_bytes = dir == Direction::fwd ? dst_b : dir == Direction::bwd_data ? src_b : wei_b;
-  const int R = p.r, S = p.s;
-  const int H = p.h, W = p.w, P = p.p(), Q = p.q();
-
+  const int R = p.r, S = p.s, H = p.h, W = p.w, P = p.p(), Q = p.q();
   // Activation block m = (n, tile), g, blk of a tensor (N, G*per, ph, pw): the
   // transform patch origin and extent per direction / role.
   struct Patch {
@@ -340,12 +301,11 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
     return Patch{ty * geo.h.step, tx * geo.w.step, geo.h.step, geo.w.step};
   };
 
-  // Phase 1: forward transforms of the a and b blocks.
   const int64_t jobs1 = L.blocks_a + L.blocks_b;
-#pragma omp parallel for schedule(dynamic, 4) num_threads(nthr)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(r.nthr)
   for (int64_t job = 0; job < jobs1; ++job) {
     const int t = omp_get_thread_num();
-    float* frame = frame_of(t);
+    float* frame = r.frame_of(t);
     const float* planes[V];
     int rb = 0, re = 0;
     float* out = nullptr;
@@ -359,13 +319,13 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
       if (is_dy) {
         act_planes<const float>(buf.dst, n, p.k, g, Kg, blk, P, Q, planes);
         const Patch pt = dy_patch_bd(tile);
-        gather(frame, th, tw, planes, P, Q, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, zero_all, rb, re);
+        gather(frame, th, tw, planes, P, Q, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, r.zero_all, rb, re);
       } else {
         act_planes<const float>(buf.src, n, p.c, g, Cg, blk, H, W, planes);
         const Patch pt = x_patch(tile);
-        gather(frame, th, tw, planes, H, W, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, zero_all, rb, re);
+        gather(frame, th, tw, planes, H, W, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, r.zero_all, rb, re);
       }
-      out = spec_a + job * kV2;
+      out = r.spec_a + job * kV2;
       fstride = L.fs_a;
     } else {
       const int64_t jb = job - L.blocks_a;
@@ -374,7 +334,7 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
         const int n = m / L.tiles, tile = m % L.tiles;
         act_planes<const float>(buf.dst, n, p.k, g, Kg, blk, P, Q, planes);
         const Patch pt = dy_patch_bf(tile);
-        gather(frame, th, tw, planes, P, Q, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, zero_all, rb, re);
+        gather(frame, th, tw, planes, P, Q, pt.y0, pt.x0, pt.cnt_h, pt.cnt_w, r.zero_all, rb, re);
       } else {
         // Filters: fwd (g, c, kb) lanes over k; bwd-data (g, k, cb) lanes over c.
         const int rs = R * S;
@@ -391,22 +351,26 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
             planes[l] = c < Cg ? buf.wei + (ptrdiff_t(g * Kg + k) * Cg + c) * rs : nullptr;
           }
         }
-        gather(frame, th, tw, planes, R, S, 0, 0, R, S, zero_all, rb, re);
+        gather(frame, th, tw, planes, R, S, 0, 0, R, S, r.zero_all, rb, re);
       }
-      out = spec_b + jb * kV2;
+      out = r.spec_b + jb * kV2;
       fstride = L.fs_b;
     }
-    engine_.forward(plan, frame, rb, re, out, fstride, scratch_of(t));
+    r.engine.forward(r.plan, frame, rb, re, out, fstride, r.scratch_of(t));
   }
-  clock.lap("forward transforms", StageKind::memory, fft_flops * double(jobs1), in_bytes + spec_a_bytes + spec_b_bytes);
+}
 
-  // Phase 2: one complex GEMM per (frequency, group).
-#pragma omp parallel for schedule(dynamic, 4) num_threads(nthr)
+// Phase 2: one complex GEMM per (frequency, group).
+void pointwise_products(const FftRun& r) {
+  const Direction dir = r.dir;
+  const Layout& L = r.L;
+  const int G = L.g, Cg = L.cg, Kg = L.kg, CB = L.cb, KB = L.kb;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(r.nthr)
   for (int64_t f = 0; f < L.freqs; ++f) {
-    float* packed = scratch_of(omp_get_thread_num());
-    const float* a = spec_a + f * L.fs_a;
-    const float* b = spec_b + f * L.fs_b;
-    float* c = spec_c + f * L.fs_c;
+    float* packed = r.scratch_of(omp_get_thread_num());
+    const float* a = r.spec_a + f * L.fs_a;
+    const float* b = r.spec_b + f * L.fs_b;
+    float* c = r.spec_c + f * L.fs_c;
     for (int g = 0; g < G; ++g) {
       switch (dir) {
         case Direction::fwd: {  // Y(m, k) = sum_c X(m, c) conj(W(c, k))
@@ -434,24 +398,32 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
     }
   }
 
-  clock.lap("complex GEMM", StageKind::compute, 8.0 * double(L.freqs) * G * double(L.msig) * Cg * Kg,
-            spec_a_bytes + spec_b_bytes + spec_c_bytes);
+}
 
-  // Phase 3: inverse transforms and scatter.
+// Phase 3: inverse transforms and scatter.
+void inverse_transforms(const FftRun& r) {
+  const ConvProblem& p = r.p;
+  const Direction dir = r.dir;
+  const ConvBuffers& buf = r.buf;
+  const FftGeometry& geo = r.geo;
+  const Layout& L = r.L;
+  const int th = geo.h.t, tw = geo.w.t, tiles_w = geo.w.tiles;
+  const int G = L.g, Cg = L.cg, Kg = L.kg, CB = L.cb, KB = L.kb;
+  const int R = p.r, S = p.s, H = p.h, W = p.w, P = p.p(), Q = p.q();
   const float scale = 1.0f / float(th * tw);
-#pragma omp parallel for schedule(dynamic, 4) num_threads(nthr)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(r.nthr)
   for (int64_t job = 0; job < L.blocks_c; ++job) {
     const int t = omp_get_thread_num();
-    float* frame = frame_of(t);
+    float* frame = r.frame_of(t);
     float* planes[V];
-    const float* in = spec_c + job * kV2;
+    const float* in = r.spec_c + job * kV2;
     switch (dir) {
       case Direction::fwd: {  // (msig, g, kb) -> y
         const int blk = int(job % KB), g = int(job / KB % G), m = int(job / KB / G);
         const int n = m / L.tiles, tile = m % L.tiles, ty = tile / tiles_w, tx = tile % tiles_w;
         const int y0 = ty * geo.h.step, x0 = tx * geo.w.step;
         const int ch = std::min(geo.h.step, P - y0), cw = std::min(geo.w.step, Q - x0);
-        engine_.inverse(plan, in, L.fs_c, 0, ch, frame, scratch_of(t));
+        r.engine.inverse(r.plan, in, L.fs_c, 0, ch, frame, r.scratch_of(t));
         act_planes<float>(buf.dst, n, p.k, g, Kg, blk, P, Q, planes);
         scatter(frame, tw, planes, Q, y0, x0, ch, cw, 0, 0, scale);
         break;
@@ -461,14 +433,14 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
         const int n = m / L.tiles, tile = m % L.tiles, ty = tile / tiles_w, tx = tile % tiles_w;
         const int y0 = ty * geo.h.step, x0 = tx * geo.w.step;
         const int ch = std::min(geo.h.step, H - y0), cw = std::min(geo.w.step, W - x0);
-        engine_.inverse(plan, in, L.fs_c, geo.h.bd_zoff, geo.h.bd_zoff + ch, frame, scratch_of(t));
+        r.engine.inverse(r.plan, in, L.fs_c, geo.h.bd_zoff, geo.h.bd_zoff + ch, frame, r.scratch_of(t));
         act_planes<float>(buf.src, n, p.c, g, Cg, blk, H, W, planes);
         scatter(frame, tw, planes, W, y0, x0, ch, cw, geo.h.bd_zoff, geo.w.bd_zoff, scale);
         break;
       }
       case Direction::bwd_filter: {  // (g, k, cb) -> dw
         const int blk = int(job % CB), k = int(job / CB % Kg), g = int(job / CB / Kg);
-        engine_.inverse(plan, in, L.fs_c, 0, R, frame, scratch_of(t));
+        r.engine.inverse(r.plan, in, L.fs_c, 0, R, frame, r.scratch_of(t));
         for (int l = 0; l < V; ++l) {
           const int c = blk * V + l;
           planes[l] = c < Cg ? buf.wei + (ptrdiff_t(g * Kg + k) * Cg + c) * R * S : nullptr;
@@ -478,6 +450,41 @@ void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers&
       }
     }
   }
+}
+
+}  // namespace
+
+void FftConvolution::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+                         const ExecContext& ctx) const {
+  const FftGeometry geo = geometry(p, dir);
+  const Layout L = make_layout(p, dir, geo, engine_);
+  const int th = geo.h.t, tw = geo.w.t;
+  float* ws = static_cast<float*>(workspace);
+  float* spec_a = ws;
+  float* spec_b = spec_a + L.freqs * L.fs_a;
+  float* spec_c = spec_b + L.freqs * L.fs_b;
+  const FftRun r{p, dir, buf, geo, L, engine_, engine_.prepare(th, tw), !engine_.prunes_rows(),
+                 std::min(ctx.resolved_threads(), max_threads()), spec_a, spec_b, spec_c, spec_c + L.freqs * L.fs_c};
+
+  // Stage accounting (core/stage_profile.hpp): a transform of 16 lanes is 16
+  // real th x tw FFTs at 2.5 N log2 N; a frequency's GEMMs 8 flops per complex
+  // multiply-add over msig x Cg x Kg per group; bytes: the tensors read or
+  // written once plus the spectra written and read.
+  StageClock clock(ctx.profile);
+  const double fft_flops = 2.5 * double(th) * tw * std::log2(double(th) * tw) * V;
+  const double spec_a_bytes = 4.0 * double(L.freqs) * double(L.fs_a), spec_b_bytes = 4.0 * double(L.freqs) * double(L.fs_b),
+               spec_c_bytes = 4.0 * double(L.freqs) * double(L.fs_c);
+  const double src_b = 4.0 * double(p.src_elems()), wei_b = 4.0 * double(p.wei_elems()), dst_b = 4.0 * double(p.dst_elems());
+  const double in_bytes = dir == Direction::fwd ? src_b + wei_b : dir == Direction::bwd_data ? dst_b + wei_b : src_b + dst_b;
+  const double out_bytes = dir == Direction::fwd ? dst_b : dir == Direction::bwd_data ? src_b : wei_b;
+
+  forward_transforms(r);
+  clock.lap("forward transforms", StageKind::memory, fft_flops * double(L.blocks_a + L.blocks_b),
+            in_bytes + spec_a_bytes + spec_b_bytes);
+  pointwise_products(r);
+  clock.lap("complex GEMM", StageKind::compute, 8.0 * double(L.freqs) * L.g * double(L.msig) * L.cg * L.kg,
+            spec_a_bytes + spec_b_bytes + spec_c_bytes);
+  inverse_transforms(r);
   clock.lap("inverse transforms", StageKind::memory, fft_flops * double(L.blocks_c), spec_c_bytes + out_bytes);
 }
 

@@ -128,7 +128,7 @@ TEST_F(PolicyCli, EveryPolicySkippedWhileChoosingExitsOne) {
 // Item 4: where fixed:NAME does not support a layer it falls back to default there, and the
 // report names the algorithm that ran in each layer and direction, never NAME.
 TEST_F(PolicyCli, FixedFallbackNamesTheAlgorithmThatRan) {
-  // tiny's two conv layers at batch 1 (train/net.cpp).
+  // tiny's two conv layers at batch 1 (net/net.cpp).
   const ConvProblem conv[2] = {parse_problem("mb1ic3ih16oc8oh16kh3ph1"), parse_problem("mb1g2ic8ih7oc16oh7kh3ph1")};
   const Algorithm* partial = nullptr;  // an available CPU algorithm that supports some but not all (layer, direction)
   for (const Algorithm* a : registry()) {

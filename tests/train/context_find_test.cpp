@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "autotune/policy.hpp"
+#include "net/data.hpp"
+#include "net/net.hpp"
 #include "train/context_find.hpp"
-#include "train/data.hpp"
-#include "train/net.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab::train {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "net/net.hpp"
 #include "train/limit.hpp"
-#include "train/net.hpp"
 
 namespace convlab::train {
 namespace {

@@ -7,9 +7,9 @@
 
 #include "algorithms/registry.hpp"
 #include "core/error.hpp"
-#include "train/data.hpp"
-#include "train/net.hpp"
-#include "train/report.hpp"
+#include "net/data.hpp"
+#include "net/net.hpp"
+#include "report/report.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab::train {

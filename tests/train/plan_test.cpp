@@ -8,10 +8,10 @@
 
 #include "autotune/policy.hpp"
 #include "core/error.hpp"
-#include "train/net.hpp"
+#include "net/net.hpp"
+#include "tests/support/memory_limit.hpp"
 #include "train/plan.hpp"
 #include "train/trainer.hpp"
-#include "tests/support/memory_limit.hpp"
 
 namespace convlab::train {
 namespace {

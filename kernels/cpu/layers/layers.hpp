@@ -2,7 +2,7 @@
 // (kernels/cpu/layers/), mirroring kernels/cuda/layers/layers.hpp: bias (+ the
 // fused ReLU of a convolution's output), ReLU, LRN, max pooling, dropout,
 // softmax cross-entropy and the SGD update. Plain data in (sizes, host
-// pointers, a thread count: 0 = all); NCHW fp32. train/layers.cpp documents
+// pointers, a thread count: 0 = all); NCHW fp32. net/layers.cpp documents
 // the formulas; each function below says what it computes and what it
 // promises.
 //

@@ -1,5 +1,5 @@
 // The training engine's non-convolution layers on the GPU (contract in layers.hpp);
-// the formulas are the CPU layers' (train/layers.cpp), reductions in double as there.
+// the formulas are the CPU layers' (net/layers.cpp), reductions in double as there.
 //
 // Work split (256 threads per block unless said otherwise; grid-stride loops over
 // at most kMaxBlocks blocks; nothing is launched for an empty tensor):

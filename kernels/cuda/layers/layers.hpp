@@ -1,7 +1,7 @@
 // The non-convolution layers of the training engine on the GPU (kernels/cuda/layers/layers.cu):
 // bias, ReLU, LRN, max pooling, dropout, softmax cross-entropy and the SGD
 // update. Plain data in (sizes, device pointers, a stream); the same formulas as
-// the CPU layers in train/layers.cpp, which document them. Every kernel is
+// the CPU layers in net/layers.cpp, which document them. Every kernel is
 // deterministic: no atomics, every reduction in a fixed order, so two runs give
 // the same bits. All tensors are NCHW fp32 on the device.
 #pragma once

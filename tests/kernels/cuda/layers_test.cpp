@@ -1,6 +1,6 @@
 // kernels/cuda/layers (the training engine's non-convolution layers) under the
 // SIMT emulator, against fp64 host references of the formulas in layers.hpp /
-// train/layers.cpp, on small ragged shapes with NaN-prefilled outputs.
+// net/layers.cpp, on small ragged shapes with NaN-prefilled outputs.
 //
 // Tolerances (u = 2^-24 the float unit roundoff, ud = 2^-53 the double one):
 //   - relu, bias_add, dropout, maxpool fwd: exact. One float operation (or none)

@@ -125,7 +125,7 @@ TEST(CpuLayersLrn, RaggedShapesSizesAndBetas) {
       }
 }
 
-// The GPU test (tests/train/layers_cuda_test.cpp) compares the GPU (fp64, one
+// The GPU test (tests/net/layers_cuda_test.cpp) compares the GPU (fp64, one
 // rounding) with this code at norm1's size on uniform [-1, 1) data, errors
 // relative to the largest output: < 4 eps forward, < 16 eps backward. Against
 // fp64 this code must leave room for the GPU's half ulp.

@@ -1,0 +1,236 @@
+// The implicit GEMM's block tile (kernels/cuda/implicit_gemm/implicit_gemm.cu says the scheme): the
+// lattice that finds a GEMM element's tensor element, one GEMM of a launch, and the BM x BN tile a block
+// computes and stores. Included by implicit_gemm.cu only.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+
+#include "kernels/cuda/simt/simt.hpp"
+
+namespace convlab::cuda::igemm {
+
+constexpr int BK = 16, TM = 4;
+constexpr int kOut = INT_MIN / 2;  // an h or w that fails every bounds test (padding rows / columns of a tile)
+
+// A point i of a lattice over (a, y, x), y < ny, x < nx: its image position
+// (h, w) = (y*hs + h0, x*ws + w0), its offset in the gathered tensor
+// off = a*oa + h*oh + w, and a second, linear offset lin = a*sa + y*sy + x*sx + s0.
+struct Lattice {
+  int ny, nx;
+  int hs, h0, ws, w0;
+  int oa, oh;
+  int sa, sy, sx, s0;
+};
+
+struct Point {
+  int off, h, w, lin;
+};
+
+__device__ __forceinline__ Point at(const Lattice& l, int i) {
+  const int yx = l.ny * l.nx, a = i / yx, y = (i - a * yx) / l.nx, x = i - a * yx - y * l.nx;
+  const int h = y * l.hs + l.h0, w = x * l.ws + l.w0;
+  return Point{a * l.oa + h * l.oh + w, h, w, a * l.sa + y * l.sy + x * l.sx + l.s0};
+}
+
+struct Gemm {
+  int m, n, k;
+  const float* a;
+  int a_group, a_ld;
+  const float* b;
+  int b_group, lim_h, lim_w;
+  float* c;
+  int c_group, c_ld;
+  const int4* rows;  // (k): {off, h, w, lin} of each reduction row
+  Lattice cols;
+};
+
+// Split K: blockIdx.z = group + groups*split; split s sums reduction rows
+// [s*k_split, (s+1)*k_split) into C + s*c_split (one split: all of K into C).
+struct Split {
+  int groups, k_split;
+  int64_t c_split;
+};
+
+// C's columns lie stride_w apart (backward-data's phases): a thread's four
+// columns would be four scattered stores, each warp store touching a sector per
+// lane. Register row i of every thread goes through shared memory cs (the B
+// slabs, free once the K loop ended on a barrier), then each thread stores one
+// column, so a warp stores 32 consecutive columns.
+template <int BM, int BN>
+__device__ __forceinline__ void store_tile_staged(const Gemm& gm, float* c, float* cs, const float (&acc)[TM][4], int m0,
+                                                  int n0, int tid, int tx, int ty) {
+  constexpr int TN = 4, kThreads = (BM / TM) * (BN / TN), LB = BN + 4;
+  constexpr int kRowsT = BM / TM, kPer = kRowsT * BN / kThreads, LC = BN + 4;
+  static_assert(kThreads % BN == 0 && kRowsT * LC <= 2 * BK * LB, "a register row's stage fits the B slabs");
+  const int jj = tid % BN, r0 = tid / BN, lj = n0 + jj < gm.n ? at(gm.cols, n0 + jj).lin : -1;  // cs: (kRowsT, BN + 4)
+  for (int i = 0; i < TM; ++i) {
+    float4 v;
+    v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
+    reinterpret_cast<float4*>(cs + ty * LC)[tx] = v;
+    __syncthreads();
+    for (int t = 0; t < kPer; ++t) {
+      const int r = r0 + t * (kThreads / BN), gi = m0 + r * TM + i;
+      if (lj >= 0 && gi < gm.m) c[int64_t(gi) * gm.c_ld + lj] = cs[r * LC + jj];
+    }
+    __syncthreads();
+  }
+}
+
+// acc += one BK-deep slab's products: this thread's TM rows of A (column ty
+// of the k-major A slab) times its TN columns of B (column tx).
+template <int TN, int LA4, int LB4>
+__device__ __forceinline__ void mac_slab(const float4 (&as)[BK][LA4], const float4 (&bs)[BK][LB4], int tx, int ty,
+                                         float (&acc)[TM][TN]) {
+  for (int kk = 0; kk < BK; ++kk) {
+    const float4 a4 = as[kk][ty];
+    const float fa[TM] = {a4.x, a4.y, a4.z, a4.w};
+    float fb[TN];
+    if constexpr (TN == 4) {
+      const float4 b4 = bs[kk][tx];
+      fb[0] = b4.x, fb[1] = b4.y, fb[2] = b4.z, fb[3] = b4.w;
+    } else {
+      fb[0] = reinterpret_cast<const float*>(&bs[kk][0])[tx];
+    }
+    for (int i = 0; i < TM; ++i)
+      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+  }
+}
+
+// A tile's constants: threads, padded shared rows, and how the threads share a
+// slab's loads. Thread tid's loads: A at rows ia + t*(kThreads/BK) of the tile
+// (ia = tid / BK), reduction row ka = tid % BK of each slab; B (walk n) at
+// columns lane + 32*jc, rows warp + kWarps*r (a warp reads 32 consecutive
+// columns of one row, and each thread reads kRowsN table rows per slab, not
+// one per element); B (walk k) at reduction row ka, columns jk + t*(kThreads/BK)
+// (jk = tid / BK).
+template <int BM, int BN, int TN, bool kWalkK>
+struct TileShape {
+  static constexpr int kThreads = (BM / TM) * (BN / TN);
+  static constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
+  // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
+  static constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads;
+  // B walking n: warp w, lane l gathers columns l + 32*jc (jc < BN/32) of rows w + kWarps*r (r < BK/kWarps)
+  static constexpr int kWarps = kThreads / 32, kRowsN = BK / kWarps, kCols = kWalkK ? kB : BN / 32;
+  static_assert(kThreads % BK == 0 && BN % 32 == 0 && BK % kWarps == 0 && kB >= 1 && (TN == 1 || TN == 4),
+                "tile / thread mapping");
+  static_assert(kWalkK || kRowsN * kCols == kB, "walking n, a thread's rows x columns are its B elements");
+};
+
+// Reduction row kk's table entry {off, h, w, lin}; past kend, one that fails every bounds test.
+__device__ __forceinline__ int4 table_row(const Gemm& gm, int kk, int kend) {
+  if (kk < kend) return gm.rows[kk];
+  int4 out;
+  out.x = 0, out.y = kOut, out.z = kOut, out.w = 0;
+  return out;
+}
+
+// B(kk, j) for column point cp and reduction row `row`: the tensor element, or 0 in the padding.
+__device__ __forceinline__ float gather_b(const Gemm& gm, const float* b, const Point& cp, const int4& row) {
+  const int h = cp.h + row.y, w = cp.w + row.z;
+  return unsigned(h) < unsigned(gm.lim_h) && unsigned(w) < unsigned(gm.lim_w) ? b[cp.off + row.x] : 0.0f;
+}
+
+// One block's BM x BN tile of gm: M tile y0 + blockIdx.y, N tile blockIdx.x,
+// z = group + groups*split.
+template <int BM, int BN, int TN, bool kWalkK, bool kStage = false>
+__device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, unsigned y0, int z) {
+  using T = TileShape<BM, BN, TN, kWalkK>;
+  constexpr int kThreads = T::kThreads, LA = T::LA, LB = T::LB, kA = T::kA, kB = T::kB;
+  constexpr int kWarps = T::kWarps, kRowsN = T::kRowsN, kCols = T::kCols;
+  CONVLAB_SHARED(float4, as4, [2][BK][LA / 4]);  // (2, BK, BM + 4): A slabs, k-major
+  CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
+  const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
+  // grid chunks: (M tiles, group + groups*split) = (y0 + blockIdx.y, z0 + blockIdx.z)
+  const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN;
+  const int g = z % split.groups, sp = z / split.groups;
+  const int kbeg = sp * split.k_split, kend = gm.k - kbeg < split.k_split ? gm.k : kbeg + split.k_split;
+  const float* a = gm.a + int64_t(g) * gm.a_group;
+  const float* b = gm.b + int64_t(g) * gm.b_group;
+  float* c = gm.c + int64_t(g) * gm.c_group + sp * split.c_split;
+
+  // This thread's loads: where TileShape says.
+  const int ka = tid % BK, ia = tid / BK, lane = tid % 32, warp = tid / 32, jk = tid / BK;
+  Point col[kCols];
+  for (int t = 0; t < kCols; ++t) {
+    const int j = n0 + (kWalkK ? jk + t * (kThreads / BK) : lane + 32 * t);
+    col[t] = j < gm.n ? at(gm.cols, j) : Point{0, kOut, kOut, 0};
+  }
+  const auto row_at = [&](int kk) { return table_row(gm, kk, kend); };
+  const auto gather = [&](const Point& cp, const int4& row) { return gather_b(gm, b, cp, row); };
+
+  float ra[kA], rb[kB];
+  const auto load = [&](int k0) {  // slab k0 -> registers
+    const int4 row = row_at(k0 + ka);
+    for (int t = 0; t < kA; ++t) {
+      const int il = ia + t * (kThreads / BK), i = m0 + il;
+      ra[t] = il < BM && k0 + ka < kend && i < gm.m ? a[i * gm.a_ld + row.w] : 0.0f;
+    }
+    if constexpr (kWalkK) {
+      for (int t = 0; t < kB; ++t) rb[t] = gather(col[t], row);
+    } else {
+      for (int r = 0; r < kRowsN; ++r) {
+        const int4 rn = row_at(k0 + warp + kWarps * r);
+        for (int jc = 0; jc < kCols; ++jc) rb[r * kCols + jc] = gather(col[jc], rn);
+      }
+    }
+  };
+  const auto stash = [&](int buf) {  // registers -> shared buffer buf
+    float* as = reinterpret_cast<float*>(&as4[buf][0][0]);
+    float* bs = reinterpret_cast<float*>(&bs4[buf][0][0]);
+    for (int t = 0; t < kA; ++t)
+      if (ia + t * (kThreads / BK) < BM) as[ka * LA + ia + t * (kThreads / BK)] = ra[t];
+    if constexpr (kWalkK) {
+      for (int t = 0; t < kB; ++t) bs[ka * LB + jk + t * (kThreads / BK)] = rb[t];
+    } else {
+      for (int r = 0; r < kRowsN; ++r)
+        for (int jc = 0; jc < kCols; ++jc) bs[(warp + kWarps * r) * LB + lane + 32 * jc] = rb[r * kCols + jc];
+    }
+  };
+
+  float acc[TM][TN];
+  for (int i = 0; i < TM; ++i)
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+  load(kbeg);
+  stash(0);
+  __syncthreads();
+  for (int k0 = kbeg, buf = 0; k0 < kend; k0 += BK, buf ^= 1) {
+    const bool more = k0 + BK < kend;  // the same in every thread: the barrier below is not divergent
+    if (more) load(k0 + BK);
+    mac_slab<TN>(as4[buf], bs4[buf], tx, ty, acc);
+    if (more) stash(buf ^ 1);
+    __syncthreads();
+  }
+
+  if constexpr (kStage && TN == 4) {
+    if (gm.cols.sx != 1) {
+      store_tile_staged<BM, BN>(gm, c, reinterpret_cast<float*>(&bs4[0][0][0]), acc, m0, n0, tid, tx, ty);
+      return;
+    }
+  }
+  int lin[TN];
+  for (int j = 0; j < TN; ++j) {
+    const int gj = n0 + tx * TN + j;
+    lin[j] = gj < gm.n ? at(gm.cols, gj).lin : -1;
+  }
+  bool run4 = TN == 4 && n0 + tx * TN + TN - 1 < gm.n;  // four contiguous columns
+  for (int j = 1; j < TN; ++j) run4 = run4 && lin[j] == lin[0] + j;
+  for (int i = 0; i < TM; ++i) {
+    const int gi = m0 + ty * TM + i;
+    if (gi >= gm.m) continue;
+    float* out = c + int64_t(gi) * gm.c_ld;
+    if (run4 && reinterpret_cast<uintptr_t>(out + lin[0]) % sizeof(float4) == 0) {
+      if constexpr (TN == 4) {
+        float4 v;
+        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
+        simt::vstore(reinterpret_cast<float4*>(out + lin[0]), v);
+        continue;
+      }
+    }
+    for (int j = 0; j < TN; ++j)
+      if (lin[j] >= 0) out[lin[j]] = acc[i][j];
+  }
+}
+
+}  // namespace convlab::cuda::igemm
