@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "algorithms/cost.hpp"
 #include "core/device.hpp"
 #include "core/problem.hpp"
 #include "kernels/conv_shape.hpp"
@@ -92,6 +93,39 @@ class Algorithm {
   // NamedAlgorithm records it. The autotune cache keys each measurement on
   // that file's code unit (autotune/code_version.hpp).
   virtual std::string_view source_file() const { return {}; }
+
+  // ---- what the tuner may know of it (autotune/get.hpp, algorithms/cost.hpp) ----
+  // Its cost, stated next to its plan: the phases of its plan on p for the
+  // probed model, the FLOPs and efficiencies for the nominal one. Precondition:
+  // supports(p, dir). Default: no statement ("unpriced" says so), and get lists
+  // the algorithm with that reason and never picks it.
+  virtual CostPhases cost_phases(const ConvProblem& p, Direction dir) const;
+  virtual NominalCost nominal_cost(const ConvProblem& p, Direction dir) const;
+  // The algorithm whose statement and probed rate stand for this one on p: an
+  // algorithm that hands the problem to another's plan (a vendor library's own
+  // pick among its implementations) names it. Default: itself.
+  virtual const Algorithm& priced_as(const ConvProblem& p, Direction dir) const {
+    (void)p;
+    (void)dir;
+    return *this;
+  }
+  // The machine probe times it on its 1x1 problem too (its plan differs for
+  // 1x1 filters; Winograd's and the FFT's do not). Default: yes.
+  virtual bool probe_1x1() const { return true; }
+  // The oracle (fp64 reference): what the others are checked against, never a
+  // candidate of find, get or a policy.
+  virtual bool is_oracle() const { return false; }
+  // It picks among a vendor library's implementations itself (oneDNN's
+  // "any"): its own rate is that of what it picks, so the probe leaves it out.
+  virtual bool picks_own_implementation() const { return false; }
+  // The vendor implementation it runs on p ("jit:avx2", "brgconv:avx512_core"),
+  // "" for a hand-written algorithm. May throw Error.
+  virtual std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const {
+    (void)p;
+    (void)dir;
+    (void)threads;
+    return {};
+  }
 };
 
 // An Algorithm whose name, device, family and description are data given at

@@ -84,6 +84,7 @@ struct CostEstimate {
   double main_flops = 0, transform_flops = 0, traffic_bytes = 0;
   double seconds = 0;   // uncalibrated prediction
   std::string formula;  // one line: how the numbers were obtained
+  std::string unpriced; // non-empty: the algorithm states no cost (the reason); seconds then 0
 };
 CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir, const MachineModel& m);
 // The same with the workspace given (calibration passes the one find measured

@@ -8,6 +8,11 @@
 
 namespace convlab {
 
+// The phases of a direct convolution over blocked layouts (algorithms/cpu/direct_cost.cpp): the FMAs
+// with the lanes wasted on fewer channels than a vector, and the layout copies. pixel_bwd_data: the
+// kernel vectorises bwd-data over pixels when the channels fill under half a vector (cpu.direct's).
+CostPhases direct_cost_phases(const ConvProblem& p, Direction dir, bool pixel_bwd_data);
+
 class CpuDirect final : public NamedAlgorithm {
  public:
   CpuDirect()
@@ -18,6 +23,8 @@ class CpuDirect final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
 };
 
 }  // namespace convlab

@@ -51,6 +51,8 @@ class Im2colGemmBase : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
 
  protected:
   // The strategy: row-major SGEMM and the scratch it needs for a call of this

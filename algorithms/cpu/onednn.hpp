@@ -42,7 +42,12 @@ class CpuOnednn final : public NamedAlgorithm {
   // "jit_wino_4x3:avx512_core", "x64:gemm:jit") for that many threads (0 = all
   // hardware threads); throws Error when unsupported. For tests and reports
   // (autotune/vendor.hpp shows cpu.onednn_auto's pick).
-  std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const;
+  std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const override;
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
+  const Algorithm& priced_as(const ConvProblem& p, Direction dir) const override;
+  bool probe_1x1() const override { return kind_ != OnednnKind::winograd; }
+  bool picks_own_implementation() const override { return kind_ == OnednnKind::automatic; }
 
  private:
   OnednnKind kind_;

@@ -13,6 +13,10 @@
 
 namespace convlab {
 
+// The phases of a non-fused Winograd F(m x m, 3x3) (algorithms/cpu/winograd_cost.cpp): the tile
+// transforms, the a^2 batched GEMMs on the sgemm micro-kernel, the GEMM operands' copies.
+CostPhases winograd_cost_phases(const ConvProblem& p, Direction dir, int m);
+
 class CpuWinograd final : public NamedAlgorithm {
  public:
   explicit CpuWinograd(int m);
@@ -20,6 +24,9 @@ class CpuWinograd final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
+  bool probe_1x1() const override { return false; }
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 
   int tile() const { return m_; }

@@ -73,6 +73,8 @@ class CudnnConv final : public Algorithm {
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
+  // By its family; Winograd as the tile its name says (F(4x4) when it says none).
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
   bool deterministic() const override { return deterministic_; }
   std::string_view math() const override { return tf32_ ? "tf32" : "fp32"; }
   std::string_view source_file() const override { return __FILE__; }
