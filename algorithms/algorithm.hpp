@@ -118,13 +118,28 @@ class Algorithm {
   // It picks among a vendor library's implementations itself (oneDNN's
   // "any"): its own rate is that of what it picks, so the probe leaves it out.
   virtual bool picks_own_implementation() const { return false; }
-  // The vendor implementation it runs on p ("jit:avx2", "brgconv:avx512_core"),
-  // "" for a hand-written algorithm. May throw Error.
+  // What it runs on p, in words, for threads threads (0: all hardware
+  // threads): a vendor library's implementation ("jit:avx2",
+  // "jit_wino_4x3:avx512_core") or its plan's shape (the FFT's tiling); "" when
+  // there is nothing to say. May throw Error.
   virtual std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const {
     (void)p;
     (void)dir;
     (void)threads;
     return {};
+  }
+  // A vendor library's own convolution (oneDNN's, cuDNN's): the peer the
+  // hand-written algorithms are compared with (bench_conv --family keeps it).
+  virtual bool vendor_peer() const { return false; }
+  // Seconds its library's worker threads keep spinning after a call (OpenBLAS's
+  // busy-wait before they sleep): a benchmark waits that long, untimed, before
+  // the next case so they do not steal its cores.
+  virtual double spin_after_run_s() const { return 0; }
+  // The family an implementation() answer amounts to ("winograd" for oneDNN's
+  // jit_wino_4x3). Default: the algorithm's own family.
+  virtual std::string implementation_family(std::string_view impl) const {
+    (void)impl;
+    return std::string(family());
   }
 };
 

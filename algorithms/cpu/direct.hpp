@@ -8,11 +8,6 @@
 
 namespace convlab {
 
-// The phases of a direct convolution over blocked layouts (algorithms/cpu/direct_cost.cpp): the FMAs
-// with the lanes wasted on fewer channels than a vector, and the layout copies. pixel_bwd_data: the
-// kernel vectorises bwd-data over pixels when the channels fill under half a vector (cpu.direct's).
-CostPhases direct_cost_phases(const ConvProblem& p, Direction dir, bool pixel_bwd_data);
-
 class CpuDirect final : public NamedAlgorithm {
  public:
   CpuDirect()

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "algorithms/cpu/direct.hpp"
+#include "algorithms/cpu/family_cost.hpp"
 
 namespace convlab {
 

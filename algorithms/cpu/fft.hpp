@@ -68,6 +68,8 @@ class FftConvolution : public NamedAlgorithm {
   CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
   NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
   bool probe_1x1() const override { return false; }
+  // "T=16x16 tiles=4x4 avx2": the transform size, the tiles, the FFT kernels' ISA.
+  std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const override;
 
  protected:
   FftConvolution(std::string name, std::string description, const FftEngine& engine, bool fftw = false)

@@ -1,10 +1,11 @@
-// The FFT convolutions' cost statement (algorithms/cost.hpp), from the algorithm's own geometry
+// The FFT convolutions' cost statement (algorithms/cost.hpp) and plan label, from the algorithm's own geometry
 // (whole image or tiles): what run() transforms, multiplies and moves.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "algorithms/cpu/fft.hpp"
+#include "kernels/cpu/fft/fft.hpp"
 
 namespace convlab {
 
@@ -64,5 +65,11 @@ CostPhases FftConvolution::cost_phases(const ConvProblem& p, Direction dir) cons
 }
 
 NominalCost FftConvolution::nominal_cost(const ConvProblem& p, Direction dir) const { return nominal_fft(p, dir); }
+
+std::string FftConvolution::implementation(const ConvProblem& p, Direction dir, int) const {
+  const FftGeometry g = geometry(p, dir);
+  return "T=" + std::to_string(g.h.t) + "x" + std::to_string(g.w.t) + " tiles=" + std::to_string(g.h.tiles) + "x" +
+         std::to_string(g.w.tiles) + " " + fft::isa_used();
+}
 
 }  // namespace convlab

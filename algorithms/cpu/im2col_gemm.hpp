@@ -82,6 +82,8 @@ class CpuIm2colOpenblas final : public Im2colGemmBase {
  public:
   CpuIm2colOpenblas()
       : Im2colGemmBase("cpu.im2col_openblas", "im2col/col2im + OpenBLAS cblas_sgemm (the classic Caffe approach)") {}
+  // OpenBLAS's pthread workers busy-wait ~2^28 cycles after a call before they sleep.
+  double spin_after_run_s() const override { return 0.3; }
 
  protected:
   size_t gemm_workspace_bytes(const Im2colGemmCall&, int) const override { return 0; }  // OpenBLAS owns its buffers

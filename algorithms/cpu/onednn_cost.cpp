@@ -2,9 +2,8 @@
 // the implementation oneDNN picks for the problem -- its Winograd as our F(4x4), its JIT direct
 // kernels as our blocked direct convolution, its im2col + GEMM fallback as cpu.im2col_gemm (no
 // probe of oneDNN's GEMM path: ours stands for it).
-#include "algorithms/cpu/direct.hpp"
+#include "algorithms/cpu/family_cost.hpp"
 #include "algorithms/cpu/onednn.hpp"
-#include "algorithms/cpu/winograd.hpp"
 #include "algorithms/registry.hpp"
 
 namespace convlab {

@@ -13,10 +13,6 @@
 
 namespace convlab {
 
-// The phases of a non-fused Winograd F(m x m, 3x3) (algorithms/cpu/winograd_cost.cpp): the tile
-// transforms, the a^2 batched GEMMs on the sgemm micro-kernel, the GEMM operands' copies.
-CostPhases winograd_cost_phases(const ConvProblem& p, Direction dir, int m);
-
 class CpuWinograd final : public NamedAlgorithm {
  public:
   explicit CpuWinograd(int m);

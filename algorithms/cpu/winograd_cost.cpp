@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "algorithms/cpu/family_cost.hpp"
 #include "algorithms/cpu/winograd.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
 

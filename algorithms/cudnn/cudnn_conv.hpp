@@ -76,6 +76,7 @@ class CudnnConv final : public Algorithm {
   // By its family; Winograd as the tile its name says (F(4x4) when it says none).
   NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
   bool deterministic() const override { return deterministic_; }
+  bool vendor_peer() const override { return true; }
   std::string_view math() const override { return tf32_ ? "tf32" : "fp32"; }
   std::string_view source_file() const override { return __FILE__; }
 
