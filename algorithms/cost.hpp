@@ -89,5 +89,7 @@ NominalCost nominal_of_family(const ConvProblem& p, Direction dir, std::string_v
 // The SIMD lanes of the CPU's direct kernels (16 with AVX-512, else 8).
 int cpu_direct_lanes();
 double ceil_to(double x, double q);
+// printf into a string, for the one-line accounts (up to four numbers).
+std::string cost_text(const char* f, double a, double b = 0, double c = 0, double d = 0);
 
 }  // namespace convlab

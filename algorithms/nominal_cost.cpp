@@ -10,12 +10,6 @@ namespace convlab {
 
 namespace {
 
-std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
-}
-
 double pow2_at_least(double x) {
   double p = 1;
   while (p < x) p *= 2;
@@ -36,6 +30,12 @@ constexpr double kGemm = 0.70, kImplicitGemm = 0.60, kDirect = 0.35, kWinograd =
 
 }  // namespace
 
+std::string cost_text(const char* f, double a, double b, double c, double d) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+  return buf;
+}
+
 double ceil_to(double x, double q) { return std::ceil(x / q) * q; }
 
 int cpu_direct_lanes() { return cpu_info().isa() == "avx512" ? 16 : 8; }
@@ -45,7 +45,7 @@ NominalCost nominal_flops(const ConvProblem& p, const char* family, double eff_m
   c.main_flops = p.flops();
   c.eff_main = eff_main;
   c.eff_transform = 0;
-  c.formula = std::string(family) + fmt(": %.3g GFLOP", c.main_flops * 1e-9);
+  c.formula = std::string(family) + cost_text(": %.3g GFLOP", c.main_flops * 1e-9);
   return c;
 }
 
@@ -70,8 +70,8 @@ NominalCost nominal_winograd(const ConvProblem& p, Direction dir, int mt) {
   e.main_flops = 2 * al * al * T * C * K / p.groups;
   e.transform_flops =
       T * C * 4 * al * al * al + T * K * 2 * (al * al * mt + al * mt * mt) + K * Cg * 2 * (al * r * r + al * al * r);
-  e.formula = fmt("winograd F(%gx%g): %.3g GFLOP batched GEMM + %.3g GFLOP transforms", mt, r, e.main_flops * 1e-9,
-                  e.transform_flops * 1e-9);
+  e.formula = cost_text("winograd F(%gx%g): %.3g GFLOP batched GEMM + %.3g GFLOP transforms", mt, r,
+                        e.main_flops * 1e-9, e.transform_flops * 1e-9);
   return e;
 }
 
@@ -89,16 +89,16 @@ NominalCost nominal_fft(const ConvProblem& p, Direction dir, int t) {
     const double L = double(t) * t, bins = t * (t / 2 + 1.0);
     e.main_flops = 8 * bins * tiles * N * K * Cg;
     e.transform_flops = ((planes_in + planes_out) * tiles + planes_w) * 2.5 * L * std::log2(L);
-    e.formula = fmt("fft tiled %gx%g: %.3g GFLOP pointwise + %.3g GFLOP transforms", t, t, e.main_flops * 1e-9,
-                    e.transform_flops * 1e-9);
+    e.formula = cost_text("fft tiled %gx%g: %.3g GFLOP pointwise + %.3g GFLOP transforms", t, t,
+                          e.main_flops * 1e-9, e.transform_flops * 1e-9);
   } else {
     const double lh = pow2_at_least(p.h + p.pad_h + double(std::max(p.pad_h, p.pad_h_end))),
                  lw = pow2_at_least(p.w + p.pad_w + double(std::max(p.pad_w, p.pad_w_end)));
     const double L = lh * lw, bins = lh * (lw / 2 + 1);
     e.main_flops = 8 * bins * N * K * Cg;
     e.transform_flops = (planes_in + planes_w + planes_out) * 2.5 * L * std::log2(L);
-    e.formula = fmt("fft %gx%g: %.3g GFLOP pointwise + %.3g GFLOP transforms", lh, lw, e.main_flops * 1e-9,
-                    e.transform_flops * 1e-9);
+    e.formula = cost_text("fft %gx%g: %.3g GFLOP pointwise + %.3g GFLOP transforms", lh, lw,
+                          e.main_flops * 1e-9, e.transform_flops * 1e-9);
   }
   return e;
 }

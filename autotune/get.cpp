@@ -12,16 +12,6 @@
 
 namespace convlab {
 
-namespace {
-
-std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
-}
-
-}  // namespace
-
 MachineModel MachineModel::for_context(const ExecContext& ctx) {
   MachineModel m;
   if (ctx.device == DeviceKind::cuda) {
@@ -196,8 +186,8 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
   const Sums ph = add_up(c, r);
   e.main_flops = p.flops();
   e.seconds = ph.total();
-  e.formula = c.what + fmt(": %.3g ms compute + %.3g ms transforms + %.3g ms copies", ph.compute * 1e3,
-                           ph.transform * 1e3, ph.copy * 1e3);
+  e.formula = c.what + cost_text(": %.3g ms compute + %.3g ms transforms + %.3g ms copies", ph.compute * 1e3,
+                                 ph.transform * 1e3, ph.copy * 1e3);
   // The scale: the measured time on the probe problem of p's class over the same sum there, of
   // the algorithm whose plan stands for p -- a registered one only (it has a probe rate).
   if (a.device() == DeviceKind::cpu && find_algorithm(a.name()) == &a) {
@@ -215,14 +205,14 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
     if (there > 0) {
       const double s = std::max(1, m.threads) * pp.flops() / rate / there;
       e.seconds *= s;
-      e.formula += fmt(" x%.3g probe (", s) + scale_algo + " " + std::string(to_string(dir)) + " on the " +
-                   std::string(cls) + fmt(" probe problem: %.3g GFLOP/s)", rate * 1e-9);
+      e.formula += cost_text(" x%.3g probe (", s) + scale_algo + " " + std::string(to_string(dir)) + " on the " +
+                   std::string(cls) + cost_text(" probe problem: %.3g GFLOP/s)", rate * 1e-9);
     } else if (const double s = mean_probe_scale(dir, m, r1); s > 0) {
       e.seconds *= s;
-      e.formula += fmt(" x%.3g (the mean probe scale: this algorithm was not probed)", s);
+      e.formula += cost_text(" x%.3g (the mean probe scale: this algorithm was not probed)", s);
     }
   }
-  e.formula = fmt("%.3g ms = ", e.seconds * 1e3) + e.formula;
+  e.formula = cost_text("%.3g ms = ", e.seconds * 1e3) + e.formula;
   return e;
 }
 
@@ -250,12 +240,12 @@ CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir,
   double main_eff = nc.eff_main;
   if (const double ch = nc.lane_channels, lanes = m.simd_lanes; ch > 0 && ch < lanes) {
     main_eff *= ch / lanes;
-    e.formula += fmt(", %g of %g SIMD lanes busy", ch, lanes);
+    e.formula += cost_text(", %g of %g SIMD lanes busy", ch, lanes);
   }
   e.seconds = e.main_flops / (m.peak_flops * main_eff) + e.traffic_bytes / m.bandwidth;
   if (e.transform_flops > 0) e.seconds += e.transform_flops / (m.peak_flops * nc.eff_transform);
-  e.formula += fmt(" @ %.0f%%/%.0f%% of %.3g GFLOP/s, %.3g MB traffic", nc.eff_main * 100, nc.eff_transform * 100,
-                   m.peak_flops * 1e-9, e.traffic_bytes * 1e-6);
+  e.formula += cost_text(" @ %.0f%%/%.0f%% of %.3g GFLOP/s, %.3g MB traffic", nc.eff_main * 100,
+                         nc.eff_transform * 100, m.peak_flops * 1e-9, e.traffic_bytes * 1e-6);
   return e;
 }
 
@@ -357,7 +347,7 @@ std::vector<AlgoPerf> get(const ConvProblem& p, Direction dir, const ExecContext
       } else {
         const double f = cal ? cal->factor(*a, dir) : 1.0;
         r.time = c.seconds * f;
-        r.note = c.formula + fmt(", x%.3g calibration", f);
+        r.note = c.formula + cost_text(", x%.3g calibration", f);
       }
     }
     out.push_back(std::move(r));
