@@ -68,12 +68,20 @@ MachineModel nominal_machine(DeviceKind d) {
   return m;
 }
 
+void print_nominal(std::ostream& os, const Algorithm& a, const ConvProblem& p, Direction dir, size_t ws) {
+  const CostEstimate n = model_cost(a, p, dir, nominal_machine(a.device()), ws);
+  os << "    nominal " << g9(n.seconds) << " " << g9(n.main_flops) << " " << g9(n.transform_flops) << " "
+     << g9(n.traffic_bytes) << " | " << n.formula << "\n";
+}
+
 void one_case(std::ostream& os, const ConvProblem& p, Direction dir, const MachineModel& probed) {
   for (const Algorithm* a : registry()) {
     os << "  " << a->name() << ": ";
     const Support s = a->supports(p, dir);
     if (!s) {
       os << "unsupported: " << s.reason << "\n";
+      // Unavailable here (cuDNN without a device): its nominal statement still is arithmetic.
+      if (!a->unavailable_reason().empty()) print_nominal(os, *a, p, dir, 0);
       continue;
     }
     const size_t ws = a->workspace_bytes(p, dir);
@@ -82,9 +90,7 @@ void one_case(std::ostream& os, const ConvProblem& p, Direction dir, const Machi
       const CostEstimate e = model_cost(*a, p, dir, probed, ws);
       os << "    probed " << g9(e.seconds) << " | " << e.formula << "\n";
     }
-    const CostEstimate n = model_cost(*a, p, dir, nominal_machine(a->device()), ws);
-    os << "    nominal " << g9(n.seconds) << " " << g9(n.main_flops) << " " << g9(n.transform_flops) << " "
-       << g9(n.traffic_bytes) << " | " << n.formula << "\n";
+    print_nominal(os, *a, p, dir, ws);
   }
   ExecContext ctx;
   ctx.threads = kThreads;
