@@ -207,6 +207,10 @@ void CudnnConv::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
   }
 }
 
+NominalCost CudnnConv::nominal_cost(const ConvProblem& p, Direction dir) const {
+  return nominal_of_family(p, dir, family_);  // Winograd as F(4x4)
+}
+
 // GEMM-like cuDNN algorithms sum in fp32 in some order: the K*eps bound holds.
 // FFT and Winograd mix terms across elements. Their bounds here are a priori
 // (not yet measured on a GPU: no GPU has been available to this project) and
@@ -222,27 +226,6 @@ void CudnnConv::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
 // uses u = 2^-10, which covers both. The product of two TF32 values is exact in
 // fp32 (11 x 11 significant bits <= 24), so each term a*b is computed as
 // a(1+d1) b(1+d2) with |d1|, |d2| <= u: off by at most (2u + u^2)|a b|.
-namespace {
-
-// The first "<prefix><int>" in name, e.g. ("cudnn.winograd_f4", "_f") -> 4; 0 if none.
-int int_after(std::string_view name, std::string_view prefix) {
-  for (size_t at = name.find(prefix); at != std::string_view::npos; at = name.find(prefix, at + 1)) {
-    size_t i = at + prefix.size();
-    int v = 0, digits = 0;
-    while (i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 6) v = v * 10 + (name[i++] - '0'), ++digits;
-    if (digits) return v;
-  }
-  return 0;
-}
-
-}  // namespace
-
-NominalCost CudnnConv::nominal_cost(const ConvProblem& p, Direction dir) const {
-  int tile = int_after(name_, "_f");
-  if (tile <= 0) tile = int_after(name_, "f");
-  return nominal_of_family(p, dir, family_, tile > 0 ? tile : 4);
-}
-
 // Summing the K perturbed terms in fp32 adds the usual K*eps bound on their
 // magnitudes, each at most (1 + 2u + u^2)|a b|. Per output element, with
 // mag = sum |a b| over its terms:
