@@ -6,8 +6,10 @@
 // tests/autotune/data/get_golden_<isa>.txt was written by this test
 // (CONVLAB_WRITE_GOLDEN=1); any change of the model's arithmetic shows as a
 // diff of it. The plans behind the estimates depend on the ISA (the GEMM
-// micro-kernel's tile, the SIMD lanes, what oneDNN picks), so the file is per
-// ISA and the test skips on a machine whose ISA has none.
+// micro-kernel's tile, the SIMD lanes, what oneDNN picks and the workspace it
+// sizes for the hardware threads), so the file is per ISA and the test skips
+// on a machine whose ISA has none or whose file header (the tile, the thread
+// count, the registered algorithms) differs.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -103,8 +105,9 @@ void one_case(std::ostream& os, const ConvProblem& p, Direction dir, const Machi
 
 std::string header() {
   const cpu::SgemmUkernel& u = cpu::sgemm_ukernel(cpu::sgemm_resolve_isa(cpu::GemmIsa::auto_));
+  // oneDNN sizes its workspace for all hardware threads: the file is of this thread count too.
   std::string h = "isa " + cpu_info().isa() + ", ukernel " + std::to_string(u.mr) + "x" + std::to_string(u.nr) +
-                  ", algorithms";
+                  ", " + std::to_string(cpu_info().hardware_threads) + " hardware threads, algorithms";
   for (const Algorithm* a : registry()) h += " " + std::string(a->name());
   return h + "\n";
 }
