@@ -70,6 +70,7 @@ endforeach()
 set(_emu_sources ${_emu_wrappers}
   ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/emulator.cpp ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/emulator_threads.cpp
   ${PROJECT_SOURCE_DIR}/kernels/ref/conv_ref.cpp ${PROJECT_SOURCE_DIR}/algorithms/algorithm.cpp
+  ${PROJECT_SOURCE_DIR}/algorithms/nominal_cost.cpp
   ${PROJECT_SOURCE_DIR}/core/layers.cpp ${PROJECT_SOURCE_DIR}/core/problem.cpp ${PROJECT_SOURCE_DIR}/core/error.cpp
   ${PROJECT_SOURCE_DIR}/core/device.cpp ${PROJECT_SOURCE_DIR}/core/cuda_none.cpp)
 
