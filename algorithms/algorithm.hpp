@@ -128,6 +128,10 @@ class Algorithm {
     (void)threads;
     return {};
   }
+  // A baseline a comparison is usually read against (the classic im2col +
+  // BLAS path, the vendor library's default convolution): a training
+  // comparison runs it as a fixed: policy unless told otherwise. Default: no.
+  virtual bool comparison_baseline() const { return false; }
   // A vendor library's own convolution (oneDNN's, cuDNN's): the peer the
   // hand-written algorithms are compared with (bench_conv --family keeps it).
   virtual bool vendor_peer() const { return false; }

@@ -17,17 +17,14 @@ std::vector<std::string> default_policies(DeviceKind device) {
   std::vector<std::string> out = {"default", "get", "find", "find-context"};
   std::set<std::string> families;
   for (const Algorithm* a : registry()) {
-    if (a->device() != device || a->family() == "reference" || !a->unavailable_reason().empty()) continue;
+    if (a->device() != device || a->is_oracle() || !a->unavailable_reason().empty()) continue;
     if (families.insert(std::string(a->family())).second) out.push_back("fixed:" + std::string(a->name()));
   }
-  // The named baselines a comparison is usually read against, when registered.
-  const auto baselines = device == DeviceKind::cpu
-                             ? std::vector<const char*>{"cpu.im2col_openblas", "cpu.onednn_auto"}
-                             : std::vector<const char*>{"cuda.im2col_cublas", "cudnn.implicit_precomp_gemm"};
-  for (const char* name : baselines) {
-    const std::string p = std::string("fixed:") + name;
-    const Algorithm* a = find_algorithm(name);
-    if (a && a->device() == device && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  // The baselines a comparison is usually read against, in registry order.
+  for (const Algorithm* a : registry()) {
+    if (a->device() != device || !a->comparison_baseline()) continue;
+    const std::string p = "fixed:" + std::string(a->name());
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   }
   return out;
 }

@@ -60,6 +60,8 @@ class CpuOnednn final : public NamedAlgorithm {
   const Algorithm& priced_as(const ConvProblem& p, Direction dir) const override;
   bool probe_1x1() const override { return kind_ != OnednnKind::winograd; }
   bool picks_own_implementation() const override { return kind_ == OnednnKind::automatic; }
+  // oneDNN's own choice is what a framework on oneDNN runs.
+  bool comparison_baseline() const override { return kind_ == OnednnKind::automatic; }
   bool vendor_peer() const override { return true; }
   std::string implementation_family(std::string_view impl) const override { return onednn_family(impl); }
 

@@ -73,6 +73,7 @@ class CudaIm2colGemm : public NamedAlgorithm {
 class CudaIm2colCublas final : public CudaIm2colGemm {
  public:
   CudaIm2colCublas();
+  bool comparison_baseline() const override { return true; }  // Caffe's GPU path
   // No device: the usual reason; else cuBLAS's, where it cannot be opened.
   std::string unavailable_reason() const override;
   // Takes the thread's cuBLAS handle before the first launch, so that without a

@@ -77,6 +77,8 @@ class CudnnConv final : public Algorithm {
   NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
   bool deterministic() const override { return deterministic_; }
   bool vendor_peer() const override { return true; }
+  // IMPLICIT_PRECOMP_GEMM in fp32, the forward cuDNN's heuristics usually give a framework.
+  bool comparison_baseline() const override { return ids_.fwd == 1 && !tf32_; }
   std::string_view math() const override { return tf32_ ? "tf32" : "fp32"; }
   std::string_view source_file() const override { return __FILE__; }
 
