@@ -19,6 +19,7 @@
 #include "core/results_folder.hpp"
 #include "dist/scaling.hpp"
 #include "report/html/report_html.hpp"
+#include "report/layers.hpp"
 #include "report/report.hpp"
 #include "report/report_scaling.hpp"
 #include "tools/cli.hpp"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "autotune/json_value.hpp"
+#include "core/json_value.hpp"
 #include "core/error.hpp"
 
 namespace convlab::train::html {
