@@ -8,6 +8,7 @@
 
 #include "core/json_value.hpp"
 #include "core/error.hpp"
+#include "report/layers.hpp"
 
 namespace convlab::train::html {
 
@@ -185,55 +186,35 @@ std::vector<std::pair<std::string, std::string>> LayersView::cases() const {
   return out;
 }
 
-LayersView read_layers(const std::string& json_text, const std::string& what) {
-  const Value v = parse_object(json_text, what);
+LayersView layers_view(const Comparison& c) {
   LayersView o;
-  o.device = text(v, "device");
-  o.fingerprint = text(v, "fingerprint");
-  o.network = text(v, "network");
-  o.batch = int(number(v, "batch", 0));
-  o.bandwidth_gbs = number(v, "bandwidth_gbs");
+  o.device = std::string(to_string(c.device));
+  o.fingerprint = c.fingerprint;
+  o.network = c.network;
+  o.batch = c.batch;
+  o.bandwidth_gbs = c.bandwidth_gbs > 0 ? c.bandwidth_gbs : NAN;
   // Every thread count measured appears in rows; the page shows the most (what training ran with).
-  for (const Value& r : array(v, "rows")) o.threads = std::max(o.threads, int(number(r, "threads", 0)));
-  for (const Value& p : array(v, "peak"))
-    if (int(number(p, "threads", 0)) == o.threads || !std::isfinite(o.peak_gflops)) {
-      o.peak_gflops = number(p, "gflops");
-      o.isa = text(p, "isa");
+  for (const ComparisonRow& r : c.rows) o.threads = std::max(o.threads, r.threads);
+  for (const PeakResult& p : c.peaks)
+    if (p.threads == o.threads || !std::isfinite(o.peak_gflops)) {
+      o.peak_gflops = p.gflops;
+      o.isa = p.isa;
     }
-  for (const Value& r : array(v, "rows")) {
-    if (int(number(r, "threads", 0)) != o.threads) continue;
-    AlgoRow a;
-    a.layer = text(r, "layer");
-    a.dir = text(r, "direction");
-    a.algo = text(r, "algorithm");
-    a.family = text(r, "family");
-    a.status = text(r, "status");
-    a.note = text(r, "note");
-    a.time_ms = number(r, "time_ms");
-    a.gflops = number(r, "gflops");
-    a.peak_fraction = number(r, "peak_fraction");
-    a.flops = number(r, "flops");
-    a.bytes = number(r, "bytes");
-    a.find_choice = boolean(r, "find_choice") == 1;
-    a.get_choice = boolean(r, "get_choice") == 1;
-    o.rows.push_back(std::move(a));
+  for (const ComparisonRow& r : c.rows) {
+    if (r.threads != o.threads) continue;
+    o.rows.push_back({r.layer, r.dir, r.algo, r.family, r.status, r.note, r.time * 1e3, r.gflops(), r.peak_fraction,
+                      r.flops, r.bytes, r.find_choice, r.get_choice});
   }
-  for (const Value& r : array(v, "vendor")) {
-    if (int(number(r, "threads", 0)) != o.threads) continue;
-    VendorPick p;
-    p.layer = text(r, "layer");
-    p.dir = text(r, "direction");
-    p.status = text(r, "status");
-    p.source = text(r, "source");
-    p.algo = text(r, "algorithm");
-    p.find_algo = text(r, "find_choice");
-    p.get_algo = text(r, "get_choice");
-    p.time_ms = number(r, "time_ms");
-    p.find_time_ms = number(r, "find_time_ms");
-    p.get_time_ms = number(r, "get_time_ms");
-    o.vendor.push_back(std::move(p));
+  for (const VendorRow& v : c.vendor) {
+    if (v.threads != o.threads) continue;
+    o.vendor.push_back({v.layer, v.dir, v.status, v.choice.source, v.choice.algo, v.find_algo, v.get_algo,
+                        v.choice.our_time * 1e3, v.find_time * 1e3, v.get_time * 1e3});
   }
   return o;
+}
+
+LayersView read_layers(const std::string& json_text, const std::string& what) {
+  return layers_view(comparison_from_json(parse_object(json_text, what)));
 }
 
 std::string read_run_id(const std::string& json_text, const std::string& what) {
