@@ -16,6 +16,9 @@
 
 namespace convlab {
 struct Comparison;
+namespace train {
+struct TrainReport;
+}
 }
 
 namespace convlab::train::html {
@@ -123,7 +126,9 @@ struct LayersView {
 };
 
 // Parse; a malformed document throws convlab::Error naming `what` (the file).
+// train.json read into the TrainReport it was written from (report/report.hpp), then viewed.
 TrainView read_train(const std::string& json_text, const std::string& what);
+TrainView train_view(const TrainReport& r);
 // layers.json read into the Comparison it was written from (report/layers.hpp), then viewed.
 LayersView read_layers(const std::string& json_text, const std::string& what);
 LayersView layers_view(const Comparison& c);
