@@ -70,6 +70,9 @@ int cmd_train(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_html(int argc, char** argv);
 
+// A time in seconds as milliseconds, "%.3f"; "-" when it is not finite.
+std::string ms(double seconds);
+
 // "convlab report --net tiny ..." as a shell would need it typed: each argument after `program`
 // single-quoted when it holds anything but plain characters.
 std::string command_line(const std::string& program, int argc, char** argv);

@@ -1,9 +1,8 @@
-#include <algorithm>
-#include <cmath>
+// convlab conv: one algorithm on one problem and direction (algorithms/conv_run.hpp does the run).
 #include <cstdio>
 #include <string>
 
-#include "algorithms/execute.hpp"
+#include "algorithms/conv_run.hpp"
 #include "algorithms/registry.hpp"
 #include "core/error.hpp"
 #include "core/problem_list.hpp"
@@ -15,31 +14,7 @@ namespace convlab::cli {
 
 namespace {
 
-void load_input(const Args& args, const char* opt, Tensor& into, const char* role, bool used, Direction dir) {
-  if (!args.has(opt)) return;
-  if (!used)
-    fail(std::string("--") + opt + " is not an input of " + std::string(to_string(dir)) +
-         " (fwd reads --x --w, bwd-data --dy --w, bwd-filter --x --dy)");
-  Tensor t = read_npy(args.get(opt));
-  if (t.shape != into.shape)
-    fail(std::string("--") + opt + " '" + printable(args.get(opt)) + "' has shape " + t.shape_string() +
-         " but the problem's " + role + " is " + into.shape_string());
-  // A NaN or Inf in the input makes every algorithm's output (and the reference) non-finite: the file
-  // is at fault, not the algorithm --check would otherwise blame.
-  int64_t bad = 0, first = -1;
-  for (int64_t i = 0; i < t.size(); ++i)
-    if (!std::isfinite(t.data()[i]) && bad++ == 0) first = i;
-  if (bad)
-    fail(std::string("--") + opt + " '" + printable(args.get(opt)) + "' holds " + std::to_string(bad) +
-         " non-finite value" + (bad == 1 ? "" : "s") + " (the first, element " + std::to_string(first) + ", is " +
-         (std::isnan(t.data()[first]) ? "nan" : t.data()[first] > 0 ? "inf" : "-inf") +
-         "): a convolution's inputs must be finite numbers");
-  into = std::move(t);
-}
-
-}  // namespace
-
-int cmd_conv(int argc, char** argv) {
+Args conv_args() {
   Args args("conv", "PROBLEM --algo NAME --dir fwd|bwd-data|bwd-filter [options]",
             "Runs one algorithm on one problem and direction and prints its median time.\n"
             "PROBLEM is a benchdnn descriptor or a layer id (alexnet.conv2). Inputs are random (fixed\n"
@@ -59,79 +34,48 @@ int cmd_conv(int argc, char** argv) {
   args.option("threads", "N", "CPU threads (0 = all)", "0");
   args.option("batch", "N", "override the minibatch");
   args.option("seed", "S", "seed of the random inputs", "1");
-  if (!args.parse(argc, argv)) return 0;
-  if (!args.has("algo")) fail("convlab conv: --algo NAME is required (see convlab algos)");
+  return args;
+}
 
+ConvRunOptions conv_options(const Args& args) {
+  if (!args.has("algo")) fail("convlab conv: --algo NAME is required (see convlab algos)");
+  ConvRunOptions opt;
   const int batch = args.has("batch") ? int(args.get_int("batch", 1, 1 << 20)) : 0;
-  ConvProblem p;
   try {
-    p = problem_from_text(args.pos()[0], batch);
+    opt.problem = problem_from_text(args.pos()[0], batch);
   } catch (const Error& e) {
     fail(std::string("convlab conv: ") + e.what());
   }
-  const Direction dir = parse_direction(args.get("dir"));
-  const Algorithm& algo = get_algorithm(args.get("algo"));
+  opt.dir = parse_direction(args.get("dir"));
+  opt.algo = &get_algorithm(args.get("algo"));
   if (args.has("out")) require_output_path(args.get("out"), "convlab conv: --out");
-  const int reps = int(args.get_int("reps", 1, 100000));
-  const int threads = int(args.get_int("threads", 0, 4096));
-  const uint64_t seed = uint64_t(args.get_int("seed", 0, 1L << 62));
+  opt.reps = int(args.get_int("reps", 1, 100000));
+  opt.threads = int(args.get_int("threads", 0, 4096));
+  opt.seed = uint64_t(args.get_int("seed", 0, 1L << 62));
+  for (auto [name, file] : {std::pair{"x", &opt.x}, std::pair{"w", &opt.w}, std::pair{"dy", &opt.dy}})
+    if (args.has(name)) *file = args.get(name);
+  opt.check = args.has("check");
+  return opt;
+}
 
-  if (auto why = algo.unavailable_reason(); !why.empty()) {
-    std::fprintf(stderr, "error: %s: %s\n", std::string(algo.name()).c_str(), why.c_str());
-    return 2;
-  }
-  if (auto s = algo.supports(p, dir); !s) {
-    std::fprintf(stderr, "error: %s does not support %s %s: %s\n", std::string(algo.name()).c_str(),
-                 p.canonical().c_str(), std::string(to_string(dir)).c_str(), s.reason.c_str());
-    return 2;
-  }
-  // Everything the run holds, checked before any of it is allocated: the host tensors, one input
-  // read from .npy beside them, the algorithm's buffers and workspace with their guard zones, and
-  // --check's fp64 reference.
-  MemoryNeed need;
-  need.host = data_bytes(p);
-  size_t loaded = 0;
-  for (auto [opt, elems] : {std::pair{"x", p.src_elems()}, std::pair{"w", p.wei_elems()}, std::pair{"dy", p.dst_elems()}})
-    if (args.has(opt)) loaded = std::max(loaded, size_t(elems) * sizeof(float));
-  need.host += loaded;
-  need.add(algo.device(), runner_bytes(algo, p, dir));
-  if (args.has("check")) need.host += reference_bytes(p, dir);
-  need.require(algo.device(), "convlab conv: " + std::string(algo.name()) + " on " + p.canonical() + " " +
-                                  std::string(to_string(dir)));
-
-  ConvData data = ConvData::random(p, seed);
-  load_input(args, "x", data.src, "src", dir != Direction::bwd_data, dir);
-  load_input(args, "w", data.wei, "wei", dir != Direction::bwd_filter, dir);
-  load_input(args, "dy", data.dst, "diff_dst", dir != Direction::fwd, dir);
-  ExecContext ctx;
-  ctx.threads = threads;
-  ConvRunner runner(algo, p, dir, ctx);
-  runner.upload(data);
-  runner.poison();
-  TimingOptions topt;
-  topt.warmup = 1;
-  topt.min_reps = reps;
-  topt.max_reps = reps;
-  topt.max_seconds = 1e9;
-  const TimingStats t = runner.time(topt);
-  runner.download_output(data);
-
+// The run's lines; the exit status: 1 when a guard zone was overwritten or the check failed.
+int print_run(const ConvRunOptions& opt, const ConvRun& run) {
+  const ConvProblem& p = opt.problem;
   std::printf("problem    %s\n", p.canonical().c_str());
-  std::printf("algorithm  %s (%s), %s, threads %d\n", std::string(algo.name()).c_str(),
-              std::string(to_string(algo.device())).c_str(), std::string(to_string(dir)).c_str(),
-              ctx.resolved_threads());
-  std::printf("workspace  %s\n", format_bytes(runner.workspace_bytes()).c_str());
+  std::printf("algorithm  %s (%s), %s, threads %d\n", std::string(opt.algo->name()).c_str(),
+              std::string(to_string(opt.algo->device())).c_str(), std::string(to_string(opt.dir)).c_str(), run.threads);
+  std::printf("workspace  %s\n", format_bytes(run.workspace).c_str());
+  const TimingStats& t = run.time;
   std::printf("time       median %.4f ms  (min %.4f, max %.4f, %d reps)  %.2f GFLOP/s\n", t.median * 1e3,
               t.min * 1e3, t.max * 1e3, t.reps, p.flops() / t.median * 1e-9);
   int rc = 0;
-  if (auto g = runner.check_guards(); !g.empty()) {
-    std::printf("guard      FAILED: %s\n", g.c_str());
+  if (!run.guard_failure.empty()) {
+    std::printf("guard      FAILED: %s\n", run.guard_failure.c_str());
     rc = 1;
   }
-  if (args.has("check")) {
-    const Reference ref = compute_reference(p, dir, data, threads);
-    const Tolerance tol = algo.tolerance(p, dir);
-    const ErrorStats st = compare(data.output(dir).data(), ref, tol);
+  if (run.checked) {
+    const ErrorStats& st = run.error;
+    const Tolerance& tol = run.tolerance;
     std::printf("check      max abs err %.3e  max rel err %.3e  worst err/bound %.3g  -> %s\n", st.max_abs,
                 st.max_rel, st.worst_ratio, st.passed() ? "PASS" : "FAIL");
     std::printf("           bound: %s (elem %.3g, global %.3g)\n", tol.basis.c_str(), tol.elem, tol.global);
@@ -141,9 +85,20 @@ int cmd_conv(int argc, char** argv) {
       rc = 1;
     }
   }
+  return rc;
+}
+
+}  // namespace
+
+int cmd_conv(int argc, char** argv) {
+  Args args = conv_args();
+  if (!args.parse(argc, argv)) return 0;
+  const ConvRunOptions opt = conv_options(args);
+  const ConvRun run = run_conv(opt);
+  const int rc = print_run(opt, run);
   if (args.has("out")) {
-    write_npy(args.get("out"), data.output(dir));
-    std::printf("wrote      %s %s\n", printable(args.get("out")).c_str(), data.output(dir).shape_string().c_str());
+    write_npy(args.get("out"), run.data.output(opt.dir));
+    std::printf("wrote      %s %s\n", printable(args.get("out")).c_str(), run.data.output(opt.dir).shape_string().c_str());
   }
   return rc;
 }

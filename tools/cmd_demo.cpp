@@ -1,9 +1,8 @@
-#include <algorithm>
+// convlab demo: the built-in example (algorithms/demo.hpp runs it).
 #include <cstdio>
 
-#include "algorithms/execute.hpp"
-#include "algorithms/registry.hpp"
-#include "core/layers.hpp"
+#include "algorithms/demo.hpp"
+#include "core/device.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {
@@ -17,52 +16,21 @@ int cmd_demo(int argc, char** argv) {
   args.option("batch", "N", "minibatch", "2");
   args.option("threads", "N", "CPU threads (0 = all)", "0");
   if (!args.parse(argc, argv)) return 0;
-  const int batch = int(args.get_int("batch", 1, 4096));
-  const int threads = int(args.get_int("threads", 0, 4096));
-  const auto layers = network_layers(args.get("net"), batch);
-  ExecContext ctx;
-  ctx.threads = threads;
-  // The most any (layer, direction, algorithm) holds at once, checked before anything is allocated:
-  // the inputs, the fp64 reference, the output copy and the algorithm's buffers.
-  for (const auto& layer : layers)
-    for (Direction dir : kAllDirections) {
-      size_t runner = 0;
-      for (const Algorithm* algo : registry())
-        if (algo->device() == DeviceKind::cpu && algo->unavailable_reason().empty() && algo->supports(layer.problem, dir))
-          runner = std::max(runner, runner_bytes(*algo, layer.problem, dir));
-      require_memory(DeviceKind::cpu,
-                     2 * data_bytes(layer.problem) + reference_bytes(layer.problem, dir) + runner,
-                     "convlab demo: " + layer.id + " " + std::string(to_string(dir)) + " at batch " +
-                         std::to_string(batch));
-    }
-  std::printf("convlab demo: %s at batch %d on %s\n\n", args.get("net").c_str(), batch,
-              device_fingerprint(DeviceKind::cpu, threads).c_str());
-  std::printf("%-20s %-10s %-24s %10s %9s %10s %s\n", "layer", "dir", "algorithm", "median ms", "GFLOP/s",
-              "max rel", "check");
-  int failures = 0;
-  for (const auto& layer : layers) {
-    for (Direction dir : kAllDirections) {
-      const ConvData data = ConvData::random(layer.problem, 1);
-      const Reference ref = compute_reference(layer.problem, dir, data, threads);
-      for (const Algorithm* algo : registry()) {
-        if (algo->device() != DeviceKind::cpu || !algo->unavailable_reason().empty()) continue;
-        if (!algo->supports(layer.problem, dir)) continue;
-        ConvRunner runner(*algo, layer.problem, dir, ctx);
-        ConvData out(layer.problem);
-        runner.upload(data);
-        runner.poison();
-        TimingOptions topt;
-        topt.max_seconds = 0.5;
-        const TimingStats t = runner.time(topt);
-        runner.download_output(out);
-        const ErrorStats st = compare(out.output(dir).data(), ref, algo->tolerance(layer.problem, dir));
-        failures += !st.passed();
-        std::printf("%-20s %-10s %-24s %10.3f %9.2f %10.2e %s\n", layer.id.c_str(),
-                    std::string(to_string(dir)).c_str(), std::string(algo->name()).c_str(), t.median * 1e3,
-                    layer.problem.flops() / t.median * 1e-9, st.max_rel, st.passed() ? "ok" : "FAIL");
-      }
-    }
-  }
+  DemoOptions opt;
+  opt.batch = int(args.get_int("batch", 1, 4096));
+  opt.threads = int(args.get_int("threads", 0, 4096));
+  opt.net = args.get("net");
+  opt.on_start = [&] {
+    std::printf("convlab demo: %s at batch %d on %s\n\n", opt.net.c_str(), opt.batch,
+                device_fingerprint(DeviceKind::cpu, opt.threads).c_str());
+    std::printf("%-20s %-10s %-24s %10s %9s %10s %s\n", "layer", "dir", "algorithm", "median ms", "GFLOP/s",
+                "max rel", "check");
+  };
+  opt.on_row = [](const DemoRow& r) {
+    std::printf("%-20s %-10s %-24s %10.3f %9.2f %10.2e %s\n", r.layer.c_str(), std::string(to_string(r.dir)).c_str(),
+                r.algo.c_str(), r.median * 1e3, r.gflops, r.max_rel, r.passed ? "ok" : "FAIL");
+  };
+  const int failures = run_demo(opt);
   std::printf("\n%s\n", failures ? "some algorithms exceeded their error bound" : "all results within their bounds");
   return failures ? 1 : 0;
 }

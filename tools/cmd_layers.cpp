@@ -1,4 +1,4 @@
-// convlab layers: the per-layer algorithm comparison run (autotune/compare.hpp).
+// convlab layers: the per-layer algorithm comparison run (autotune/compare_run.hpp).
 // For every layer and direction, every available algorithm is checked against
 // the fp64 reference and timed (find), the cost model ranks them without
 // running (get), and the results are printed as a table and saved as JSON/CSV
@@ -6,10 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 
-#include "autotune/cache.hpp"
-#include "autotune/compare.hpp"
+#include "autotune/compare_run.hpp"
 #include "core/error.hpp"
 #include "core/machine_load.hpp"
 #include "core/problem_list.hpp"
@@ -56,9 +54,7 @@ void print_vendor(const std::vector<VendorRow>& rows) {
   std::fflush(stdout);
 }
 
-}  // namespace
-
-int cmd_layers(int argc, char** argv) {
+Args layers_args() {
   Args args("layers", "NET|PROBLEM... [options]",
             "The per-layer comparison run: for each layer and direction, every available algorithm's median\n"
             "time, effective GFLOP/s (direct-convolution FLOPs / time), fraction of the measured FMA peak,\n"
@@ -81,9 +77,13 @@ int cmd_layers(int argc, char** argv) {
               "machine probe is kept there too); created if missing, its folder must exist");
   args.option("max-seconds", "S", "timed work per candidate before the median is taken as is", "0.3");
   args.flag("reprobe", "measure the machine probe again (get's rates; about a second per thread count) even when the cache has one");
-  if (!args.parse(argc, argv)) return 0;
+  return args;
+}
 
-  CompareOptions opt;
+// Everything but the cases: device, directions, threads, --max-seconds, the output paths.
+CompareRunOptions layers_options(const Args& args) {
+  CompareRunOptions run;
+  CompareOptions& opt = run.compare;
   opt.device = parse_device(args.get("device"));
   std::string dir_note;
   opt.dirs = parse_directions(args.get("dir"), &dir_note);
@@ -106,103 +106,53 @@ int cmd_layers(int argc, char** argv) {
     }
   if (args.has("cache")) outputs.emplace_back("--cache", args.get("cache"));  // read, and its probe line written
   require_distinct_outputs(outputs, "convlab layers");
-
-  const ProblemSet set = expand_problem_args(args);
-  std::vector<LayerCase> cases;
-  for (const ProblemItem& it : set.items)
-    cases.push_back({it.label, it.problem, item_directions(it, opt.dirs, args.has("dir"))});
-  std::string network;
-  for (const auto& n : set.networks) network = network.empty() ? n : network + "+" + n;
-  const int net_batch = set.network_batch;
-  if (opt.device == DeviceKind::cuda && !cuda_info().available)
-    fail("convlab layers --device cuda: no CUDA device (" + cuda_info().reason + ")");
-  require_compare_memory(cases, opt);  // before the machine probe and any find
-
-  // --cache F follows the rule of every command's (require_cache_file): created when missing, its folder
-  // must exist. The machine probe of every thread count comes first (the calibration's predictions use
-  // it): loaded from F (or the default cache), else measured and stored there -- the one line layers
-  // adds to F.
-  if (args.has("cache")) require_cache_file(args.get("cache"), "convlab layers --cache", false);
-  std::vector<std::pair<int, ProbeOutcome>> probes;
-  if (opt.device == DeviceKind::cpu)
-    for (int t : opt.threads) {
-      ExecContext c;
-      c.threads = t;
-      probes.emplace_back(c.resolved_threads(),
-                          ensure_probe(c, args.has("cache") ? args.get("cache") : std::string(), args.has("reprobe")));
-    }
-  // Calibrated from the entries at every thread count this run uses (their results of this build's
-  // algorithm versions; each predicted with that thread count's machine model).
-  Calibration cal;
-  std::string cal_line;
-  if (args.has("cache")) {
-    const std::string f = args.get("cache");
-    TuneCache cache(f);
-    cache.load();
-    CalibrationData data;
-    std::vector<std::string> seen;
-    size_t entries = 0;
-    for (int t : opt.device == DeviceKind::cpu ? opt.threads : std::vector<int>{0}) {
-      ExecContext c;
-      c.device = opt.device;
-      c.threads = t;
-      const std::string fp = device_fingerprint(opt.device, opt.device == DeviceKind::cpu ? c.resolved_threads() : 0);
-      if (std::find(seen.begin(), seen.end(), fp) != seen.end()) continue;
-      seen.push_back(fp);
-      const std::vector<Measured> m = cache.measurements({fp});
-      entries += m.size();
-      data.add(m, MachineModel::for_context(c));
-    }
-    cal = data.fit();
-    opt.calibration = &cal;
-    cal_line = data.samples() ? "get calibrated from " + std::to_string(data.samples()) + " cached measurements (" +
-                                    std::to_string(entries) + " entries of this device in " + printable(f) + ")"
-                              : "get uncalibrated: no usable entries in " + printable(f) +
-                                    " (none of this device at these thread counts measured by this build's algorithms)";
-  }
-  std::printf("convlab layers on %s%s\n", device_fingerprint(opt.device, 0).c_str(),
-              network.empty() ? "" : (", batch " + std::to_string(net_batch)).c_str());
-  for (const auto& [t, p] : probes) std::printf("%s (%d threads)\n", p.text().c_str(), t);
-  if (!cal_line.empty()) std::printf("%s\n", cal_line.c_str());
+  run.use_cache = args.has("cache");
+  if (run.use_cache) run.cache_path = args.get("cache");
+  run.reprobe = args.has("reprobe");
   opt.on_case = print_case;
   opt.on_vendor = print_vendor;
-  Comparison cmp = compare_layers(cases, opt);
-  if (!probes.empty()) cmp.probes = probes;
-  cmp.network = network;
-  cmp.batch = network.empty() ? 0 : net_batch;
-  cmp.run_id = make_run_id();
+  return run;
+}
+
+// After the comparison: the measured peaks and bandwidth, the machine's load, the thread scaling.
+void print_summary(const CompareRun& run) {
+  const Comparison& cmp = run.comparison;
   for (const PeakResult& pr : cmp.peaks)
     std::printf("\nmeasured FMA peak: %.1f GFLOP/s with %d thread(s) (%s)", pr.gflops, pr.threads, pr.isa.c_str());
   if (cmp.bandwidth_gbs > 0) std::printf("\nmeasured stream bandwidth: %.1f GB/s\n", cmp.bandwidth_gbs);
   std::printf("%s%s\n", cmp.bandwidth_gbs > 0 ? "" : "\n", load_text(cmp.load).c_str());
+  if (!run.has_scaling) return;
+  std::printf("\nthread scaling, %d -> %d threads (geometric mean of speedups over layers and directions):\n",
+              run.scaling.from_threads, run.scaling.to_threads);
+  for (const ThreadScalingRow& r : run.scaling.rows)
+    std::printf("  %-26s x%.2f  (%zu cases)\n", r.algo.c_str(), r.speedup, r.cases);
+}
 
-  // Thread scaling: each algorithm's time at the fewest threads over its time at the most.
-  if (opt.threads.size() > 1) {
-    int tlo = 1 << 30, thi = 0;
-    for (const auto& r : cmp.rows) tlo = std::min(tlo, r.threads), thi = std::max(thi, r.threads);
-    std::map<std::string, std::vector<double>> scal;
-    for (const auto& a : cmp.rows) {
-      if (a.threads != tlo || a.status != "ok") continue;
-      for (const auto& b : cmp.rows)
-        if (b.threads == thi && b.status == "ok" && b.algo == a.algo && b.layer == a.layer && b.dir == a.dir)
-          scal[a.algo].push_back(a.time / b.time);
+}  // namespace
+
+int cmd_layers(int argc, char** argv) {
+  Args args = layers_args();
+  if (!args.parse(argc, argv)) return 0;
+  CompareRunOptions opt = layers_options(args);
+  const ProblemSet set = expand_problem_args(args);
+  std::vector<LayerCase> cases;
+  for (const ProblemItem& it : set.items)
+    cases.push_back({it.label, it.problem, item_directions(it, opt.compare.dirs, args.has("dir"))});
+  for (const auto& n : set.networks) opt.network = opt.network.empty() ? n : opt.network + "+" + n;
+  opt.network_batch = set.network_batch;
+  opt.on_setup = [&](const CompareSetup& s) {
+    std::printf("convlab layers on %s%s\n", device_fingerprint(opt.compare.device, 0).c_str(),
+                opt.network.empty() ? "" : (", batch " + std::to_string(opt.network_batch)).c_str());
+    for (const auto& [t, p] : s.probes) std::printf("%s (%d threads)\n", p.text().c_str(), t);
+    if (!s.calibration_line.empty()) std::printf("%s\n", s.calibration_line.c_str());
+  };
+  const CompareRun run = run_comparison(cases, opt);
+  print_summary(run);
+  for (const char* out : {"json", "csv"})
+    if (args.has(out)) {
+      write_file_atomic(args.get(out), *out == 'j' ? comparison_json(run.comparison) : comparison_csv(run.comparison));
+      std::printf("wrote %s\n", printable(args.get(out)).c_str());
     }
-    std::printf("\nthread scaling, %d -> %d threads (geometric mean of speedups over layers and directions):\n", tlo,
-                thi);
-    for (auto& [algo, v] : scal) {
-      double lg = 0;
-      for (double x : v) lg += std::log(x);
-      std::printf("  %-26s x%.2f  (%zu cases)\n", algo.c_str(), std::exp(lg / double(v.size())), v.size());
-    }
-  }
-  if (args.has("json")) {
-    write_file_atomic(args.get("json"), comparison_json(cmp));
-    std::printf("wrote %s\n", printable(args.get("json")).c_str());
-  }
-  if (args.has("csv")) {
-    write_file_atomic(args.get("csv"), comparison_csv(cmp));
-    std::printf("wrote %s\n", printable(args.get("csv")).c_str());
-  }
   return 0;
 }
 

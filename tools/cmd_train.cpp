@@ -1,16 +1,13 @@
-// convlab train: the AlexNet speedup report (train/trainer.hpp does the work).
-#include <algorithm>
-#include <cstdio>
-#include <sstream>
-#include <string>
-
+// convlab train: the AlexNet speedup report (train/trainer.hpp does the work, dist/scaling.hpp the
+// data-parallel runs); convlab report: the comparison and training in a results folder (report/report_run.hpp).
 #include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
 
 #include "autotune/cache.hpp"
-#include "autotune/compare.hpp"
 #include "autotune/policy.hpp"
 #include "core/error.hpp"
 #include "core/layers.hpp"
@@ -18,9 +15,8 @@
 #include "core/paths.hpp"
 #include "core/results_folder.hpp"
 #include "dist/scaling.hpp"
-#include "report/html/report_html.hpp"
-#include "report/layers.hpp"
 #include "report/report.hpp"
+#include "report/report_run.hpp"
 #include "report/report_scaling.hpp"
 #include "tools/cli.hpp"
 #include "train/trainer.hpp"
@@ -83,6 +79,50 @@ void require_trainable(const std::string& cmd, const std::string& net) {
   fail(cmd + ": unknown network '" + printable(net) + "' (trainable networks: " + known + ")");
 }
 
+// The caches the policies name must be usable before any work.
+void require_policy_caches(const std::string& cmd, const train::TrainConfig& cfg) {
+  for (const auto& p : cfg.policies) {
+    const Policy pol = Policy::parse(p);
+    // The default cache (get and cache without a file) must exist as a place: with HOME unset there is none.
+    if ((pol.kind == Policy::Kind::cache || pol.kind == Policy::Kind::get) && pol.cache_path.empty()) {
+      try {
+        (void)TuneCache::default_path();
+      } catch (const Error& e) {
+        fail(cmd + ": policy '" + printable(p) + "': " + e.what());
+      }
+    }
+    // So do cache files that cannot be used: one cache:F writes must be writable (its folder is never
+    // created), one get:F only reads must exist. (The default cache's own folder is created on save.)
+    if (pol.kind == Policy::Kind::cache && !pol.cache_path.empty())
+      require_output_path(pol.cache_path, "convlab --policy cache");
+    struct stat st {};
+    if (pol.kind == Policy::Kind::get && !pol.cache_path.empty() && ::stat(pol.cache_path.c_str(), &st) != 0)
+      fail("convlab --policy get: autotune cache '" + printable(pol.cache_path) + "' does not exist");
+  }
+}
+
+// Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
+// A policy given twice ('find;find', or once per --policy) trains once: a second net under the same
+// policy would only be reported as faster or slower than itself.
+void policies_from(const Args& args, const std::string& cmd, train::TrainConfig& cfg) {
+  std::vector<std::string> names;
+  std::string repeated;
+  for (const auto& value : args.get_all("policy"))
+    for (auto& p : split_policy_list(value)) {
+      const std::string name = Policy::parse(p).name();
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        if (repeated.find("'" + name + "'") == std::string::npos) repeated += (repeated.empty() ? "'" : ", '") + name + "'";
+        continue;
+      }
+      names.push_back(name);
+      cfg.policies.push_back(std::move(p));
+    }
+  if (!repeated.empty() && train::launcher_world_rank() == 0)
+    std::fprintf(stderr, "note: %s: policy %s given more than once: trained once\n", cmd.c_str(),
+                 printable(repeated).c_str());
+  require_policy_caches(cmd, cfg);
+}
+
 train::TrainConfig config_from(const Args& args, const std::string& cmd, const std::string& net) {
   require_trainable(cmd, net);
   train::TrainConfig cfg;
@@ -110,42 +150,7 @@ train::TrainConfig config_from(const Args& args, const std::string& cmd, const s
   cfg.context.factor = get_float(args, "context-factor", 1, 100);
   cfg.context.steps = int(args.get_int("context-steps", 1, 1000));
   for (const auto& e : args.get_all("expect")) cfg.expect.push_back(train::parse_expectation(e));
-  // Every --policy value is a ';'-list (or the plain comma list); bad policies fail now, before any work.
-  // A policy given twice ('find;find', or once per --policy) trains once: a second net under the same
-  // policy would only be reported as faster or slower than itself.
-  std::vector<std::string> names;
-  std::string repeated;
-  for (const auto& value : args.get_all("policy"))
-    for (auto& p : split_policy_list(value)) {
-      const std::string name = Policy::parse(p).name();
-      if (std::find(names.begin(), names.end(), name) != names.end()) {
-        if (repeated.find("'" + name + "'") == std::string::npos) repeated += (repeated.empty() ? "'" : ", '") + name + "'";
-        continue;
-      }
-      names.push_back(name);
-      cfg.policies.push_back(std::move(p));
-    }
-  if (!repeated.empty() && train::launcher_world_rank() == 0)
-    std::fprintf(stderr, "note: %s: policy %s given more than once: trained once\n", cmd.c_str(),
-                 printable(repeated).c_str());
-  for (const auto& p : cfg.policies) {
-    const Policy pol = Policy::parse(p);
-    // The default cache (get and cache without a file) must exist as a place: with HOME unset there is none.
-    if ((pol.kind == Policy::Kind::cache || pol.kind == Policy::Kind::get) && pol.cache_path.empty()) {
-      try {
-        (void)TuneCache::default_path();
-      } catch (const Error& e) {
-        fail(cmd + ": policy '" + printable(p) + "': " + e.what());
-      }
-    }
-    // So do cache files that cannot be used: one cache:F writes must be writable (its folder is never
-    // created), one get:F only reads must exist. (The default cache's own folder is created on save.)
-    if (pol.kind == Policy::Kind::cache && !pol.cache_path.empty())
-      require_output_path(pol.cache_path, "convlab --policy cache");
-    struct stat st {};
-    if (pol.kind == Policy::Kind::get && !pol.cache_path.empty() && ::stat(pol.cache_path.c_str(), &st) != 0)
-      fail("convlab --policy get: autotune cache '" + printable(pol.cache_path) + "' does not exist");
-  }
+  policies_from(args, cmd, cfg);
   return cfg;
 }
 
@@ -154,9 +159,7 @@ void progress(const std::string& line) {
   std::fflush(stderr);
 }
 
-}  // namespace
-
-int cmd_train(int argc, char** argv) {
+Args train_args() {
   Args args("train", "NET [--batch N] [--iters N] [--policy P[;P...]]... [options]",
             "Trains NET (alexnet, alexnet-owt or tiny) with the same initial weights and the same batches\n"
             "under each algorithm-selection policy, one net per policy, the policies' iterations\n"
@@ -195,111 +198,138 @@ int cmd_train(int argc, char** argv) {
               "data-parallel report: the estimate's GB/s per GPU between nodes and inside a node (assumed, not "
               "measured)",
               "25,450");
-  if (!args.parse(argc, argv)) return 0;
-  train::TrainConfig cfg = config_from(args, "convlab train", args.pos()[0]);
-  cfg.device = parse_device(args.get("device"));
-  train::check_expectations(cfg);
-  // Data-parallel: every check below runs on every rank before MPI starts (bad input: one line, exit 2).
+  return args;
+}
+
+// Data-parallel options (--ranks and what goes with it), every check run on every rank before MPI starts.
+// false: not a data-parallel run.
+bool scaling_options(const Args& args, const train::TrainConfig& cfg, train::ScalingOptions& sopt) {
   const int world = train::launcher_world_size();
-  const bool dist = args.has("ranks") || world > 1;
-  train::ScalingOptions sopt;
-  if (dist) {
-    if (std::string why = train::mpi_unavailable_reason(); !why.empty()) fail("convlab train --ranks: " + why);
-    if (args.has("ranks")) {
-      for (long k : args.get_int_list("ranks", 1, 1 << 20)) sopt.ranks.push_back(int(k));
-    } else {
-      sopt.ranks = {1, world};
-    }
-    for (size_t i = 1; i < sopt.ranks.size(); ++i)
-      if (sopt.ranks[i] <= sopt.ranks[i - 1]) fail("convlab train: --ranks must be ascending without repeats");
-    const int most = sopt.ranks.back();
-    if (most > world)
-      fail("convlab train: --ranks " + std::to_string(most) + " needs " + std::to_string(most) + " MPI processes, " +
-           (train::launched_by_mpi() ? "this world has " + std::to_string(world)
-                                     : std::string("and this process was not started by mpirun")) +
-           " (run: mpirun -np " + std::to_string(most) + " --bind-to none convlab train ...)");
-    for (int k : sopt.ranks)
-      if (cfg.batch % k)
-        fail("convlab train: --batch " + std::to_string(cfg.batch) + " does not split evenly over " +
-             std::to_string(k) + " ranks");
-    if (cfg.device == DeviceKind::cuda && most > 1)
-      if (std::string why = train::nccl_unavailable_reason(); !why.empty()) fail("convlab train --device cuda --ranks: " + why);
-    const double mb = get_float(args, "bucket-mb", 0.001, 1e6);
-    sopt.sync.bucket_bytes = size_t(mb * 1048576);
-    const std::string ov = args.get("overlap");
-    if (ov != "auto" && ov != "on" && ov != "off")
-      fail("convlab train: --overlap must be auto, on or off, got '" + printable(ov) + "'");
-    sopt.overlap = ov == "on" ? train::Overlap::on : ov == "off" ? train::Overlap::off : train::Overlap::automatic;
-    train::parse_paper_cluster(args.get("estimate"), args.get("estimate-gbs"), sopt.paper);
-  } else {
+  if (!args.has("ranks") && world <= 1) {
     for (const char* o : {"bucket-mb", "overlap", "estimate", "estimate-gbs"})
       if (args.has(o)) fail(std::string("convlab train: --") + o + " needs --ranks (data-parallel training)");
+    return false;
   }
-  if (cfg.device == DeviceKind::cuda && !cuda_info().available)
-    fail("convlab train --device cuda: no CUDA device (" + cuda_info().reason + ")");
-  const bool root = train::launcher_world_rank() == 0;
+  if (std::string why = train::mpi_unavailable_reason(); !why.empty()) fail("convlab train --ranks: " + why);
+  if (args.has("ranks")) {
+    for (long k : args.get_int_list("ranks", 1, 1 << 20)) sopt.ranks.push_back(int(k));
+  } else {
+    sopt.ranks = {1, world};
+  }
+  for (size_t i = 1; i < sopt.ranks.size(); ++i)
+    if (sopt.ranks[i] <= sopt.ranks[i - 1]) fail("convlab train: --ranks must be ascending without repeats");
+  const int most = sopt.ranks.back();
+  if (most > world)
+    fail("convlab train: --ranks " + std::to_string(most) + " needs " + std::to_string(most) + " MPI processes, " +
+         (train::launched_by_mpi() ? "this world has " + std::to_string(world)
+                                   : std::string("and this process was not started by mpirun")) +
+         " (run: mpirun -np " + std::to_string(most) + " --bind-to none convlab train ...)");
+  for (int k : sopt.ranks)
+    if (cfg.batch % k)
+      fail("convlab train: --batch " + std::to_string(cfg.batch) + " does not split evenly over " + std::to_string(k) +
+           " ranks");
+  if (cfg.device == DeviceKind::cuda && most > 1)
+    if (std::string why = train::nccl_unavailable_reason(); !why.empty()) fail("convlab train --device cuda --ranks: " + why);
+  const double mb = get_float(args, "bucket-mb", 0.001, 1e6);
+  sopt.sync.bucket_bytes = size_t(mb * 1048576);
+  const std::string ov = args.get("overlap");
+  if (ov != "auto" && ov != "on" && ov != "off")
+    fail("convlab train: --overlap must be auto, on or off, got '" + printable(ov) + "'");
+  sopt.overlap = ov == "on" ? train::Overlap::on : ov == "off" ? train::Overlap::off : train::Overlap::automatic;
+  train::parse_paper_cluster(args.get("estimate"), args.get("estimate-gbs"), sopt.paper);
+  return true;
+}
+
+// --json, --md, --csv (rank 0's): writable, distinct, and none of them a cache a policy reads or writes
+// (policies may share one cache: it is locked).
+void require_train_outputs(const Args& args, const train::TrainConfig& cfg) {
+  if (train::launcher_world_rank() != 0) return;
   std::vector<std::pair<std::string, std::string>> outputs;
   for (const char* out : {"json", "md", "csv"})
-    if (args.has(out) && root) {
+    if (args.has(out)) {
       require_output_path(args.get(out), std::string("convlab train: --") + out);
       outputs.emplace_back(std::string("--") + out, args.get(out));
     }
-  if (root) {
-    require_distinct_outputs(outputs, "convlab train");
-    // A results file over a cache a policy reads or writes (policies may share one cache: it is locked).
-    for (const auto& p : cfg.policies)
-      if (const Policy pol = Policy::parse(p); !pol.cache_path.empty())
-        for (const auto& out : outputs)
-          require_distinct_outputs({out, {"--policy " + pol.name(), pol.cache_path}}, "convlab train");
-  }
-  if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab train: " + why);
-  if (!dist)
-    if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab train: " + why);
-  if (dist) {
-    train::Comm& w = train::mpi_world();
-    train::ScalingReport rep = train::run_scaling(cfg, w, sopt, progress);
-    if (w.rank() != 0) return 0;
-    if (!rep.runs.empty()) rep.runs.back().run_id = make_run_id();
-    const std::string md = train::scaling_markdown(rep);
-    std::fputs(md.c_str(), stdout);
-    std::fflush(stdout);
-    if (args.has("json")) write_file_atomic(args.get("json"), train::scaling_json(rep));
-    if (args.has("md")) write_file_atomic(args.get("md"), md);
-    if (args.has("csv")) write_file_atomic(args.get("csv"), train::report_csv(rep.runs.back()));
-    for (const train::TrainReport& run : rep.runs)
-      if (std::string why = train::stopped_line(run); !why.empty()) {
-        std::fprintf(stderr, "error: %d rank%s: %s\n", run.ranks, run.ranks == 1 ? "" : "s", printable(why).c_str());
-        return 1;
-      }
-    if (rep.runs.back().baseline() < 0) {
-      std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
+  require_distinct_outputs(outputs, "convlab train");
+  for (const auto& p : cfg.policies)
+    if (const Policy pol = Policy::parse(p); !pol.cache_path.empty())
+      for (const auto& out : outputs)
+        require_distinct_outputs({out, {"--policy " + pol.name(), pol.cache_path}}, "convlab train");
+}
+
+// The report on stdout (flushed first when `flush`) and in the files asked for.
+void write_train_outputs(const Args& args, const std::string& md, const std::function<std::string()>& json,
+                         const std::function<std::string()>& csv, bool flush) {
+  std::fputs(md.c_str(), stdout);
+  if (flush) std::fflush(stdout);
+  if (args.has("json")) write_file_atomic(args.get("json"), json());
+  if (args.has("md")) write_file_atomic(args.get("md"), md);
+  if (args.has("csv")) write_file_atomic(args.get("csv"), csv());
+}
+
+int no_policy_ran() {
+  std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
+  return 1;
+}
+
+int expectation_missed() {
+  std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
+  return 1;
+}
+
+int train_scaling(const Args& args, const train::TrainConfig& cfg, const train::ScalingOptions& sopt) {
+  train::Comm& w = train::mpi_world();
+  train::ScalingReport rep = train::run_scaling(cfg, w, sopt, progress);
+  if (w.rank() != 0) return 0;
+  if (!rep.runs.empty()) rep.runs.back().run_id = make_run_id();
+  write_train_outputs(
+      args, train::scaling_markdown(rep), [&] { return train::scaling_json(rep); },
+      [&] { return train::report_csv(rep.runs.back()); }, true);
+  for (const train::TrainReport& run : rep.runs)
+    if (std::string why = train::stopped_line(run); !why.empty()) {
+      std::fprintf(stderr, "error: %d rank%s: %s\n", run.ranks, run.ranks == 1 ? "" : "s", printable(why).c_str());
       return 1;
     }
-    return 0;
-  }
+  return rep.runs.back().baseline() < 0 ? no_policy_ran() : 0;
+}
+
+int train_single(const Args& args, const train::TrainConfig& cfg) {
   train::TrainReport rep = train::run_training(cfg, progress);  // bad input throws before any output
   rep.run_id = make_run_id();
-  const std::string md = train::report_markdown(rep);
-  std::fputs(md.c_str(), stdout);
-  if (args.has("json")) write_file_atomic(args.get("json"), train::report_json(rep));
-  if (args.has("md")) write_file_atomic(args.get("md"), md);
-  if (args.has("csv")) write_file_atomic(args.get("csv"), train::report_csv(rep));
+  write_train_outputs(
+      args, train::report_markdown(rep), [&] { return train::report_json(rep); },
+      [&] { return train::report_csv(rep); }, false);
   if (std::string why = train::stopped_line(rep); !why.empty()) {
     std::fprintf(stderr, "error: %s\n", printable(why).c_str());
     return 1;
   }
-  if (rep.baseline() < 0) {
-    std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
-    return 1;
-  }
-  if (!rep.expectations_met()) {
-    std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
-    return 1;
-  }
+  if (rep.baseline() < 0) return no_policy_ran();
+  if (!rep.expectations_met()) return expectation_missed();
   return 0;
 }
 
-int cmd_report(int argc, char** argv) {
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+  Args args = train_args();
+  if (!args.parse(argc, argv)) return 0;
+  train::TrainConfig cfg = config_from(args, "convlab train", args.pos()[0]);
+  cfg.device = parse_device(args.get("device"));
+  train::check_expectations(cfg);
+  train::ScalingOptions sopt;
+  const bool dist = scaling_options(args, cfg, sopt);
+  if (cfg.device == DeviceKind::cuda && !cuda_info().available)
+    fail("convlab train --device cuda: no CUDA device (" + cuda_info().reason + ")");
+  require_train_outputs(args, cfg);
+  if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab train: " + why);
+  if (!dist)
+    if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab train: " + why);
+  return dist ? train_scaling(args, cfg, sopt) : train_single(args, cfg);
+}
+
+namespace {
+
+Args report_args() {
   Args args("report", "[--net NET] [--batch N] [--iters N] [--out DIR] [options]",
             "The main job: on the CPU, (1) times every available algorithm on every convolution layer of\n"
             "NET in all three directions, (2) trains NET under each policy exactly like `convlab train`,\n"
@@ -318,151 +348,47 @@ int cmd_report(int argc, char** argv) {
   args.option("out", "DIR", "where the results files go", "results");
   args.flag("no-compare", "skip the per-layer algorithm comparison");
   args.option("gpu", "WHEN", "auto (run the GPU half when a CUDA device exists), on (fail without one), off", "auto");
+  return args;
+}
+
+// report.md on stdout, then where the files went and what was removed.
+void print_report(const train::ReportRun& run) {
+  std::fputs(run.markdown.c_str(), stdout);
+  std::string files = "report.md, report.html";
+  for (const auto& f : run.written) files += ", " + f;
+  std::printf("\nresults written to %s/ (%s; run id %s)\n", printable(run.dir).c_str(), files.c_str(), run.run_id.c_str());
+  if (!run.removed.empty()) {
+    std::string names;
+    for (const auto& f : run.removed) names += (names.empty() ? "" : ", ") + f;
+    std::printf("removed from %s/, of an earlier run: %s\n", printable(run.dir).c_str(), names.c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_report(int argc, char** argv) {
+  Args args = report_args();
   if (!args.parse(argc, argv)) return 0;
-  train::TrainConfig cfg = config_from(args, "convlab report", args.get("net"));
-  train::check_expectations(cfg);
+  train::ReportRunOptions opt;
+  opt.cfg = config_from(args, "convlab report", args.get("net"));
+  train::check_expectations(opt.cfg);
   const std::string gpu = args.get("gpu");
   if (gpu != "auto" && gpu != "on" && gpu != "off")
     fail("convlab report: --gpu must be auto, on or off, got '" + printable(gpu) + "'");
-  if (gpu == "on" && !cuda_info().available)
-    fail("convlab report --gpu on: no CUDA device (" + cuda_info().reason + ")");
-  // Everything that can be refused is refused now, before the long work: the policies of each half and --out.
-  if (std::string why = train::why_no_policy_can_run(cfg); !why.empty()) fail("convlab report: " + why);
-  if (std::string why = train::why_nets_do_not_fit(cfg); !why.empty()) fail("convlab report: " + why);
-  std::string gpu_skip;  // why the GPU half does not run ("" = it runs)
-  if (gpu == "off") {
-    gpu_skip = "--gpu off";
-  } else if (!cuda_info().available) {
-    gpu_skip = "no CUDA device (" + cuda_info().reason + ")";
-  } else {
-    train::TrainConfig c = cfg;
-    c.device = DeviceKind::cuda;
-    gpu_skip = train::why_no_policy_can_run(c);
-    if (gpu_skip.empty()) gpu_skip = train::why_nets_do_not_fit(c);
-    if (!gpu_skip.empty() && gpu == "on") fail("convlab report --gpu on: " + gpu_skip);
-  }
-  // The folder is written as a whole (core/results_folder.hpp): every file of this run lands at once at
-  // the end, files of this family that the run does not write (an older layers.json) are removed, and
-  // an interrupted run leaves the folder as it was.
-  std::vector<std::string> family = {"report.md", "report.html"};
-  for (const char* suffix : {"", "_cuda"})
-    for (const char* f : {"train", "layers"})
-      for (const char* ext : {".json", ".csv"}) family.push_back(std::string(f) + suffix + ext);
-  ResultsFolder folder(args.get("out"), family, "convlab report: --out");
-  const std::string& dir = folder.dir();
-  const std::string run_id = make_run_id();
-
-  std::string md;
-  std::vector<std::string> written;
-  train::HtmlInputs html;  // report.html: drawn from the same JSON texts the files get
-  html.command = command_line("convlab", argc, argv);
-  bool all_ran = true, expectations_met = true;
-  std::string stopped;  // the first half's policy whose loss went non-finite
-  // One half: the per-layer comparison and the training run on `device`; files get `suffix`.
-  auto half = [&](DeviceKind device, const std::string& suffix) {
-    const std::string where(to_string(device));
-    train::HtmlHalf& page = html.halves.emplace_back();
-    page.title = device == DeviceKind::cpu ? "CPU" : "GPU";
-    page.id_suffix = suffix.empty() ? "" : "-cuda";
-    if (!args.has("no-compare")) {
-      std::fprintf(stderr, "convlab report: per-layer comparison on %s, %s at batch %d\n", where.c_str(),
-                   cfg.net.c_str(), cfg.batch);
-      CompareOptions opt;
-      opt.device = device;
-      opt.threads = {cfg.threads};
-      opt.on_case = [](const LayerCase& lc, Direction dir, int, const std::vector<ComparisonRow>& rows) {
-        for (const auto& r : rows)
-          if (r.ran())
-            progress(lc.label + " " + std::string(to_string(dir)) + " " + r.algo + ": " + std::to_string(r.time * 1e3) + " ms");
-      };
-      std::vector<LayerCase> cases;
-      for (const auto& l : network_layers(cfg.net, cfg.batch)) cases.push_back({l.id, l.problem, {}});
-      Comparison cmp = compare_layers(cases, opt);
-      for (const auto& pr : cmp.probes) std::fprintf(stderr, "convlab report: %s\n", pr.second.text().c_str());
-      cmp.network = cfg.net;
-      cmp.batch = cfg.batch;
-      cmp.run_id = run_id;
-      md += "# Per-layer algorithm comparison on " + where + ": " + cfg.net + " at batch " + std::to_string(cfg.batch) +
-            " (ms, median; fastest measured in bold; F = find's pick, G = get's pick, V = the vendor's pick (oneDNN auto on the CPU, cuDNN Find on a GPU), Vh = cuDNN Get_v7's; - = unsupported)\n\n" +
-            comparison_markdown(cmp) + "\n";
-      folder.write("layers" + suffix + ".csv", comparison_csv(cmp));
-      page.layers_json = comparison_json(cmp);
-      folder.write("layers" + suffix + ".json", page.layers_json);
-      written.push_back("layers" + suffix + ".json");
-      written.push_back("layers" + suffix + ".csv");
-    }
-    std::fprintf(stderr, "convlab report: training %s on %s, batch %d, %d warm-up + %d timed iterations per policy\n",
-                 cfg.net.c_str(), where.c_str(), cfg.batch, cfg.warmup, cfg.iters);
-    train::TrainConfig c = cfg;
-    c.device = device;
-    if (device != DeviceKind::cpu) {  // --expect names the CPU half's policies; this half keeps those it also runs
-      const std::vector<train::Expectation> all = c.expect;
-      c.expect.clear();
-      for (const auto& e : all) {
-        train::TrainConfig one = c;
-        one.expect = {e};
-        try {
-          train::check_expectations(one);
-          c.expect.push_back(one.expect[0]);
-        } catch (const Error&) {
-          progress("--expect '" + printable(e.text) + "' is not checked on " + where + ": its policies do not run there");
-        }
-      }
-    }
-    train::TrainReport rep = train::run_training(c, progress);
-    rep.run_id = run_id;
-    if (!rep.expectations_met()) expectations_met = false;
-    md += train::report_markdown(rep);
-    page.train_json = train::report_json(rep);
-    folder.write("train" + suffix + ".json", page.train_json);
-    folder.write("train" + suffix + ".csv", train::report_csv(rep));
-    written.push_back("train" + suffix + ".json");
-    written.push_back("train" + suffix + ".csv");
-    if (rep.baseline() < 0) all_ran = false;
-    if (stopped.empty()) stopped = train::stopped_line(rep);
-  };
-  half(DeviceKind::cpu, "");
-  if (!gpu_skip.empty()) {
-    md += "\n# GPU half\n\nSkipped: " + gpu_skip + ".\n";
-    html.halves.push_back({"GPU", "-cuda", "", "", "GPU half skipped: " + gpu_skip + "."});
-    if (gpu != "off") std::fprintf(stderr, "convlab report: GPU half skipped: %s\n", gpu_skip.c_str());
-  } else {
-    // A failure on the GPU must not lose the CPU half's report: it is written, and the exit status says so.
-    md += "\n";
-    try {
-      half(DeviceKind::cuda, "_cuda");
-    } catch (const Error& e) {
-      md += "\n# GPU half\n\nFailed: " + std::string(e.what()) + "\n";
-      html.halves.back().note = "GPU half failed: " + std::string(e.what());
-      std::fprintf(stderr, "error: convlab report: GPU half failed: %s\n", e.what());
-      all_ran = false;
-    }
-  }
-  folder.write("report.md", md);
-  html.source = "the files beside this page (" + dir + "/)";
-  folder.write("report.html", train::report_html(html));
-  const std::vector<std::string> removed = folder.commit();
-  std::fputs(md.c_str(), stdout);
-  std::string files = "report.md, report.html";
-  for (const auto& f : written) files += ", " + f;
-  std::printf("\nresults written to %s/ (%s; run id %s)\n", printable(dir).c_str(), files.c_str(), run_id.c_str());
-  if (!removed.empty()) {
-    std::string names;
-    for (const auto& f : removed) names += (names.empty() ? "" : ", ") + f;
-    std::printf("removed from %s/, of an earlier run: %s\n", printable(dir).c_str(), names.c_str());
-  }
-  if (!stopped.empty()) {
-    std::fprintf(stderr, "error: %s\n", printable(stopped).c_str());
+  opt.gpu = gpu == "on" ? train::GpuHalf::on : gpu == "off" ? train::GpuHalf::off : train::GpuHalf::automatic;
+  opt.out_dir = args.get("out");
+  opt.compare = !args.has("no-compare");
+  opt.command = command_line("convlab", argc, argv);
+  opt.progress = progress;
+  opt.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  const train::ReportRun run = train::run_report(opt);
+  print_report(run);
+  if (!run.stopped.empty()) {
+    std::fprintf(stderr, "error: %s\n", printable(run.stopped).c_str());
     return 1;
   }
-  if (!all_ran) {
-    std::fprintf(stderr, "error: no policy could run (see the skipped reasons above)\n");
-    return 1;
-  }
-  if (!expectations_met) {
-    std::fprintf(stderr, "error: an expectation (--expect) was not met (see the report's Expectations)\n");
-    return 1;
-  }
+  if (!run.all_ran) return no_policy_ran();
+  if (!run.expectations_met) return expectation_missed();
   return 0;
 }
 

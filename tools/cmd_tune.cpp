@@ -1,10 +1,9 @@
-// convlab tune: find vs get per (layer, direction), with the persistent cache;
-// convlab cache: show / check / merge cache files.
+// convlab tune: find vs get per (layer, direction), with the persistent cache (autotune/tune.hpp does
+// the work, autotune/tune_json.hpp writes --json).
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -12,9 +11,9 @@
 #include "autotune/cache.hpp"
 #include "autotune/policy.hpp"
 #include "autotune/tune.hpp"
+#include "autotune/tune_json.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
-#include "core/json.hpp"
 #include "core/machine_load.hpp"
 #include "core/paths.hpp"
 #include "core/problem_list.hpp"
@@ -47,13 +46,6 @@ class Progress {
   bool tty_, quiet_;
 };
 
-std::string ms(double s) {
-  char b[32];
-  if (!std::isfinite(s)) return "-";
-  std::snprintf(b, sizeof b, "%.3f", s * 1e3);
-  return b;
-}
-
 std::string ratio(double r) {
   char b[32];
   if (!std::isfinite(r)) return "rejected";
@@ -68,19 +60,6 @@ std::string summary_line(const AgreementSummary& s) {
                 s.total_find > 0 ? s.total_get / s.total_find : 1.0,
                 s.get_rejected ? (", " + std::to_string(s.get_rejected) + " picks rejected by find").c_str() : "");
   return b;
-}
-
-std::string summary_json(const AgreementSummary& s) {
-  return "{\"pairs\":" + std::to_string(s.pairs) + ",\"same\":" + std::to_string(s.same) +
-         ",\"within_10pct\":" + std::to_string(s.within_10pct) + ",\"geomean_slowdown\":" + json::number(s.geomean_slowdown) +
-         ",\"total_get\":" + json::number(s.total_get) + ",\"total_find\":" + json::number(s.total_find) +
-         ",\"get_rejected\":" + std::to_string(s.get_rejected) + "}";
-}
-
-std::string list_json(const std::vector<AlgoPerf>& l) {
-  std::string o = "[";
-  for (size_t i = 0; i < l.size(); ++i) o += (i ? "," : "") + to_json(l[i]);
-  return o + "]";
 }
 
 // A time's 95 % interval, "[lo, hi]" in ms; "-" when there is none.
@@ -128,56 +107,6 @@ void vendor_lines(const TunePair& pr) {
     std::printf("    vendor %s\n", vendor_text(v, pr.find_algo, pr.find_time, pr.get_algo, pr.get_time).c_str());
   if (pr.vendor.status != "ok")
     std::printf("    vendor %s%s\n", pr.vendor.choices.empty() ? "none: " : "", pr.vendor.status.c_str());
-}
-
-std::string names_json(const std::vector<std::string>& names) {
-  std::string o = "[";
-  for (size_t i = 0; i < names.size(); ++i) o += (i ? "," : "") + json::quote(names[i]);
-  return o + "]";
-}
-
-std::string or_null(const std::string& algo) { return algo.empty() ? std::string("null") : json::quote(algo); }
-
-std::string probe_json(const ProbeOutcome& p) {
-  if (p.source == ProbeOutcome::Source::none) return "null";
-  return "{\"source\":" + json::quote(p.source_name()) + ",\"seconds\":" + json::number(p.seconds) +
-         ",\"device\":" + json::quote(p.device) + ",\"note\":" + json::quote(p.text()) + "}";
-}
-
-// --json: one document.
-std::string result_json(const TuneResult& res, const std::string& mode, bool find) {
-  std::string o = "{\"device\":" + json::quote(res.fingerprint) + ",\"version\":" + json::quote(CONVLAB_VERSION) +
-                  ",\"mode\":" + json::quote(mode) + ",\"find_seconds\":" + json::number(res.find_seconds) +
-                  ",\"cache\":" + (res.cache_path.empty() ? std::string("null") : json::quote(res.cache_path)) +
-                  ",\"cache_hits\":" + std::to_string(res.cache_hits) + ",\"tuned\":" + std::to_string(res.tuned) +
-                  ",\"tuned_partly\":" + std::to_string(res.partly) +
-                  ",\"load\":" + (res.load_measured ? load_json(res.load) : std::string("null")) +
-                  ",\"probe\":" + probe_json(res.probe) + ",\"pairs\":[";
-  for (size_t i = 0; i < res.pairs.size(); ++i) {
-    const TunePair& pr = res.pairs[i];
-    o += std::string(i ? "," : "") + "{\"layer\":" + json::quote(pr.label) + ",\"problem\":" +
-         json::quote(pr.problem.key()) + ",\"dir\":" + json::quote(to_string(pr.dir)) +
-         ",\"get_choice\":" + or_null(pr.get_algo) + ",\"find_choice\":" + or_null(pr.find_algo) +
-         ",\"find_ties\":" + names_json(pr.find_ties) + ",\"from_cache\":" + (pr.from_cache ? "true" : "false") +
-         ",\"reused\":" + std::to_string(pr.reused) + ",\"tune_seconds\":" + json::number(pr.tune_seconds) +
-         ",\"get\":" + list_json(pr.got_in_sample) + (find ? ",\"find\":" + list_json(pr.found) : "");
-    o += ",\"vendor_status\":" + json::quote(pr.vendor.status) + ",\"vendor\":[";
-    for (size_t k = 0; k < pr.vendor.choices.size(); ++k)
-      o += (k ? "," : "") + vendor_json(pr.vendor.choices[k], pr.find_algo, pr.find_time, pr.get_algo, pr.get_time);
-    o += "]}";
-  }
-  o += "],\"vendor_summary\":{";
-  for (size_t k = 0; k < res.vendor.size(); ++k) {
-    const VendorTally& t = res.vendor[k];
-    o += (k ? "," : "") + json::quote(t.source) + ":{\"pairs\":" + std::to_string(t.pairs) +
-         ",\"same\":" + std::to_string(t.same) + ",\"within_10pct\":" + std::to_string(t.within_10pct) +
-         ",\"unmeasured\":" + std::to_string(t.unmeasured) + ",\"unknown_ids\":" + std::to_string(t.unknown_ids) + "}";
-  }
-  o += "}";
-  if (find)
-    o += ",\"summary\":{\"uncalibrated\":" + summary_json(res.uncalibrated) + ",\"calibrated_in_sample\":" +
-         summary_json(res.in_sample) + ",\"calibrated_leave_one_layer_out\":" + summary_json(res.leave_one_out) + "}";
-  return o + "}";
 }
 
 // get's choice against find's: the same, tied with it (find cannot tell them apart), within 10 %, or not.
@@ -244,9 +173,7 @@ void print_text(const TuneResult& res, bool find, bool list) {
   if (res.load_measured) std::printf("%s\n", load_text(res.load).c_str());
 }
 
-}  // namespace
-
-int cmd_tune(int argc, char** argv) {
+Args tune_args() {
   Args args("tune", "NET|PROBLEM... [--mode both|find|get] [--dir all|fwd,...] [--cache FILE] [options]",
             "Autotunes every (layer, direction): find times every candidate algorithm (checked against the\n"
             "fp64 reference on a batch slice; inaccurate ones are never chosen), get ranks them with the\n"
@@ -294,13 +221,46 @@ int cmd_tune(int argc, char** argv) {
   args.flag("list", "print every pair's full ranked list (find's, else get's)");
   args.flag("json", "machine-readable output (one JSON document on stdout)");
   args.flag("quiet", "no progress output on stderr");
-  if (!args.parse(argc, argv)) return 0;
+  return args;
+}
 
+// A positive number, else one line naming the option.
+double positive(const Args& args, const std::string& name, const std::string& error) {
+  char* end = nullptr;
+  const std::string v = args.get(name);
+  const double x = std::strtod(v.c_str(), &end);
+  if (*end != '\0' || !(x > 0)) fail(error);
+  return x;
+}
+
+// --cache F, else the default cache unless --no-cache; checked before tuning.
+std::string tune_cache_path(const Args& args, bool writes) {
+  if (args.has("cache") && args.has("no-cache")) fail("convlab tune: --cache and --no-cache exclude each other");
+  if (args.has("cache")) {
+    // Up front: a typo must not throw away the tuning (a missing file is an empty cache, created on save).
+    require_cache_file(args.get("cache"), "convlab tune --cache", writes);
+    return args.get("cache");
+  }
+  if (args.has("no-cache")) return "";
+  // The default cache, as a user find-db: a machine where it cannot be written still tunes, and says so.
+  try {
+    const std::string def = TuneCache::default_path();  // no HOME: none, said below
+    require_cache_file(def, "the default autotune cache", writes);
+    return def;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "warning: %s; nothing will be kept (--cache FILE keeps it elsewhere, --no-cache says so)\n",
+                 e.what());
+  }
+  return "";
+}
+
+// The options in the order they are checked; `problems` gets the expanded positionals.
+TuneOptions tune_options(const Args& args, ProblemSet& problems) {
   const std::string mode = args.get("mode");
   if (mode != "both" && mode != "find" && mode != "get") fail("convlab tune: --mode must be both, find or get");
   TuneOptions opt;
   opt.find = mode != "get";
-  const ProblemSet problem_set = expand_problem_args(args);
+  problems = expand_problem_args(args);
   std::string dir_note;
   opt.dirs = parse_directions(args.get("dir"), &dir_note);
   if (!dir_note.empty()) std::fprintf(stderr, "note: %s\n", dir_note.c_str());
@@ -309,48 +269,43 @@ int cmd_tune(int argc, char** argv) {
   opt.ctx.threads = int(args.get_int("threads", 0, 4096));
   Constraints& cons = opt.constraints;
   if (args.has("workspace-limit")) cons.workspace_limit = parse_bytes(args.get("workspace-limit"));
-  if (args.has("max-error")) {
-    char* end = nullptr;
-    const std::string v = args.get("max-error");
-    cons.max_error = std::strtod(v.c_str(), &end);
-    if (*end != '\0' || !(cons.max_error > 0)) fail("convlab tune: --max-error expects a positive number, got '" + v + "'");
-  }
+  if (args.has("max-error"))
+    cons.max_error = positive(args, "max-error",
+                              "convlab tune: --max-error expects a positive number, got '" + args.get("max-error") + "'");
   cons.deterministic = args.has("deterministic");
   cons.tf32 = args.has("tf32");
   if (opt.ctx.device == DeviceKind::cuda && !cuda_info().available)
     fail("convlab tune --device cuda: no CUDA device (" + cuda_info().reason + ")");
   opt.find_options.check_batch = int(args.get_int("check-batch", 1, 64));
-  {
-    char* end = nullptr;
-    const std::string v = args.get("max-seconds");
-    opt.find_options.max_seconds = std::strtod(v.c_str(), &end);
-    if (*end != '\0' || !(opt.find_options.max_seconds > 0)) fail("convlab tune: --max-seconds expects a positive number");
-  }
-  if (args.has("cache") && args.has("no-cache")) fail("convlab tune: --cache and --no-cache exclude each other");
-  if (args.has("cache")) {
-    // Up front: a typo must not throw away the tuning (a missing file is an empty cache, created on save).
-    require_cache_file(args.get("cache"), "convlab tune --cache", opt.find);
-    opt.cache_path = args.get("cache");
-  } else if (!args.has("no-cache")) {
-    // The default cache, as a user find-db: a machine where it cannot be written still tunes, and says so.
-    try {
-      const std::string def = TuneCache::default_path();  // no HOME: none, said below
-      require_cache_file(def, "the default autotune cache", opt.find);
-      opt.cache_path = def;
-    } catch (const Error& e) {
-      std::fprintf(stderr, "warning: %s; nothing will be kept (--cache FILE keeps it elsewhere, --no-cache says so)\n",
-                   e.what());
-    }
-  }
+  opt.find_options.max_seconds = positive(args, "max-seconds", "convlab tune: --max-seconds expects a positive number");
+  opt.cache_path = tune_cache_path(args, opt.find);
   opt.retune = args.has("retune");
   opt.reprobe = args.has("reprobe");
+  return opt;
+}
+
+}  // namespace
+
+std::string ms(double s) {
+  char b[32];
+  if (!std::isfinite(s)) return "-";
+  std::snprintf(b, sizeof b, "%.3f", s * 1e3);
+  return b;
+}
+
+int cmd_tune(int argc, char** argv) {
+  Args args = tune_args();
+  if (!args.parse(argc, argv)) return 0;
+  ProblemSet problem_set;
+  TuneOptions opt = tune_options(args, problem_set);
   Progress progress(args.has("quiet"));
   opt.on_step = [&](int i, int n, const std::string& what) { progress.step(i, n, what); };
   opt.on_find_done = [&] { progress.finish(); };
 
   const TuneResult res = tune(problem_set.items, opt);
+  const std::string mode = args.get("mode");
   if (args.has("json")) {
-    std::printf("%s\n", result_json(res, mode, opt.find).c_str());
+    std::printf("%s\n", tune_json(res, mode, opt.find).c_str());
   } else {
     std::printf("convlab tune: %zu layer(s), %zu (layer, direction) pair(s) on %s (%s), mode %s\n",
                 problem_set.items.size(), res.pairs.size(), std::string(to_string(opt.ctx.device)).c_str(),
@@ -360,66 +315,5 @@ int cmd_tune(int argc, char** argv) {
   return res.no_choice ? 1 : 0;
 }
 
-int cmd_cache(int argc, char** argv) {
-  // "-o C" is accepted as a synonym of "--out C".
-  std::vector<char*> av(argv, argv + argc);
-  static char out_flag[] = "--out";
-  for (auto& a : av)
-    if (std::string(a) == "-o") a = out_flag;
-  Args args("cache", "show FILE | check FILE | merge A B... -o OUT",
-            "Inspects and combines autotune cache files (JSON lines, see autotune/cache.hpp).\n"
-            "  show FILE        one line per entry: problem, direction, device, version, winner, time\n"
-            "  check FILE       one warning per line this build on this machine would not use (exit 1 if\n"
-            "                   any): unreadable or over-long lines, another cache format, another device,\n"
-            "                   another convlab version, a key of a whole build (an older line), results of\n"
-            "                   another code or library version of their algorithm (named, with what differs),\n"
-            "                   a problem this build rejects, an unregistered algorithm, no results; the\n"
-            "                   machine probe lines (get's measured rates) likewise\n"
-            "  merge A B... -o OUT   union of the inputs, per key the most recently tuned entry wins;\n"
-            "                   OUT is written atomically under the cache lock\n"
-            "A missing file, a folder or anything not a regular file is an error (exit 2), as is a file over\n"
-            "256 MiB; lines over 1 MiB are unreadable lines.");
-  args.positionals("ACTION FILE...", "show, check or merge, then the files", 2, 1000);
-  args.option("out", "FILE", "merge: the output file (also -o)");
-  if (!args.parse(int(av.size()), av.data())) return 0;
-  const std::string action = args.pos()[0];
-  const std::vector<std::string> files(args.pos().begin() + 1, args.pos().end());
-  if (action == "merge") {
-    if (!args.has("out")) fail("convlab cache merge: -o OUT is required");
-    const int n = merge_cache_files(files, args.get("out"));
-    std::printf("wrote %s: %d entries from %zu files\n", printable(args.get("out")).c_str(), n, files.size());
-    return 0;
-  }
-  if (files.size() != 1) fail("convlab cache " + action + ": expects exactly one FILE");
-  if (action != "show" && action != "check") fail("convlab cache: unknown action '" + action + "' (show, check, merge)");
-  if (action == "check") {
-    // Every line this build on this machine would not use, one warning each (exit 1 if any).
-    const CacheCheck r = check_cache_file(files[0]);
-    for (const std::string& w : r.warnings) std::printf("%s: %s\n", printable(files[0]).c_str(), printable(w).c_str());
-    const std::string probes = r.probes ? std::to_string(r.probes) + " machine probe" + (r.probes == 1 ? "" : "s") +
-                                              " (" + std::to_string(r.usable_probes) + " usable here), "
-                                        : std::string();
-    std::printf("%s: %d lines, %d entries, %d usable here, %s%zu warnings\n", printable(files[0]).c_str(), r.lines,
-                r.entries, r.usable, probes.c_str(), r.warnings.size());
-    return r.warnings.empty() ? 0 : 1;
-  }
-  if (!std::filesystem::exists(files[0])) fail("convlab cache show: '" + printable(files[0]) + "' does not exist");
-  TuneCache c(files[0], true);
-  c.load();
-  for (const ProbeEntry& e : c.probes()) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%zu rates, %.2f s", e.probe.rates.size(), e.probe.seconds);
-    std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", "(machine probe)", "-", printable(e.key.version).c_str(), b, "-",
-                printable(e.key.device).c_str());
-  }
-  // Every field is the file's content: printed through printable(), one line per entry whatever it holds.
-  for (const CacheEntry& e : c.entries()) {
-    const AlgoPerf* best = select(e.results, Constraints{});
-    std::printf("%-40s %-10s %-8s %-28s %-10s %s\n", printable(e.key.problem).c_str(), printable(e.key.dir).c_str(),
-                printable(e.key.version).c_str(), best ? printable(best->algo).c_str() : "-",
-                best ? ms(best->time).c_str() : "-", printable(e.key.device).c_str());
-  }
-  return 0;
-}
 
 }  // namespace convlab::cli

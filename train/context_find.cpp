@@ -26,6 +26,73 @@ void summarise(ContextCandidate& c) {
   c.context_ci = stats::median_ci(c.samples);
 }
 
+// Training steps on the run's batches, in turn; st holds the last step's times.
+struct Stepper {
+  Net& net;
+  const std::vector<Batch>& batches;
+  const SgdOptions& sgd;
+  int64_t iteration = 0;
+  StepTimes st{};
+  void operator()() {
+    const Batch& b = batches[size_t(iteration) % batches.size()];
+    net.train_step(b.images.data(), b.labels.data(), sgd, iteration, &st);
+    ++iteration;
+  }
+};
+
+// Every pair, its candidates within the factor (the isolated winner first).
+std::vector<Pending> pending_pairs(Net& net, const Policy& policy, const ContextFindOptions& opt) {
+  std::vector<Pending> pending;
+  const auto& layers = net.layers();
+  for (size_t li = 0; li < layers.size(); ++li) {
+    auto* conv = dynamic_cast<ConvLayer*>(layers[li].get());
+    if (!conv) continue;
+    for (Direction d : kAllDirections) {
+      if (d == Direction::bwd_data && li == 0 && !net.options().first_layer_grad) continue;
+      const std::string winner(conv->choice(d).algo->name());
+      const std::vector<AlgoPerf> ranked = find_ranking(policy, conv->problem(), d, net.options().ctx);
+      double best = ranked.front().time;
+      for (const AlgoPerf& r : ranked) best = std::min(best, r.time);
+      Pending p{li, conv, {}};
+      p.pair.layer = conv->name();
+      p.pair.dir = d;
+      p.pair.isolated.push_back({winner, 0, 0, {0, 0}, {}});
+      for (const AlgoPerf& r : ranked) {
+        if (r.algo == winner) p.pair.isolated.front().isolated_s = r.time;
+        else if (r.time <= opt.factor * best) p.pair.isolated.push_back({r.algo, r.time, 0, {0, 0}, {}});
+      }
+      pending.push_back(std::move(p));
+    }
+  }
+  return pending;
+}
+
+// A pair of several candidates: each timed in rotation inside training steps, then the
+// isolated winner put back.
+void time_candidates(Pending& p, Stepper& step, const ContextFindOptions& opt,
+                     const std::function<void(const std::string&)>& say) {
+  std::vector<ContextCandidate>& cands = p.pair.isolated;
+  const size_t n = cands.size();
+  const Direction d = p.pair.dir;
+  char line[200];
+  std::snprintf(line, sizeof line, "find-context: %s %s: %zu candidates within %.2fx of the isolated best, %d x %zu steps",
+                p.pair.layer.c_str(), std::string(to_string(d)).c_str(), n, opt.factor, 2 * opt.steps + 1, n);
+  say(line);
+  for (int q = 0; q <= opt.steps; ++q)
+    for (size_t k = 0; k < n; ++k) {
+      ContextCandidate& c = cands[(k + size_t(q)) % n];
+      p.conv->inject(d, get_algorithm(c.algo), "find-context candidate");
+      step.net.allocate_workspace();
+      // A timed step is the candidate's second in a row: the first run after another algorithm ran in its
+      // place is slower (measured: +15 % median on AlexNet's layers), and training never swaps.
+      if (q > 0) step();
+      step();
+      if (q > 0) c.samples.push_back(component(step.st.layers[p.layer], d));
+    }
+  p.conv->inject(d, get_algorithm(cands.front().algo), "find-context: isolated winner restored");
+  step.net.allocate_workspace();
+}
+
 }  // namespace
 
 void settle_pair(ContextPair& pair) {
@@ -52,38 +119,8 @@ ContextFindResult find_in_context(Net& net, const Policy& policy, const std::vec
   ContextFindResult res;
   res.options = opt;
   const double t0 = now_seconds();
-  int64_t iteration = 0;
-  StepTimes st;
-  auto step = [&] {
-    const Batch& b = batches[size_t(iteration) % batches.size()];
-    net.train_step(b.images.data(), b.labels.data(), sgd, iteration, &st);
-    ++iteration;
-    ++res.steps;
-  };
-
-  // Every pair, its candidates within the factor (the isolated winner first).
-  std::vector<Pending> pending;
-  const auto& layers = net.layers();
-  for (size_t li = 0; li < layers.size(); ++li) {
-    auto* conv = dynamic_cast<ConvLayer*>(layers[li].get());
-    if (!conv) continue;
-    for (Direction d : kAllDirections) {
-      if (d == Direction::bwd_data && li == 0 && !net.options().first_layer_grad) continue;
-      const std::string winner(conv->choice(d).algo->name());
-      const std::vector<AlgoPerf> ranked = find_ranking(policy, conv->problem(), d, net.options().ctx);
-      double best = ranked.front().time;
-      for (const AlgoPerf& r : ranked) best = std::min(best, r.time);
-      Pending p{li, conv, {}};
-      p.pair.layer = conv->name();
-      p.pair.dir = d;
-      p.pair.isolated.push_back({winner, 0, 0, {0, 0}, {}});
-      for (const AlgoPerf& r : ranked) {
-        if (r.algo == winner) p.pair.isolated.front().isolated_s = r.time;
-        else if (r.time <= opt.factor * best) p.pair.isolated.push_back({r.algo, r.time, 0, {0, 0}, {}});
-      }
-      pending.push_back(std::move(p));
-    }
-  }
+  Stepper step{net, batches, sgd};
+  std::vector<Pending> pending = pending_pairs(net, policy, opt);
 
   // One workspace for every candidate: no swap reallocates it.
   size_t reserve = net.workspace_bytes();
@@ -99,35 +136,17 @@ ContextFindResult find_in_context(Net& net, const Policy& policy, const std::vec
       step();
       if (q == 0) continue;
       for (Pending& p : pending)
-        if (p.pair.isolated.size() == 1) p.pair.isolated.front().samples.push_back(component(st.layers[p.layer], p.pair.dir));
+        if (p.pair.isolated.size() == 1)
+          p.pair.isolated.front().samples.push_back(component(step.st.layers[p.layer], p.pair.dir));
     }
   }
 
   for (Pending& p : pending) {
-    std::vector<ContextCandidate>& cands = p.pair.isolated;
-    const size_t n = cands.size();
+    const size_t n = p.pair.isolated.size();
     const Direction d = p.pair.dir;
-    if (n > 1) {
-      char line[200];
-      std::snprintf(line, sizeof line, "find-context: %s %s: %zu candidates within %.2fx of the isolated best, %d x %zu steps",
-                    p.pair.layer.c_str(), std::string(to_string(d)).c_str(), n, opt.factor, 2 * opt.steps + 1, n);
-      say(line);
-      for (int q = 0; q <= opt.steps; ++q)
-        for (size_t k = 0; k < n; ++k) {
-          ContextCandidate& c = cands[(k + size_t(q)) % n];
-          p.conv->inject(d, get_algorithm(c.algo), "find-context candidate");
-          net.allocate_workspace();
-          // A timed step is the candidate's second in a row: the first run after another algorithm ran in its
-          // place is slower (measured: +15 % median on AlexNet's layers), and training never swaps.
-          if (q > 0) step();
-          step();
-          if (q > 0) c.samples.push_back(component(st.layers[p.layer], d));
-        }
-      p.conv->inject(d, get_algorithm(cands.front().algo), "find-context: isolated winner restored");
-      net.allocate_workspace();
-    }
+    if (n > 1) time_candidates(p, step, opt, say);
     settle_pair(p.pair);
-    const ContextCandidate &iso = cands.front(), &ctx = p.pair.in_context.front();
+    const ContextCandidate &iso = p.pair.isolated.front(), &ctx = p.pair.in_context.front();
     if (n > 1) {
       char line[300];
       std::snprintf(line, sizeof line, "find-context: %s %s: alone %s, in context %s (%.2fx [%.2f, %.2f]%s)",
@@ -147,6 +166,7 @@ ContextFindResult find_in_context(Net& net, const Policy& policy, const std::vec
   }
   net.reserve_workspace(0);
   for (Pending& p : pending) res.pairs.push_back(std::move(p.pair));
+  res.steps = int(step.iteration);
   res.seconds = now_seconds() - t0;
   return res;
 }

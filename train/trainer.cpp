@@ -1,58 +1,21 @@
 #include "train/trainer.hpp"
 
-#include <unistd.h>
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
-#include <memory>
-#include <set>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
+#include <memory>
+#include <optional>
 
 #include "algorithms/registry.hpp"
 #include "core/error.hpp"
 #include "core/timing.hpp"
+#include "train/run_setup.hpp"
+#include "train/verdicts.hpp"
 
 namespace convlab::train {
-
-std::vector<std::string> default_policies(DeviceKind device) {
-  std::vector<std::string> out = {"default", "get", "find", "find-context"};
-  std::set<std::string> families;
-  for (const Algorithm* a : registry()) {
-    if (a->device() != device || a->family() == "reference" || !a->unavailable_reason().empty()) continue;
-    if (families.insert(std::string(a->family())).second) out.push_back("fixed:" + std::string(a->name()));
-  }
-  // The named baselines a comparison is usually read against, when registered.
-  const auto baselines = device == DeviceKind::cpu
-                             ? std::vector<const char*>{"cpu.im2col_openblas", "cpu.onednn_auto"}
-                             : std::vector<const char*>{"cuda.im2col_cublas", "cudnn.implicit_precomp_gemm"};
-  for (const char* name : baselines) {
-    const std::string p = std::string("fixed:") + name;
-    const Algorithm* a = find_algorithm(name);
-    if (a && a->device() == device && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
-  }
-  return out;
-}
-
-double DriftBound::at(int iteration) const { return bound0 * std::pow(growth, iteration); }
-
-bool TrainReport::expectations_met() const {
-  for (const ExpectationResult& e : expectations)
-    if (e.verdict != "met") return false;
-  return true;
-}
-
-int TrainReport::baseline() const {
-  for (size_t i = 0; i < policies.size(); ++i)
-    if (policies[i].ran && policies[i].policy == "default") return int(i);
-  for (size_t i = 0; i < policies.size(); ++i)
-    if (policies[i].ran) return int(i);
-  return -1;
-}
 
 namespace {
 
@@ -60,29 +23,6 @@ long peak_rss_kb() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_maxrss;
-}
-
-NetOptions net_options(const TrainConfig& cfg) {
-  NetOptions no;
-  no.batch = cfg.batch;
-  no.classes = cfg.classes;
-  no.seed = cfg.seed;
-  no.first_layer_grad = cfg.first_layer_grad;
-  no.ctx.threads = cfg.threads;
-  no.ctx.device = cfg.device;
-  return no;
-}
-
-std::vector<Policy> parse_policies(const std::vector<std::string>& names) {
-  std::vector<Policy> out;
-  for (const auto& p : names) out.push_back(Policy::parse(p));  // bad names: Error
-  return out;
-}
-
-std::vector<bool> runnable_policies(const std::vector<Policy>& policies, DeviceKind device) {
-  std::vector<bool> out;
-  for (const Policy& p : policies) out.push_back(policy_unavailable_reason(p, device).empty());
-  return out;
 }
 
 // One policy's net and the step times of its timed rounds.
@@ -144,7 +84,7 @@ void slice_batch(const Batch& global, int64_t first, int n, Batch& out) {
 }
 
 // Medians and 95 % intervals of everything a policy's timed rounds measured.
-void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const StepLimit& limit) {
+void summarise_policy(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const StepLimit& limit) {
   pr.iter_median = stats::median(pr.iter_seconds);
   pr.iter_ci = stats::median_ci(pr.iter_seconds);
   for (auto& s : run.steps) {
@@ -198,413 +138,283 @@ void summarise(PolicyResult& pr, Runner& run, const TrainConfig& cfg, const Step
   }
 }
 
-// The control of the drift bound: the baseline's net again from its initial weights, each moved by 2^-22
-// relative (sign from a hash of its index), trained on the same batches; its relative loss difference per
-// iteration against the baseline's recorded losses.
-std::vector<double> drift_control(Net& net, const std::vector<Batch>& batches, const TrainConfig& cfg,
-                                  const std::vector<double>& base_losses) {
-  net.init(cfg.seed);
-  uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (Param* p : net.params()) {
-    float* v = p->value.data();
-    for (int64_t i = 0; i < p->value.size(); ++i) {
-      h ^= h >> 31, h *= 0xbf58476d1ce4e5b9ull, h ^= h >> 29;
-      v[i] *= (h & 1) ? 1.0f + 0x1p-22f : 1.0f - 0x1p-22f;
-    }
-    p->upload();
-  }
-  std::vector<double> out;
-  for (size_t it = 0; it < base_losses.size() && it < batches.size(); ++it) {
-    const Batch& b = batches[it];
-    const double loss = net.train_step(b.images.data(), b.labels.data(), cfg.sgd, int64_t(it), nullptr);
-    out.push_back(std::fabs(loss - base_losses[it]) / std::max(std::fabs(base_losses[it]), 1e-30));
-  }
-  return out;
-}
-
-// The drift bound (DriftBound) and every policy's loss against it.
-void add_drift(TrainReport& rep, Net* base_net, const std::vector<Batch>& batches, const TrainConfig& cfg,
-               const Net& any) {
-  DriftBound& d = rep.drift;
-  for (const ConvLayer* c : any.conv_layers())
-    d.reduction = std::max(d.reduction, int(c->problem().c_per_group() * c->problem().r * c->problem().s));
-  d.bound0 = d.reduction * double(FLT_EPSILON);
-  const int bi = rep.baseline();
-  if (bi < 0) return;
-  const PolicyResult& base = rep.policies[size_t(bi)];
-  d.growth = cfg.assumed_drift_growth;
-  if (base_net) {
-    d.control = drift_control(*base_net, batches, cfg, base.losses);
-    double g = 1;  // the fastest average growth from iteration 0
-    for (size_t t = 1; t < d.control.size(); ++t)
-      if (d.control[0] > 0 && d.control[t] > 0) g = std::max(g, std::pow(d.control[t] / d.control[0], 1.0 / double(t)));
-    if (d.control.size() > 1 && d.control[0] > 0) {
-      d.growth = g;
-      d.measured = true;
-    }
-  }
-  judge_losses(rep);
-}
-
-}  // namespace
-
-void judge_losses(TrainReport& rep) {
-  const int bi = rep.baseline();
-  if (bi < 0) return;
-  const PolicyResult& base = rep.policies[size_t(bi)];
-  const DriftBound& d = rep.drift;
-  for (PolicyResult& p : rep.policies) {
-    if (!p.ran) continue;
-    p.loss_rel_diffs.clear();
-    p.loss_exceeds_at = -1;
-    for (size_t t = 0; t < p.losses.size() && t < base.losses.size(); ++t) {
-      const double rd = std::fabs(p.losses[t] - base.losses[t]) / std::max(std::fabs(base.losses[t]), 1e-30);
-      p.loss_rel_diffs.push_back(rd);
-      if (p.loss_exceeds_at < 0 && rd > d.at(int(t))) p.loss_exceeds_at = int(t);
-    }
-    p.loss_agrees = p.loss_exceeds_at < 0;
-  }
-}
-
-namespace {
-
-// Every policy's speedup over the baseline, with its interval over paired rounds.
-void add_speedups(TrainReport& rep) {
-  const int bi = rep.baseline();
-  if (bi < 0) return;
-  const PolicyResult& base = rep.policies[size_t(bi)];
-  for (size_t i = 0; i < rep.policies.size(); ++i) {
-    PolicyResult& p = rep.policies[i];
-    if (!p.ran || int(i) == bi) continue;
-    p.speedup = base.iter_median / p.iter_median;
-    p.speedup_ci = stats::median_ratio_ci(base.iter_seconds, p.iter_seconds);
-  }
-  // The equivalence margin, from the first policy that ran exactly the baseline's algorithms.
-  auto same_code = [&](const PolicyResult& p) {
-    if (p.layers.size() != base.layers.size()) return false;
-    for (size_t li = 0; li < p.layers.size(); ++li)
-      for (int d = 0; d < 3; ++d)
-        if (p.layers[li].algo[d] != base.layers[li].algo[d]) return false;
-    return true;
-  };
-  for (size_t i = 0; i < rep.policies.size() && rep.margin_pair.empty(); ++i) {
-    const PolicyResult& p = rep.policies[i];
-    if (!p.ran || int(i) == bi || !same_code(p)) continue;
-    // Symmetric in the ratio: a pair 1.05x apart either way is the same margin.
-    rep.margin = std::max({p.speedup - 1, 1 / p.speedup - 1, p.speedup_ci.hi - 1, 1 / p.speedup_ci.lo - 1, 0.0});
-    rep.margin_pair = p.policy;
-  }
-  for (size_t i = 0; i < rep.policies.size(); ++i) {
-    PolicyResult& p = rep.policies[i];
-    if (!p.ran) continue;
-    p.verdict = int(i) == bi ? "baseline" : speedup_verdict(p.speedup_ci, rep.margin);
-    p.significant = p.verdict == "faster" || p.verdict == "slower";
-  }
-}
-
-}  // namespace
-
-void check_expectations(TrainConfig& cfg) {
-  const std::vector<std::string> names = cfg.policies.empty() ? default_policies(cfg.device) : cfg.policies;
-  std::vector<std::string> canonical;
-  for (const auto& n : names) canonical.push_back(Policy::parse(n).name());
-  for (Expectation& e : cfg.expect)
-    for (std::string* side : {&e.num, &e.den}) {
-      *side = Policy::parse(*side).name();
-      if (std::find(canonical.begin(), canonical.end(), *side) == canonical.end()) {
-        std::string list;
-        for (const auto& c : canonical) list += (list.empty() ? "" : ", ") + c;
-        fail("--expect '" + printable(e.text) + "': '" + printable(*side) + "' is not one of this run's policies (" +
-             list + ")");
-      }
-    }
-}
-
-std::string speedup_verdict(const stats::Interval& ci, double m) {
-  if (ci.lo > 1 + m) return "faster";
-  if (ci.hi < 1 / (1 + m)) return "slower";
-  if (m > 0 && ci.lo >= 1 / (1 + m) && ci.hi <= 1 + m) return "same";
-  return "not significant";
-}
-
-std::string why_no_policy_can_run(const TrainConfig& cfg) {
-  const std::vector<std::string> names = cfg.policies.empty() ? default_policies(cfg.device) : cfg.policies;
-  std::string why;
-  for (const auto& text : names) {
-    const Policy p = Policy::parse(text);
-    const std::string r = policy_unavailable_reason(p, cfg.device);
-    if (r.empty()) return {};
-    why += (why.empty() ? "" : "; ") + p.name() + ": " + r;
-  }
-  return "no requested policy can run on " + std::string(to_string(cfg.device)) + " (" + why + ")";
-}
-
-namespace {
-
-// The host bytes a run holds besides its nets: every round's batch (images and labels, the
-// global batch: each rank draws it whole before taking its slice) and an .npy source's arrays.
-size_t data_bytes(const TrainConfig& cfg, const Shape4& input) {
-  const size_t batch = size_t(cfg.batch) * (size_t(input.per_sample()) * sizeof(float) + sizeof(int));
-  size_t bytes = size_t(cfg.warmup + cfg.iters) * batch;
-  if (cfg.data == "npy") {
-    std::error_code ec;
-    for (const std::string& f : {cfg.images_npy, cfg.labels_npy}) {
-      const auto size = std::filesystem::file_size(f, ec);
-      if (!ec) bytes += size_t(size);
-    }
-  }
-  return bytes;
-}
-
-// The one net every run builds first (the memory plan measures it), its allocation failures
-// naming the net: "alexnet at batch 1500: conv1's output: cannot allocate ...".
-Net build_probe(const TrainConfig& cfg, const NetOptions& no) {
-  return naming_memory(cfg.net + " at batch " + std::to_string(no.batch), [&] { return build_network(cfg.net, no); });
-}
-
-}  // namespace
-
-std::string why_nets_do_not_fit(const TrainConfig& cfg) {
-  const std::vector<Policy> policies = parse_policies(cfg.policies.empty() ? default_policies(cfg.device) : cfg.policies);
-  const AvailableMemory available = read_available_memory(cfg.device);  // before the probe is allocated
-  const Net probe = build_probe(cfg, net_options(cfg));
-  return plan_memory(probe, policies, runnable_policies(policies, cfg.device), available,
-                     data_bytes(cfg, probe.input_shape()))
-      .refusal;
-}
-
-TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log,
-                         RankGroup* group) {
-  // Data-parallel when a group of 2+ ranks is given; a 1-rank one only sets the threads.
-  RankGroup* comm = group && group->size() > 1 ? group : nullptr;
-  const int R = comm ? comm->size() : 1;
-  const int me = comm ? comm->rank() : 0;
-  const bool root = me == 0;
-  auto say = [&](const std::string& s) {
-    if (log && root) log(R > 1 ? "[" + std::to_string(R) + " ranks] " + s : s);
-  };
-  const double t_start = now_seconds();
-  if (cfg.iters < 1) fail("--iters must be at least 1");
-  if (cfg.warmup < 0) fail("--warmup must be non-negative");
-  if (cfg.batch % R != 0)
-    fail("the global batch " + std::to_string(cfg.batch) + " does not split evenly over " + std::to_string(R) +
-         " ranks");
+// What the phases of one run share. `ranks` is the group of a data-parallel run
+// (2+ ranks), null when this process trains alone.
+struct Run {
+  explicit Run(const TrainConfig& c) : cfg(c) {}
+  const TrainConfig& cfg;
+  RankGroup* ranks = nullptr;
+  int R = 1, me = 0;
+  bool root = true;  // rank 0: it chooses, measures the limit and logs
+  std::function<void(const std::string&)> log;
+  double t_start = 0;
   TrainReport rep;
-  rep.config = cfg;
-  if (rep.config.policies.empty()) rep.config.policies = default_policies(cfg.device);
-  const std::vector<Policy> policies = parse_policies(rep.config.policies);
-  if (std::string why = why_no_policy_can_run(rep.config); !why.empty()) fail(why);  // before any work
-  check_expectations(rep.config);
+  std::vector<Policy> policies;
+  std::vector<bool> runnable;
+  NetOptions no;
+  std::optional<Net> probe;  // the first net built: the first policy that runs trains it
+  std::vector<Batch> batches;  // every round's, this rank's slice
+  std::vector<Runner> runners;
+  MachineLoad load_before;
 
-  NetOptions no = net_options(cfg);
-  no.batch = cfg.batch / R;
-  no.sample_offset = int64_t(me) * no.batch;
-  if (R > 1) no.grad_batch = cfg.batch;  // the ranks' gradients sum to the global mean (dist/grad_sync.hpp)
-  if (group && cfg.threads == 0 && cfg.device == DeviceKind::cpu) no.ctx.threads = group->default_threads();
-  rep.ranks = R;
-  rep.rank_threads = no.ctx.resolved_threads();
-  if (comm) comm->select_device(cfg.device);  // before any device memory
-  const AvailableMemory available = read_available_memory(cfg.device);  // before the probe is allocated
-  Net probe = build_probe(cfg, no);  // no CUDA device: Error
-  rep.device = device_fingerprint(cfg.device, no.ctx.threads);
-  rep.params = probe.param_count();
-  const std::vector<bool> runnable = runnable_policies(policies, cfg.device);
-  rep.memory = plan_memory(probe, policies, runnable, available, data_bytes(cfg, probe.input_shape()));
-  if (comm && rep.memory.refusal.empty() && !rep.memory.on_gpu && comm->local_size() > 1) {
-    // The ranks of a node share its memory: all of their nets must fit together.
-    const double all = double(rep.memory.host_total) * comm->local_size();
-    if (all > (1 - kMemoryMargin) * double(rep.memory.host_available))
-      rep.memory.refusal = std::to_string(comm->local_size()) + " ranks on this node need " +
-                           std::to_string(int64_t(all / 1048576)) + " MiB for their nets together, more than " +
-                           std::to_string(int(100 * (1 - kMemoryMargin))) + " % of the " +
-                           std::to_string(rep.memory.host_available / 1048576) + " MiB available (" +
-                           rep.memory.host_source + "): fewer policies (--policy) or fewer ranks per node";
+  void say(const std::string& s) const {
+    if (log && root) log(R > 1 ? "[" + std::to_string(R) + " ranks] " + s : s);
   }
-  if (!rep.memory.refusal.empty()) fail(rep.memory.refusal);  // before any other net and any find
-  if (comm) {
-    say("measuring the exchange bandwidth between ranks 0 and 1 ...");
-    const GroupTransport t = comm->connect(cfg.device, rep.rank_threads);
-    rep.transport = t.describe;
-    rep.overlap_why = t.overlap_why;
-    rep.exchange_bytes_per_s = t.exchange_bytes_per_s;
-  }
+};
 
-  // Every rank draws the whole global batch and trains its own slice of it.
-  Shape4 global = probe.input_shape();
+// The ranks of a node share its memory: all of their nets must fit together.
+void check_node_memory(Run& run) {
+  MemoryPlan& m = run.rep.memory;
+  if (!run.ranks || !m.refusal.empty() || m.on_gpu || run.ranks->local_size() < 2) return;
+  const int local = run.ranks->local_size();
+  const double all = double(m.host_total) * local;
+  if (all > (1 - kMemoryMargin) * double(m.host_available))
+    m.refusal = std::to_string(local) + " ranks on this node need " + std::to_string(int64_t(all / 1048576)) +
+                " MiB for their nets together, more than " + std::to_string(int(100 * (1 - kMemoryMargin))) +
+                " % of the " + std::to_string(m.host_available / 1048576) + " MiB available (" + m.host_source +
+                "): fewer policies (--policy) or fewer ranks per node";
+}
+
+// Every rank draws the whole global batch and trains its own slice of it; then rank 0
+// measures the step's limit (CPU) while the others wait.
+void prepare_data(Run& run) {
+  const TrainConfig& cfg = run.cfg;
+  Shape4 global = run.probe->input_shape();
   global.n = cfg.batch;
   std::unique_ptr<DataSource> data =
       cfg.data == "npy" ? make_npy(cfg.images_npy, cfg.labels_npy, global, cfg.classes)
                         : make_synthetic(cfg.data, global, cfg.classes, cfg.seed, cfg.noise);
-  rep.data = data->describe();
+  run.rep.data = data->describe();
   const int total = cfg.warmup + cfg.iters;
-  std::vector<Batch> batches(static_cast<size_t>(total));
+  run.batches.resize(static_cast<size_t>(total));
   for (int i = 0; i < total; ++i) {
-    naming_memory("batch " + std::to_string(i) + " of the training data", [&] { data->batch(i, batches[size_t(i)]); });
-    if (R > 1) {
+    Batch& b = run.batches[size_t(i)];
+    naming_memory("batch " + std::to_string(i) + " of the training data", [&] { data->batch(i, b); });
+    if (run.R > 1) {
       Batch mine;
-      slice_batch(batches[size_t(i)], no.sample_offset, no.batch, mine);
-      batches[size_t(i)] = std::move(mine);
+      slice_batch(b, run.no.sample_offset, run.no.batch, mine);
+      b = std::move(mine);
     }
   }
-  if (cfg.device == DeviceKind::cpu && root) {
-    say("measuring this machine's FMA peak and memory bandwidth for the step's limit ...");
-    rep.limit = measure_step_limit(probe, no.ctx.resolved_threads());
+  if (cfg.device == DeviceKind::cpu && run.root) {
+    run.say("measuring this machine's FMA peak and memory bandwidth for the step's limit ...");
+    run.rep.limit = measure_step_limit(*run.probe, run.no.ctx.resolved_threads());
   } else if (cfg.device == DeviceKind::cpu) {
-    rep.limit_skipped = "measured on rank 0";
+    run.rep.limit_skipped = "measured on rank 0";
   } else {
-    rep.limit_skipped = "the limit is measured for the CPU only (no GPU peak or bandwidth probe yet)";
+    run.rep.limit_skipped = "the limit is measured for the CPU only (no GPU peak or bandwidth probe yet)";
   }
-  if (comm) comm->barrier();  // the other ranks sleep while rank 0 measures
+  if (run.ranks) run.ranks->barrier();  // the other ranks sleep while rank 0 measures
+}
 
-  const MachineLoad load_before = load_snapshot();
-  // One net per policy, each chosen and initialised from the same seed. Data-parallel:
-  // rank 0 chooses, the others run its choices.
-  std::vector<Runner> runners;
-  runners.reserve(policies.size());  // a GradSync keeps pointers into its runner's net
-  bool probe_used = false;
-  for (size_t pi = 0; pi < policies.size(); ++pi) {
-    PolicyResult pr;
-    pr.policy = policies[pi].name();
-    if (!runnable[pi]) {
-      pr.skipped = policy_unavailable_reason(policies[pi], cfg.device);  // never substituted under its name
+// Bad input refused before any work; the probe net built and the memory planned; the
+// ranks connected; the batches drawn and the step's limit measured.
+void prepare(Run& run, RankGroup* group) {
+  const TrainConfig& cfg = run.cfg;
+  TrainReport& rep = run.rep;
+  if (cfg.iters < 1) fail("--iters must be at least 1");
+  if (cfg.warmup < 0) fail("--warmup must be non-negative");
+  if (cfg.batch % run.R != 0)
+    fail("the global batch " + std::to_string(cfg.batch) + " does not split evenly over " + std::to_string(run.R) +
+         " ranks");
+  rep.config = cfg;
+  if (rep.config.policies.empty()) rep.config.policies = default_policies(cfg.device);
+  run.policies = parse_policies(rep.config.policies);
+  if (std::string why = why_no_policy_can_run(rep.config); !why.empty()) fail(why);  // before any work
+  check_expectations(rep.config);
+
+  NetOptions& no = run.no;
+  no = net_options(cfg);
+  no.batch = cfg.batch / run.R;
+  no.sample_offset = int64_t(run.me) * no.batch;
+  if (run.R > 1) no.grad_batch = cfg.batch;  // the ranks' gradients sum to the global mean
+  if (group && cfg.threads == 0 && cfg.device == DeviceKind::cpu) no.ctx.threads = group->default_threads();
+  rep.ranks = run.R;
+  rep.rank_threads = no.ctx.resolved_threads();
+  if (run.ranks) run.ranks->select_device(cfg.device);  // before any device memory
+  const AvailableMemory available = read_available_memory(cfg.device);  // before the probe is allocated
+  run.probe.emplace(build_probe(cfg, no));  // no CUDA device: Error
+  rep.device = device_fingerprint(cfg.device, no.ctx.threads);
+  rep.params = run.probe->param_count();
+  run.runnable = runnable_policies(run.policies, cfg.device);
+  rep.memory = plan_memory(*run.probe, run.policies, run.runnable, available, data_bytes(cfg, run.probe->input_shape()));
+  check_node_memory(run);
+  if (!rep.memory.refusal.empty()) fail(rep.memory.refusal);  // before any other net and any find
+  if (run.ranks) {
+    run.say("measuring the exchange bandwidth between ranks 0 and 1 ...");
+    const GroupTransport t = run.ranks->connect(cfg.device, rep.rank_threads);
+    rep.transport = t.describe;
+    rep.overlap_why = t.overlap_why;
+    rep.exchange_bytes_per_s = t.exchange_bytes_per_s;
+  }
+  prepare_data(run);
+}
+
+// Policy pi's net, its algorithms chosen (by rank 0, the others run its choices) and its
+// weights initialised; a runner for it unless it was skipped.
+void choose_policy(Run& run, size_t pi) {
+  const TrainConfig& cfg = run.cfg;
+  const Policy& policy = run.policies[pi];
+  PolicyResult pr;
+  pr.policy = policy.name();
+  if (!run.runnable[pi]) {
+    pr.skipped = policy_unavailable_reason(policy, cfg.device);  // never substituted under its name
+    run.say("policy " + pr.policy + ": skipped (" + pr.skipped + ")");
+    run.rep.policies.push_back(std::move(pr));
+    return;
+  }
+  Net net = !run.probe ? naming_memory("policy " + pr.policy + ": " + cfg.net + " at batch " +
+                                           std::to_string(run.no.batch),
+                                       [&] { return build_network(cfg.net, run.no); })
+                       : std::move(*run.probe);
+  run.probe.reset();
+  auto say = [&](const std::string& s) { run.say(s); };
+  if (run.root) {
+    try {
+      say("policy " + pr.policy + ": choosing algorithms ...");
+      pr.choose_seconds = naming_memory("choosing algorithms", [&] { return net.choose(policy); });
+      if (policy.kind == Policy::Kind::find_context) {
+        pr.context = find_in_context(net, policy, run.batches, cfg.sgd, cfg.context, say);
+        pr.has_context = true;
+        pr.choose_seconds += pr.context.seconds;
+      }
+    } catch (const DeviceFault&) {
+      throw;  // the device can run nothing more: no later policy could either (one line, not one per policy)
+    } catch (const Error& e) {
+      pr.skipped = e.what();
       say("policy " + pr.policy + ": skipped (" + pr.skipped + ")");
-      rep.policies.push_back(std::move(pr));
-      continue;
     }
-    Net net = probe_used ? naming_memory("policy " + pr.policy + ": " + cfg.net + " at batch " + std::to_string(no.batch),
-                                         [&] { return build_network(cfg.net, no); })
-                         : std::move(probe);
-    probe_used = true;
-    if (root) {
-      try {
-        say("policy " + pr.policy + ": choosing algorithms ...");
-        pr.choose_seconds = naming_memory("choosing algorithms", [&] { return net.choose(policies[pi]); });
-        if (policies[pi].kind == Policy::Kind::find_context) {
-          pr.context = find_in_context(net, policies[pi], batches, cfg.sgd, cfg.context, say);
-          pr.has_context = true;
-          pr.choose_seconds += pr.context.seconds;
-        }
-      } catch (const DeviceFault&) {
-        throw;  // the device can run nothing more: no later policy could either (one line, not one per policy)
-      } catch (const Error& e) {
-        pr.skipped = e.what();
-        say("policy " + pr.policy + ": skipped (" + pr.skipped + ")");
-      }
-    }
-    if (comm) {
-      std::string msg = root ? (pr.skipped.empty() ? encode_choices(net) : "\x01" + pr.skipped) : std::string();
-      comm->barrier();  // the others sleep while rank 0 chooses
-      comm->broadcast(msg);
-      comm->broadcast(pr.choose_seconds);
-      if (!root) {
-        if (!msg.empty() && msg[0] == '\x01')
-          pr.skipped = msg.substr(1);
-        else
-          apply_choices(net, msg);
-      }
-    }
-    if (!pr.skipped.empty()) {
-      rep.policies.push_back(std::move(pr));
-      continue;
-    }
-    pr.ran = true;
-    pr.workspace_bytes = net.workspace_bytes();
-    pr.memory_bytes = net.memory().device_bytes();
-    net.init(cfg.seed);
-    if (comm) {
-      // Same initial weights on every rank (the same seed draws them; checked, not assumed).
-      const std::vector<double> all = comm->allgather(weights_digest(net));
-      for (int r = 1; r < R; ++r)
-        if (all[size_t(r)] != all[0])
-          fail("policy " + pr.policy + ": rank " + std::to_string(r) + " starts from different weights than rank 0");
-    }
-    runners.push_back({rep.policies.size(), std::move(net), {}, nullptr, {}});
-    if (comm) {
-      Runner& run = runners.back();
-      run.sync = comm->exchange(run.net);
-      run.net.set_gradient_hook(run.sync.get());
-      rep.buckets = run.sync->describe();
-      rep.grad_bytes = double(run.sync->bytes());
-    }
-    rep.policies.push_back(std::move(pr));
   }
+  if (run.ranks) {
+    std::string msg = run.root ? (pr.skipped.empty() ? encode_choices(net) : "\x01" + pr.skipped) : std::string();
+    run.ranks->barrier();  // the others sleep while rank 0 chooses
+    run.ranks->broadcast(msg);
+    run.ranks->broadcast(pr.choose_seconds);
+    if (!run.root) {
+      if (!msg.empty() && msg[0] == '\x01')
+        pr.skipped = msg.substr(1);
+      else
+        apply_choices(net, msg);
+    }
+  }
+  if (!pr.skipped.empty()) {
+    run.rep.policies.push_back(std::move(pr));
+    return;
+  }
+  pr.ran = true;
+  pr.workspace_bytes = net.workspace_bytes();
+  pr.memory_bytes = net.memory().device_bytes();
+  net.init(cfg.seed);
+  if (run.ranks) {
+    // Same initial weights on every rank (the same seed draws them; checked, not assumed).
+    const std::vector<double> all = run.ranks->allgather(weights_digest(net));
+    for (int r = 1; r < run.R; ++r)
+      if (all[size_t(r)] != all[0])
+        fail("policy " + pr.policy + ": rank " + std::to_string(r) + " starts from different weights than rank 0");
+  }
+  run.runners.push_back({run.rep.policies.size(), std::move(net), {}, nullptr, {}});
+  if (run.ranks) {
+    Runner& r = run.runners.back();
+    r.sync = run.ranks->exchange(r.net);
+    r.net.set_gradient_hook(r.sync.get());
+    run.rep.buckets = r.sync->describe();
+    run.rep.grad_bytes = double(r.sync->bytes());
+  }
+  run.rep.policies.push_back(std::move(pr));
+}
 
-  // The rounds: warm-up first, then timed; round r trains batch r in every net.
-  const int P = int(runners.size());
+// One net per policy, each chosen and initialised from the same seed.
+void choose(Run& run) {
+  run.load_before = load_snapshot();
+  run.runners.reserve(run.policies.size());  // an exchange keeps pointers into its runner's net
+  for (size_t pi = 0; pi < run.policies.size(); ++pi) choose_policy(run, pi);
+}
+
+// One iteration of one policy's net in round `it`; a loss that is not finite stops the policy.
+void step(Run& run, Runner& r, int it, bool warm) {
+  PolicyResult& pr = run.rep.policies[r.policy];
+  StepTimes st;
+  const Batch& b = run.batches[size_t(it)];
+  double loss = naming_memory("policy " + pr.policy + ": iteration " + std::to_string(it), [&] {
+    return r.net.train_step(b.images.data(), b.labels.data(), run.cfg.sgd, it, &st);
+  });
+  if (run.ranks) {
+    // The global batch's loss (the mean of equal slices' means) and the slowest rank's step.
+    loss = run.ranks->sum(loss) / run.R;
+    st.total = run.ranks->max(st.total);
+  }
+  (warm ? run.rep.warmup_order : run.rep.order).back().push_back(int(r.policy));
+  pr.losses.push_back(loss);
+  char line[200];
+  std::snprintf(line, sizeof line, "round %d%s: policy %s  loss %.6f  %.1f ms", it, warm ? " (warm-up)" : "",
+                pr.policy.c_str(), loss, st.total * 1e3);
+  run.say(line);
+  if (!std::isfinite(loss)) {
+    // This policy trains no further and is never compared: it did not train the same network.
+    // (Every rank sees the same all-reduced loss, so every rank stops it.)
+    const std::string where = r.net.first_non_finite_output();
+    pr.ran = false;
+    pr.stopped = true;
+    pr.skipped = "the loss is not finite (" + std::string(std::isnan(loss) ? "nan" : "inf") + ") at iteration " +
+                 std::to_string(it) + (warm ? " (warm-up)" : "") + "; " +
+                 (where.empty() ? "every layer's output is finite (the loss itself overflowed)"
+                                : "the first layer whose output is not finite: " + where);
+    r.stopped = true;
+    run.say("policy " + pr.policy + ": stopped (" + pr.skipped + ")");
+    return;
+  }
+  if (warm) return;
+  pr.iter_seconds.push_back(st.total);
+  if (r.sync) {
+    r.syncs.push_back(r.sync->last_step());
+    pr.comm_seconds.push_back(r.syncs.back().comm);
+    pr.comm_exposed_seconds.push_back(st.comm_wait);
+    pr.skew_seconds.push_back(r.syncs.back().skew);
+    pr.comm_after_backward_seconds.push_back(r.syncs.back().after_backward);
+  }
+  r.steps.push_back(std::move(st));
+}
+
+// The rounds: warm-up first, then timed; round r trains batch r in every net, in the round's order.
+void rounds(Run& run) {
+  const int P = int(run.runners.size());
+  const int total = run.cfg.warmup + run.cfg.iters;
   for (int it = 0; P > 0 && it < total; ++it) {
-    const bool warm = it < cfg.warmup;
-    std::vector<int>& executed = (warm ? rep.warmup_order : rep.order).emplace_back();
-    for (int k : round_order(P, warm ? it : it - cfg.warmup)) {
-      Runner& run = runners[size_t(k)];
-      if (run.stopped) continue;
-      PolicyResult& pr = rep.policies[run.policy];
-      StepTimes st;
-      const Batch& b = batches[size_t(it)];
-      double loss = naming_memory("policy " + pr.policy + ": iteration " + std::to_string(it), [&] {
-        return run.net.train_step(b.images.data(), b.labels.data(), cfg.sgd, it, &st);
-      });
-      if (comm) {
-        // The global batch's loss (the mean of equal slices' means) and the slowest rank's step.
-        loss = comm->sum(loss) / R;
-        st.total = comm->max(st.total);
-      }
-      executed.push_back(int(run.policy));
-      pr.losses.push_back(loss);
-      char line[200];
-      std::snprintf(line, sizeof line, "round %d%s: policy %s  loss %.6f  %.1f ms", it, warm ? " (warm-up)" : "",
-                    pr.policy.c_str(), loss, st.total * 1e3);
-      say(line);
-      if (!std::isfinite(loss)) {
-        // This policy trains no further and is never compared: it did not train the same network.
-        // (Every rank sees the same all-reduced loss, so every rank stops it.)
-        const std::string where = run.net.first_non_finite_output();
-        pr.ran = false;
-        pr.stopped = true;
-        pr.skipped = "the loss is not finite (" + std::string(std::isnan(loss) ? "nan" : "inf") + ") at iteration " +
-                     std::to_string(it) + (warm ? " (warm-up)" : "") + "; " +
-                     (where.empty() ? "every layer's output is finite (the loss itself overflowed)"
-                                    : "the first layer whose output is not finite: " + where);
-        run.stopped = true;
-        say("policy " + pr.policy + ": stopped (" + pr.skipped + ")");
-        continue;
-      }
-      if (!warm) {
-        pr.iter_seconds.push_back(st.total);
-        if (run.sync) {
-          run.syncs.push_back(run.sync->last_step());
-          pr.comm_seconds.push_back(run.syncs.back().comm);
-          pr.comm_exposed_seconds.push_back(st.comm_wait);
-          pr.skew_seconds.push_back(run.syncs.back().skew);
-          pr.comm_after_backward_seconds.push_back(run.syncs.back().after_backward);
-        }
-        run.steps.push_back(std::move(st));
-      }
+    const bool warm = it < run.cfg.warmup;
+    (warm ? run.rep.warmup_order : run.rep.order).emplace_back();
+    for (int k : round_order(P, warm ? it : it - run.cfg.warmup)) {
+      Runner& r = run.runners[size_t(k)];
+      if (!r.stopped) step(run, r, it, warm);
     }
   }
-  rep.load = check_load(load_before, load_snapshot());
-  say(load_text(rep.load));
-  for (Runner& run : runners) {
-    if (run.stopped) continue;
-    PolicyResult& pr = rep.policies[run.policy];
-    summarise(pr, run, cfg, rep.limit);
-    run.net.set_gradient_hook(nullptr);  // what follows runs one layer alone
-    pr.first_layer_dx_seconds = run.net.time_first_layer_input_grad();
+}
+
+// Medians and intervals per policy, the speedups, the loss's drift bound and the user's expectations.
+void summarise(Run& run) {
+  const TrainConfig& cfg = run.cfg;
+  TrainReport& rep = run.rep;
+  rep.load = check_load(run.load_before, load_snapshot());
+  run.say(load_text(rep.load));
+  for (Runner& r : run.runners) {
+    if (r.stopped) continue;
+    PolicyResult& pr = rep.policies[r.policy];
+    summarise_policy(pr, r, cfg, rep.limit);
+    r.net.set_gradient_hook(nullptr);  // what follows runs one layer alone
+    pr.first_layer_dx_seconds = r.net.time_first_layer_input_grad();
     char line[200];
     std::snprintf(line, sizeof line, "policy %s: median iteration %.1f ms [%.1f, %.1f] over %d rounds, final loss %.6f",
                   pr.policy.c_str(), pr.iter_median * 1e3, pr.iter_ci.lo * 1e3, pr.iter_ci.hi * 1e3, cfg.iters,
                   pr.losses.back());
-    say(line);
+    run.say(line);
   }
   add_speedups(rep);
-  {
-    // The drift control reuses the baseline's net (single process only: ranks would need it all-reduced).
-    Net* base_net = nullptr;
-    for (Runner& run : runners)
-      if (int(run.policy) == rep.baseline() && !comm) base_net = &run.net;
-    if (!runners.empty()) {
-      say("the loss's expected fp32 drift: the baseline again from weights moved by a few ulps ...");
-      add_drift(rep, base_net, batches, cfg, runners.front().net);
-    }
+  // The drift control reuses the baseline's net (single process only: ranks would need it all-reduced).
+  Net* base_net = nullptr;
+  for (Runner& r : run.runners)
+    if (int(r.policy) == rep.baseline() && !run.ranks) base_net = &r.net;
+  if (!run.runners.empty()) {
+    run.say("the loss's expected fp32 drift: the baseline again from weights moved by a few ulps ...");
+    add_drift(rep, base_net, run.batches, cfg, run.runners.front().net);
   }
   for (const Expectation& e : rep.config.expect) {
     auto seconds = [&](const std::string& name) {
@@ -615,25 +425,27 @@ TrainReport run_training(const TrainConfig& cfg, const std::function<void(const 
     rep.expectations.push_back(check_expectation(e, seconds(e.num), seconds(e.den)));
   }
   rep.peak_rss_kb = peak_rss_kb();
-  rep.wall_seconds = now_seconds() - t_start;
-  if (comm) comm->barrier();
-  return rep;
+  rep.wall_seconds = now_seconds() - run.t_start;
+  if (run.ranks) run.ranks->barrier();
 }
 
-std::string stopped_line(const TrainReport& rep) {
-  int n = 0;
-  const PolicyResult* first = nullptr;
-  for (const PolicyResult& p : rep.policies)
-    if (p.stopped && !n++) first = &p;
-  if (!first) return {};
-  return "policy " + first->policy + " stopped: " + first->skipped +
-         (n > 1 ? " (" + std::to_string(n) + " policies stopped; see the report)" : "");
-}
+}  // namespace
 
-double break_even_iterations(const PolicyResult& find, const PolicyResult& other) {
-  const double saved = other.iter_median - find.iter_median;
-  if (saved <= 0) return -1;
-  return std::max(0.0, find.choose_seconds - other.choose_seconds) / saved;
+TrainReport run_training(const TrainConfig& cfg, const std::function<void(const std::string&)>& log,
+                         RankGroup* group) {
+  Run run(cfg);
+  // Data-parallel when a group of 2+ ranks is given; a 1-rank one only sets the threads.
+  run.ranks = group && group->size() > 1 ? group : nullptr;
+  run.R = run.ranks ? run.ranks->size() : 1;
+  run.me = run.ranks ? run.ranks->rank() : 0;
+  run.root = run.me == 0;
+  run.log = log;
+  run.t_start = now_seconds();
+  prepare(run, group);
+  choose(run);
+  rounds(run);
+  summarise(run);
+  return std::move(run.rep);
 }
 
 }  // namespace convlab::train

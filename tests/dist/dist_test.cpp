@@ -164,6 +164,26 @@ TEST(GradSync, EveryGradientBecomesTheSumOverRanks) {
       for (int64_t i = 0; i < p->grad.size(); i += 13) ASSERT_EQ(p->grad.data()[i], float((i % 5) + 1) * 3.f) << p->name;
     EXPECT_EQ(sync.last().buckets.size(), sync.buckets().size());
     EXPECT_GE(sync.last().comm(), 0);
+    // What the trainer reads (train/rank_group.hpp): each bucket's time shared among its layers
+    // by bytes, so the layers' shares add up to the step's all-reduce and its exposed part;
+    // a layer without parameters has no share.
+    const ExchangeStep st = sync.last_step();
+    ASSERT_EQ(st.layer_comm.size(), net.layers().size());
+    ASSERT_EQ(st.layer_exposed.size(), net.layers().size());
+    double comm = 0, exposed = 0, after = 0;
+    for (size_t l = 0; l < net.layers().size(); ++l) {
+      comm += st.layer_comm[l];
+      exposed += st.layer_exposed[l];
+      if (net.layers()[l]->params().empty()) {
+        EXPECT_EQ(st.layer_comm[l], 0) << net.layers()[l]->name();
+      }
+    }
+    for (size_t b = 0; b < sync.last().buckets.size(); ++b) after += sync.last().exposed(b);
+    EXPECT_EQ(st.comm, sync.last().comm());
+    EXPECT_EQ(st.skew, sync.last().skew);
+    EXPECT_EQ(st.after_backward, after);
+    EXPECT_NEAR(comm, st.comm, 1e-9 + 1e-9 * st.comm);
+    EXPECT_NEAR(exposed, st.after_backward, 1e-9 + 1e-9 * st.after_backward);
   }
 }
 

@@ -1,9 +1,9 @@
 // AVX2+FMA direct-convolution micro-kernels: V = 8 (one ymm per channel
 // block), conv up to 12 (pixels x k-blocks) of 8 channels in registers (12 of the 16 ymm),
-// wgrad up to 12 taps. Bodies: direct_ukernel_impl.hpp.
+// wgrad up to 12 taps. Bodies: direct_ukernel_impl.inc.
 #include <immintrin.h>
 
-#include "kernels/cpu/direct/direct_ukernel_impl.hpp"
+#include "kernels/cpu/direct/direct_ukernel_impl.inc"
 
 namespace convlab::direct {
 namespace {

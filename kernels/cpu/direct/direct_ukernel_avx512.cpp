@@ -1,9 +1,9 @@
 // AVX-512 direct-convolution micro-kernels: V = 16 (one zmm per channel block),
 // conv up to 28 (pixels x k-blocks) of 16 channels in registers (of 32 zmm), wgrad up
-// to 28 taps x 16 output channels. Bodies: direct_ukernel_impl.hpp.
+// to 28 taps x 16 output channels. Bodies: direct_ukernel_impl.inc.
 #include <immintrin.h>
 
-#include "kernels/cpu/direct/direct_ukernel_impl.hpp"
+#include "kernels/cpu/direct/direct_ukernel_impl.inc"
 
 namespace convlab::direct {
 namespace {

@@ -1,6 +1,6 @@
 // The per-ISA halves of kernels/cpu/layers (internal): the inner loops the
 // drivers (eltwise.cpp, lrn.cpp, pool.cpp, softmax_sgd.cpp) call on one thread's
-// share. Written once in *_impl.hpp as plain C++ the compiler vectorises, and
+// share. Written once in *_impl.inc as plain C++ the compiler vectorises, and
 // compiled three times: layers_avx512.cpp, layers_avx2.cpp (their ISA flags,
 // cmake/convlab.cmake) and layers_portable.cpp (baseline x86-64), all without
 // FP contraction and with -fno-math-errno (kernels/CMakeLists.txt), so the

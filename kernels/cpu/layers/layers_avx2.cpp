@@ -1,12 +1,12 @@
-// kernels/cpu/layers' bodies (*_impl.hpp) compiled for AVX2 + FMA (FMA unused:
+// kernels/cpu/layers' bodies (*_impl.inc) compiled for AVX2 + FMA (FMA unused:
 // no contraction, see kernels/CMakeLists.txt). AVX2 has no 64-bit multiply, so
 // the dropout masks get one here: mullo64 from three 32x32->64 multiplies,
 // 16 masks per call (4 x 4 lanes), the same bits as rng::dropout_mask.
 #include <immintrin.h>
 
-#include "kernels/cpu/layers/eltwise_impl.hpp"
-#include "kernels/cpu/layers/lrn_impl.hpp"
-#include "kernels/cpu/layers/pool_softmax_impl.hpp"
+#include "kernels/cpu/layers/eltwise_impl.inc"
+#include "kernels/cpu/layers/lrn_impl.inc"
+#include "kernels/cpu/layers/pool_softmax_impl.inc"
 
 namespace convlab::cpu {
 namespace {

@@ -1,4 +1,4 @@
-// kernels/cpu/layers' bodies (*_impl.hpp) compiled for AVX-512 (F/VL/BW/DQ),
+// kernels/cpu/layers' bodies (*_impl.inc) compiled for AVX-512 (F/VL/BW/DQ),
 // and the dropout masks written out (GCC leaves the plain loop scalar): 16 per
 // call, two zmm of 8 64-bit lanes (vpmullq), the same bits as rng::dropout_mask.
 #include <immintrin.h>
@@ -7,9 +7,9 @@
 // merge source, which -Wmaybe-uninitialized reports (as sgemm_pack_avx512.cpp).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-#include "kernels/cpu/layers/eltwise_impl.hpp"
-#include "kernels/cpu/layers/lrn_impl.hpp"
-#include "kernels/cpu/layers/pool_softmax_impl.hpp"
+#include "kernels/cpu/layers/eltwise_impl.inc"
+#include "kernels/cpu/layers/lrn_impl.inc"
+#include "kernels/cpu/layers/pool_softmax_impl.inc"
 
 namespace convlab::cpu {
 namespace {

@@ -1,9 +1,9 @@
-// kernels/cpu/layers' bodies (*_impl.hpp) for baseline x86-64 (SSE2) or any
+// kernels/cpu/layers' bodies (*_impl.inc) for baseline x86-64 (SSE2) or any
 // CPU, and the run-time choice among the three ISA tables.
 #include "core/device.hpp"
-#include "kernels/cpu/layers/eltwise_impl.hpp"
-#include "kernels/cpu/layers/lrn_impl.hpp"
-#include "kernels/cpu/layers/pool_softmax_impl.hpp"
+#include "kernels/cpu/layers/eltwise_impl.inc"
+#include "kernels/cpu/layers/lrn_impl.inc"
+#include "kernels/cpu/layers/pool_softmax_impl.inc"
 
 namespace convlab::cpu {
 

@@ -1,5 +1,5 @@
 // Driver of LRN (kernels/cpu/layers/layers.hpp): the (sample, block of
-// kLrnBlock pixels) tasks, each walking all channels of its block (lrn_impl.hpp),
+// kLrnBlock pixels) tasks, each walking all channels of its block (lrn_impl.inc),
 // split statically over threads: a thread's tasks are consecutive, so it
 // streams each channel's rows forward. Every output is computed by exactly one
 // task, the same way for any thread count.

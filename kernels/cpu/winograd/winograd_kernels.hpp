@@ -7,7 +7,7 @@
 // Every transform works on 16 tiles at once (one SIMD lane per tile: one zmm on
 // AVX-512, two ymm on AVX2, four xmm portable) for one channel, and writes its
 // alpha^2 transformed elements through a PackLayout: the packed A / B panels of
-// the micro-kernel they feed, whose MR x NR tile (GemmTile, winograd_math.hpp)
+// the micro-kernel they feed, whose MR x NR tile (GemmTile, blocking.hpp)
 // is a run-time value. Out-of-image taps, tiles past the last one and channels
 // past the last one read as zeros ("padding inside the transform"), so edges
 // are exact.
@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/gemm/gemm_isa.hpp"
-#include "kernels/cpu/winograd/winograd_math.hpp"
+#include "kernels/cpu/winograd/blocking.hpp"
 
 namespace convlab::winograd {
 

@@ -1,8 +1,8 @@
 // Portable (baseline x86-64 / any CPU) Winograd kernels: the transforms of
-// transforms_impl.hpp, packing for sgemm_ukernel_4x16_portable (kernels/cpu/gemm),
+// transforms_impl.inc, packing for sgemm_ukernel_4x16_portable (kernels/cpu/gemm),
 // plus run-time selection of the widest kernel table this CPU runs.
 #include "core/device.hpp"
-#include "kernels/cpu/winograd/transforms_impl.hpp"
+#include "kernels/cpu/winograd/transforms_impl.inc"
 
 namespace convlab::winograd {
 

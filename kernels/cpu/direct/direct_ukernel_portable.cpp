@@ -1,9 +1,9 @@
 // Portable direct-convolution micro-kernels (baseline x86-64 or any CPU):
 // V = 8 lanes held in a plain struct the compiler may map to SSE registers;
 // conv up to 8 pixels, wgrad up to 8 taps. Also the run-time ISA choice.
-// Bodies: direct_ukernel_impl.hpp.
+// Bodies: direct_ukernel_impl.inc.
 #include "core/device.hpp"
-#include "kernels/cpu/direct/direct_ukernel_impl.hpp"
+#include "kernels/cpu/direct/direct_ukernel_impl.inc"
 
 namespace convlab::direct {
 namespace {
