@@ -29,6 +29,7 @@
 //               "find_choice", "find_time_ms", "same_as_find", "ratio_to_find",
 //               "get_choice", "get_time_ms", "ratio_to_get"} ]}
 #pragma once
+#include <cmath>
 #include <string>
 
 #include "autotune/compare.hpp"
@@ -46,6 +47,15 @@ std::string comparison_json(const Comparison& c);
 // hold (a probe's `stored`, a vendor pick's unknown_id, convlab's picks beside
 // a missing vendor choice) stays at its default.
 Comparison comparison_from_json(const json::Value& v);
+
+// vendor_json's object (autotune/vendor.hpp, in layers.json and tune's document)
+// read back: the vendor's choice and convlab's picks it was compared with.
+struct VendorPicks {
+  VendorChoice choice;
+  std::string find_algo, get_algo;
+  double find_time = NAN, get_time = NAN;
+};
+VendorPicks vendor_picks_from_json(const json::Value& v);
 
 std::string comparison_csv(const Comparison& c);
 // rows = (layer, direction), columns = algorithms, cells = median ms, fastest

@@ -113,7 +113,6 @@ ComparisonRow row_from_json(const Value& r) {
   return o;
 }
 
-// vendor_json's keys (autotune/vendor.hpp) after the row's own.
 VendorRow vendor_from_json(const Value& v) {
   VendorRow o;
   o.layer = json::text_or(v, "layer");
@@ -121,9 +120,22 @@ VendorRow vendor_from_json(const Value& v) {
   o.dir = json::text_or(v, "direction");
   o.threads = int(num(v, "threads", 0));
   o.status = json::text_or(v, "status");
+  if (json::text_or(v, "source").empty()) return o;  // no choice: nothing else follows
+  VendorPicks k = vendor_picks_from_json(v);
+  o.choice = std::move(k.choice);
+  o.find_algo = std::move(k.find_algo);
+  o.get_algo = std::move(k.get_algo);
+  o.find_time = k.find_time;
+  o.get_time = k.get_time;
+  return o;
+}
+
+}  // namespace
+
+VendorPicks vendor_picks_from_json(const json::Value& v) {
+  VendorPicks o;
   VendorChoice& c = o.choice;
   c.source = json::text_or(v, "source");
-  if (c.source.empty()) return o;
   c.algo = json::text_or(v, "algorithm");
   c.family = json::text_or(v, "family");
   c.implementation = json::text_or(v, "implementation");
@@ -153,8 +165,6 @@ VendorRow vendor_from_json(const Value& v) {
         }
   return o;
 }
-
-}  // namespace
 
 Comparison comparison_from_json(const Value& v) {
   Comparison c;
