@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "algorithms/cost.hpp"
 #include "core/device.hpp"
 #include "core/problem.hpp"
 #include "kernels/conv_shape.hpp"
@@ -92,6 +93,54 @@ class Algorithm {
   // NamedAlgorithm records it. The autotune cache keys each measurement on
   // that file's code unit (autotune/code_version.hpp).
   virtual std::string_view source_file() const { return {}; }
+
+  // ---- what the tuner may know of it (autotune/get.hpp, algorithms/cost.hpp) ----
+  // Its cost, stated next to its plan: the phases of its plan on p for the
+  // probed model, the FLOPs and efficiencies for the nominal one. Precondition:
+  // supports(p, dir). Default: no statement ("unpriced" says so), and get lists
+  // the algorithm with that reason and never picks it.
+  virtual CostPhases cost_phases(const ConvProblem& p, Direction dir) const;
+  virtual NominalCost nominal_cost(const ConvProblem& p, Direction dir) const;
+  // The algorithm whose statement and probed rate stand for this one on p: an
+  // algorithm that hands the problem to another's plan (a vendor library's own
+  // pick among its implementations) names it. Default: itself.
+  virtual const Algorithm& priced_as(const ConvProblem& p, Direction dir) const {
+    (void)p;
+    (void)dir;
+    return *this;
+  }
+  // The machine probe times it on its 1x1 problem too (its plan differs for
+  // 1x1 filters; Winograd's and the FFT's do not). Default: yes.
+  virtual bool probe_1x1() const { return true; }
+  // The oracle (fp64 reference): what the others are checked against, never a
+  // candidate of find, get or a policy.
+  virtual bool is_oracle() const { return false; }
+  // It picks among a vendor library's implementations itself (oneDNN's
+  // "any"): its own rate is that of what it picks, so the probe leaves it out.
+  virtual bool picks_own_implementation() const { return false; }
+  // What it runs on p, in words, for threads threads (0: all hardware
+  // threads): a vendor library's implementation ("jit:avx2",
+  // "jit_wino_4x3:avx512_core") or its plan's shape (the FFT's tiling); "" when
+  // there is nothing to say. May throw Error.
+  virtual std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const {
+    (void)p;
+    (void)dir;
+    (void)threads;
+    return {};
+  }
+  // A vendor library's own convolution (oneDNN's, cuDNN's): the peer the
+  // hand-written algorithms are compared with (bench_conv --family keeps it).
+  virtual bool vendor_peer() const { return false; }
+  // Seconds its library's worker threads keep spinning after a call (OpenBLAS's
+  // busy-wait before they sleep): a benchmark waits that long, untimed, before
+  // the next case so they do not steal its cores.
+  virtual double spin_after_run_s() const { return 0; }
+  // The family an implementation() answer amounts to ("winograd" for oneDNN's
+  // jit_wino_4x3). Default: the algorithm's own family.
+  virtual std::string implementation_family(std::string_view impl) const {
+    (void)impl;
+    return std::string(family());
+  }
 };
 
 // An Algorithm whose name, device, family and description are data given at

@@ -303,7 +303,7 @@ std::vector<const Algorithm*> uncovered(const CacheEntry& e, const std::vector<c
   for (const AlgoPerf& r : e.results) by_name[r.algo] = &r;
   std::vector<const Algorithm*> out;
   for (const Algorithm* a : candidates) {
-    if (a->family() == "reference") continue;
+    if (a->is_oracle()) continue;
     auto it = by_name.find(std::string(a->name()));
     if (it == by_name.end()) out.push_back(a);  // registered since the entry was tuned
     else if (!stale_reason(*it->second, *a).empty()) out.push_back(a);  // its code or libraries changed

@@ -18,7 +18,7 @@ namespace convlab {
 std::vector<const Algorithm*> find_candidates(DeviceKind device, bool tf32) {
   std::vector<const Algorithm*> out;
   for (const Algorithm* a : registry())
-    if (a->device() == device && a->family() != "reference" && (tf32 || a->math() == "fp32")) out.push_back(a);
+    if (a->device() == device && !a->is_oracle() && (tf32 || a->math() == "fp32")) out.push_back(a);
   return out;
 }
 
@@ -126,7 +126,7 @@ MemoryNeed find_memory(const ConvProblem& p, Direction dir, const ExecContext& c
   MemoryNeed most = held;
   for (const Algorithm* a : candidates) {
     AlgoPerf r;
-    if (a->family() == "reference" || a->device() != ctx.device ||
+    if (a->is_oracle() || a->device() != ctx.device ||
         !screen_candidate(*a, p, dir, opt.workspace_limit, r))
       continue;
     MemoryNeed checking = held, timing = held;
@@ -164,7 +164,7 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
   const MachineModel model = MachineModel::for_context(ctx);
   for (const Algorithm* a : candidates) {
     double pred = std::numeric_limits<double>::infinity();
-    if (a->device() == ctx.device && a->family() != "reference" && a->unavailable_reason().empty() &&
+    if (a->device() == ctx.device && !a->is_oracle() && a->unavailable_reason().empty() &&
         a->supports(p, dir))
       pred = model_cost(*a, p, dir, model).seconds;
     order.emplace_back(pred, a);
@@ -172,7 +172,7 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
   for (const auto& [pred, a] : order) {
-    if (a->family() == "reference" || a->device() != ctx.device) continue;
+    if (a->is_oracle() || a->device() != ctx.device) continue;
     if (opt.on_candidate) opt.on_candidate(index, int(candidates.size()), *a);
     ++index;
     AlgoPerf r;
@@ -191,7 +191,7 @@ std::vector<AlgoPerf> find(const ConvProblem& p, Direction dir, const ExecContex
         // Not this candidate's verdict alone: nothing can run on the device any more.
         // Stop here with one line rather than mark every remaining candidate failed.
         int left = 0;
-        for (const auto& [pr, b] : order) left += b->family() != "reference" && b->device() == ctx.device;
+        for (const auto& [pr, b] : order) left += !b->is_oracle() && b->device() == ctx.device;
         left -= index;
         throw DeviceFault("device fault while find ran " + std::string(a->name()) + " on " + p.key() + " " +
                           std::string(to_string(dir)) + ": " + e.what() + "; find stopped (" + std::to_string(left) +

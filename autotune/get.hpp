@@ -1,34 +1,25 @@
 // get: the heuristic (nothing runs), NNPACK's readable `auto` in spirit.
 //
-// With a machine probe (autotune/probe.hpp: measured once per device and
-// build, stored in the cache file) every CPU algorithm's time is built from
-// its own plan and the probed kernel rates, then scaled to its measured time
-// on the probe problem of the same filter class (3x3 or 1x1):
+// The model knows no algorithm: each states its own cost next to its plan
+// (Algorithm::cost_phases / nominal_cost, algorithms/cost.hpp) and get
+// multiplies the rates it has by it.
 //
-//     t = s(algo, dir, class) * sum over phases of work / probed rate
+// With a machine probe (autotune/probe.hpp: measured once per device and
+// build, stored in the cache file) a CPU algorithm's time is the sum of its
+// phases, each its work over the probed rate of its kind of kernel (the sgemm
+// micro-kernel, the FMA peak, the complex GEMM, im2col / col2im, the Winograd
+// and FFT transforms, copies in cache or memory), then scaled to its measured
+// time on the probe problem of the same filter class (3x3 or 1x1):
+//
+//     t = s(algo, dir, class) * sum over phases of count * work / probed rate
 //     s = measured time on the probe problem / the same sum for the probe problem
 //
-//   cpu.im2col_gemm, cpu.im2col_openblas   (plan_im2col_gemm: chunks, groups, the 1x1 path)
-//       GEMM  2 ceil(m/MR)MR ceil(n/NR)NR k / ukernel rate   (MR x NR: the hand micro-kernel's tile)
-//       packing  8 (m k + k n) bytes per call / copy rate
-//       im2col (fwd, bwd-filter) / col2im (bwd-data)  C/g R S x N P Q floats / their rates
-//       the dst scatter / diff_dst gather when a chunk holds several images: 8 K/g N P Q bytes / copy
-//   cpu.direct, cpu.onednn_direct
-//       FMA   F x lane waste / FMA peak; the lanes are the channels produced (K/g for fwd and
-//             bwd-filter, C/g for bwd-data: AlexNet conv1's C = 3 fills 3 of 16), except
-//             cpu.direct's bwd-data with 2 C/g < lanes, which vectorises over pixels
-//       layouts  the blocked / padded copies and the unblocking, bytes / copy rate
-//   cpu.winograd_f{2,4,6}x3, cpu.onednn_winograd (as F(4x4))
-//       transforms  tiles x channels / the probed input, output and diff_dst transform rates
-//       GEMM  2 a^2 ceil(K'/MR)MR C' ceil(T/NR)NR / ukernel rate  (a = m + 2, T = tiles)
-//   cpu.fft, cpu.fft_tiled, cpu.fft_fftw   (FftConvolution::geometry: the algorithm's own L or tile)
-//       transforms  16-lane Lh x Lw r2c / c2r, t(n) = alpha n log2 n + beta n fitted to the
-//             16x16 and 32x32 probes (FFTW: scaled by its 32x32 probe), halved in proportion
-//             to the rows the hand FFT prunes; the frame fills and scatters / copy rate
-//       complex GEMM  8 freqs x M x 16 ceil(N'/16) x L / cgemm rate; its packing / copy rate
-//   cpu.onednn_auto   the model of the implementation oneDNN picks for the problem
-//                     (winograd -> cpu.onednn_winograd's, else cpu.onednn_direct's)
-//   other algorithms  by family, the same structures with no probe scale
+// The sums are printed as compute (FMA, GEMMs), transforms (im2col, Winograd,
+// FFT) and copies. An algorithm that hands the problem to another's plan
+// (Algorithm::priced_as: oneDNN's algorithms name the one whose plan is the
+// implementation oneDNN picks) is priced, and scaled, as that one. An
+// algorithm the probe did not time is scaled by the geometric mean of the
+// measured ones' scales; one that is not registered is not scaled.
 //
 // Without a probe (a GPU, or get before any probe ran) the nominal model:
 //
@@ -36,22 +27,16 @@
 //                             + transform_flops / (peak * eff_transform)
 //                             + traffic_bytes / bandwidth )
 //
-// with, per family (F = the direct convolution's flops, B = the three tensors
-// once, W = the algorithm's own workspace_bytes()):
+// with main_flops, transform_flops and the eff fractions the algorithm's
+// statement (algorithms/cost.hpp: per family, e.g. Winograd's batched GEMMs and
+// transforms), traffic = the three tensors once + twice the workspace, and
+// eff_main x min(1, channels / SIMD lanes) for a kernel that vectorises over
+// the channels it produces; peak and bandwidth are nominal for the device
+// (MachineModel).
 //
-//   gemm, implicit_gemm, direct, unknown   main = F;  traffic = B + 2 W  (workspace written, then read)
-//                          direct only: eff_main x min(1, channels produced / SIMD lanes)
-//                          (K for fwd / bwd-filter, C/g for bwd-data: AlexNet conv1's C = 3)
-//   winograd F(m x r)      tiles T = N * ceil(P/m) * ceil(Q/m), a = m + r - 1
-//                          main = 2 a^2 T C K / g   (the a^2 batched GEMMs)
-//                          transforms = T C * 4 a^3  +  T K * 2 (a^2 m + a m^2)  +  K C/g * 2 (a r^2 + a^2 r)
-//   fft (whole image)      L = pow2(H + 2 pad) x pow2(W + 2 pad), bins = Lh (Lw/2 + 1)
-//                          main = 8 bins N K C/g (complex multiply-adds)
-//                          transforms = (N C + K C/g + N K) * 2.5 Lh Lw log2(Lh Lw)
-//   fft tiled (t x t, name has "fft<t>" / "tile<t>")  the same per tile, tiles of t - R + 1 outputs
-//
-// eff_* are fixed fractions of peak per family (kFamily in get.cpp); peak and
-// bandwidth are nominal for the device (MachineModel).
+// An algorithm that states no cost (the Algorithm defaults) is not priced: get
+// lists it as unsupported with "the cost model cannot price it: <reason>" and
+// never picks it; find measures it as any other.
 //
 // Either way the model only has to rank; factor() on top, which Calibration
 // fits from find results (the geometric mean of measured / predicted per
@@ -84,6 +69,7 @@ struct CostEstimate {
   double main_flops = 0, transform_flops = 0, traffic_bytes = 0;
   double seconds = 0;   // uncalibrated prediction
   std::string formula;  // one line: how the numbers were obtained
+  std::string unpriced; // non-empty: the algorithm states no cost (the reason); seconds then 0
 };
 CostEstimate model_cost(const Algorithm& a, const ConvProblem& p, Direction dir, const MachineModel& m);
 // The same with the workspace given (calibration passes the one find measured

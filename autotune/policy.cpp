@@ -111,7 +111,7 @@ Policy Policy::parse(std::string_view full) {
     p.kind = Kind::fixed;
     p.fixed_algo = std::string(text.substr(6));
     const Algorithm& a = get_algorithm(p.fixed_algo);  // throws for unknown names
-    if (a.family() == "reference")
+    if (a.is_oracle())
       fail("policy 'fixed:" + printable(p.fixed_algo) + "': the reference is not a policy choice");
     return p;
   }
@@ -201,7 +201,7 @@ namespace {
 
 bool usable(const Algorithm& a, const ConvProblem& p, Direction dir, const ExecContext& ctx, size_t ws_limit,
             bool need_deterministic, bool allow_tf32) {
-  return a.device() == ctx.device && a.family() != "reference" && a.unavailable_reason().empty() &&
+  return a.device() == ctx.device && !a.is_oracle() && a.unavailable_reason().empty() &&
          (allow_tf32 || a.math() == "fp32") && (!need_deterministic || a.deterministic()) && a.supports(p, dir).ok &&
          a.workspace_bytes(p, dir) <= ws_limit;
 }

@@ -315,10 +315,10 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
     for (Direction dir : kAllDirections) {
       tensors.push_back(std::make_unique<ConvData>(ConvData::random(*p, 17)));
       for (const Algorithm* a : registry()) {
-        if (a->device() != DeviceKind::cpu || a->family() == "reference" || a->name() == "cpu.onednn_auto" ||
+        if (a->device() != DeviceKind::cpu || a->is_oracle() || a->picks_own_implementation() ||
             !a->unavailable_reason().empty())
           continue;
-        if (probe_class(*p) == "1x1" && (a->family() == "fft" || a->family() == "winograd")) continue;
+        if (probe_class(*p) == "1x1" && !a->probe_1x1()) continue;
         if (!a->supports(*p, dir) || now_seconds() > hard) continue;
         try {
           Item it{probe_algo_key(a->name(), dir, probe_class(*p)), a, p, dir, tensors.back().get(),

@@ -30,16 +30,17 @@
 //   on one thread, its rate counted `threads` times and related by the model to one
 //   thread's kernel rates: see probe.cpp for why)
 //     <algorithm>|<dir>|3x3   effective GFLOP/s (direct-convolution flops / time) of every
-//     <algorithm>|<dir>|1x1   registered CPU algorithm but the reference and
-//                           cpu.onednn_auto on the probe problems below, every direction
-//                           it supports; on the 1x1 one only those whose plan changes for
-//                           1x1 filters (not the FFT and Winograd families: their 1x1
-//                           predictions are scaled by the 3x3 rate)
+//     <algorithm>|<dir>|1x1   registered CPU algorithm but the oracle and the one that lets
+//                           a vendor library pick (Algorithm::is_oracle,
+//                           picks_own_implementation) on the probe problems below, every
+//                           direction it supports; on the 1x1 one only those whose plan
+//                           changes for 1x1 filters (Algorithm::probe_1x1; not the FFT's and
+//                           Winograd's: their 1x1 predictions are scaled by the 3x3 rate)
 //
 // The probe problems are synthetic, not any network's layer:
 //   3x3: mb2ic96ih20oc128oh20kh3ph1        1x1: mb2ic256ih20oc256oh20kh1
-// The model builds each algorithm's time from the kernel rates (its plan:
-// GEMM shapes, tiles, transforms, copies), then scales it so that it equals
+// The model builds each algorithm's time from the kernel rates and the phases
+// the algorithm states (its plan: GEMM shapes, tiles, transforms, copies), then scales it so that it equals
 // the algorithm's measured time on the probe problem of the same filter class
 // (autotune/get.hpp). No table is keyed by CPU model or by layer.
 #pragma once

@@ -8,24 +8,11 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
-#ifdef CONVLAB_HAS_ONEDNN
-#include "algorithms/cpu/onednn.hpp"
-#endif
 #if CONVLAB_HAS_CUDA
 #include "algorithms/cudnn/cudnn_conv.hpp"
 #endif
 
 namespace convlab {
-
-std::string onednn_family(std::string_view impl) {
-  auto has = [&](std::string_view s) { return impl.find(s) != std::string_view::npos; };
-  if (has("wino")) return "winograd";
-  if (has("brg")) return "direct";
-  if (has("gemm")) return "gemm";
-  if (impl.rfind("ref", 0) == 0) return "reference";
-  if (has("jit")) return "direct";
-  return "unknown";
-}
 
 double measured_time(const std::vector<AlgoPerf>& found, std::string_view algo) {
   for (const AlgoPerf& r : found)
@@ -77,10 +64,12 @@ VendorReport vendor_choices([[maybe_unused]] const ConvProblem& p, [[maybe_unuse
   VendorReport rep;
   if (ctx.device == DeviceKind::cpu) {
 #ifdef CONVLAB_HAS_ONEDNN
-    const Algorithm* a = find_algorithm("cpu.onednn_auto");
-    const auto* onednn = dynamic_cast<const CpuOnednn*>(a);
+    // The registered CPU algorithm that lets oneDNN pick its implementation (cpu.onednn_auto).
+    const Algorithm* onednn = nullptr;
+    for (const Algorithm* a : registry())
+      if (!onednn && a->device() == DeviceKind::cpu && a->picks_own_implementation()) onednn = a;
     if (!onednn) {
-      rep.status = "cpu.onednn_auto is not registered";
+      rep.status = "no CPU algorithm that lets oneDNN pick is registered";
       return rep;
     }
     if (const Support s = onednn->supports(p, dir); !s) {
@@ -96,7 +85,7 @@ VendorReport vendor_choices([[maybe_unused]] const ConvProblem& p, [[maybe_unuse
       rep.status = std::string("onednn_auto: ") + e.what();
       return rep;
     }
-    v.family = onednn_family(v.implementation);
+    v.family = onednn->implementation_family(v.implementation);
     v.vendor_status = "ok";
     v.math = std::string(onednn->math());
     v.workspace = onednn->workspace_bytes(p, dir);

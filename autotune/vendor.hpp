@@ -11,16 +11,8 @@
 //                        cpu.onednn_auto's implementation string (oneDNN's
 //                        impl_info_str) and the family it amounts to.
 //
-// The oneDNN implementation -> family mapping (onednn_family(); oneDNN 2.x
-// names, first match wins):
-//   contains "wino"        -> "winograd"  (jit_wino_4x3:avx512_core, ...)
-//   contains "brg"         -> "direct"    (brg:avx512_core, brgconv_1x1:...: brgemm-based
-//                                          convolution over blocked layouts, no im2col
-//                                          matrix -- direct-like)
-//   contains "gemm"        -> "gemm"      (gemm:jit, x64:gemm:jit, gemm:blas: im2col + sgemm)
-//   starts "ref"           -> "reference" (oneDNN's reference loops)
-//   contains "jit"         -> "direct"    (jit:avx512_core, jit_1x1:..., jit_dw:...: JIT direct)
-//   anything else          -> "unknown"
+// The family of oneDNN's pick is the algorithm's word for it
+// (Algorithm::implementation_family; oneDNN's mapping: algorithms/cpu/onednn.hpp).
 //
 // Nothing is invented: without oneDNN in the build, without a CUDA device, or
 // when the vendor rejects the problem, `status` says so and `choices` is empty
@@ -41,7 +33,7 @@ namespace convlab {
 struct VendorChoice {
   std::string source;          // "cudnnFind", "cudnnGet_v7" or "onednn_auto"
   std::string algo;            // the convlab algorithm it corresponds to (cudnn.*, cpu.onednn_auto)
-  std::string family;          // oneDNN: onednn_family(implementation); cuDNN: the registered entry's family
+  std::string family;          // oneDNN: the algorithm's implementation_family(); cuDNN: the registered entry's family
   std::string implementation;  // oneDNN's impl_info_str; "" for cuDNN
   std::string vendor_status;   // cuDNN's status string for the entry; "ok" for oneDNN
   std::string math;            // cuDNN's math type for the entry ("fma", "tensor_op", ...); "fp32" for oneDNN
@@ -71,9 +63,6 @@ struct VendorOptions {
 // empty when find did not run.
 VendorReport vendor_choices(const ConvProblem& p, Direction dir, const ExecContext& ctx,
                             const std::vector<AlgoPerf>& found, const VendorOptions& opt = {});
-
-// The mapping documented above.
-std::string onednn_family(std::string_view implementation);
 
 // find's measured time for `algo` (status ok), NaN when it has none.
 double measured_time(const std::vector<AlgoPerf>& found, std::string_view algo);

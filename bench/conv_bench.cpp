@@ -48,7 +48,6 @@
 #include <thread>
 #include <vector>
 
-#include "algorithms/cpu/fft.hpp"
 #include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
 #include "core/device.hpp"
@@ -56,10 +55,6 @@
 #include "core/layers.hpp"
 #include "core/peak.hpp"
 #include "core/timing.hpp"
-#include "kernels/cpu/fft/fft.hpp"
-#ifdef CONVLAB_HAS_ONEDNN
-#include "algorithms/cpu/onednn.hpp"
-#endif
 
 namespace {
 
@@ -125,29 +120,11 @@ Options parse_own_flags(int& argc, char** argv) {
   return o;
 }
 
-// The vendors' own convolutions, which --family keeps beside the family.
-bool vendor_peer(const Algorithm& a) {
-  return a.name().substr(0, 11) == "cpu.onednn_" || a.name().substr(0, 6) == "cudnn.";
-}
-
 bool selected(const Options& o, const Algorithm& a) {
-  if (a.name() == "cpu.reference") return false;
+  if (a.is_oracle()) return false;
   if (!(a.device() == DeviceKind::cpu ? o.cpu : o.cuda)) return false;
-  return o.family.empty() || a.family() == o.family || vendor_peer(a);
-}
-
-// What the entry runs, where its class can say: oneDNN's implementation, the FFT tiling.
-std::string plan_label(const Algorithm& a, const ConvProblem& p, Direction dir, int threads) {
-#ifdef CONVLAB_HAS_ONEDNN
-  if (const auto* o = dynamic_cast<const CpuOnednn*>(&a)) return o->implementation(p, dir, threads);
-#endif
-  if (const auto* f = dynamic_cast<const FftConvolution*>(&a)) {
-    const FftGeometry g = f->geometry(p, dir);
-    return "T=" + std::to_string(g.h.t) + "x" + std::to_string(g.w.t) + " tiles=" + std::to_string(g.h.tiles) + "x" +
-           std::to_string(g.w.tiles) + " " + fft::isa_used();
-  }
-  (void)threads;
-  return {};
+  // The vendors' own convolutions stay beside the family.
+  return o.family.empty() || a.family() == o.family || a.vendor_peer();
 }
 
 void bench_case(benchmark::State& state, const Algorithm* algo, ConvProblem p, Direction dir, const Options* o) {
@@ -183,10 +160,10 @@ void bench_case(benchmark::State& state, const Algorithm* algo, ConvProblem p, D
     state.counters["workspace"] = benchmark::Counter(double(runner.workspace_bytes()), benchmark::Counter::kDefaults,
                                                      benchmark::Counter::kIs1024);
     state.SetItemsProcessed(int64_t(it) * p.n);
-    state.SetLabel(plan_label(*algo, p, dir, o->threads));
-    // OpenBLAS's pthread workers busy-wait ~2^28 cycles after a call before they sleep; without a pause
-    // they would steal the cores from the next benchmark. Not timed.
-    if (algo->name() == "cpu.im2col_openblas") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // What the entry runs, where the algorithm can say: oneDNN's implementation, the FFT tiling.
+    state.SetLabel(algo->implementation(p, dir, o->threads));
+    // Library worker threads that busy-wait after a call would steal the cores from the next benchmark.
+    if (const double s = algo->spin_after_run_s(); s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
   } catch (const DeviceFault& e) {
     // Every later case would fail the same way: stop with one line.
     std::fprintf(stderr, "error: device fault in %s: %s\n", std::string(algo->name()).c_str(), e.what());
@@ -269,7 +246,7 @@ class TableReporter : public benchmark::BenchmarkReporter {
         const Algorithm* a = find_algorithm(c);
         if (!a) continue;
         if (a->family() == family) keep_min(best_family[int(a->device())], it->second);
-        else if (vendor_peer(*a) && a->math() == "fp32") keep_min(best_peer[int(a->device())], it->second);
+        else if (a->vendor_peer() && a->math() == "fp32") keep_min(best_peer[int(a->device())], it->second);
       }
       for (int d = 0; d < 2; ++d) {
         if (family.empty() || !device_seen[d]) continue;

@@ -62,11 +62,20 @@ class FftConvolution : public NamedAlgorithm {
            const ExecContext& ctx) const override;
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
   virtual FftGeometry geometry(const ConvProblem& p, Direction dir) const = 0;
+  // Its geometry's transforms (algorithms/cpu/fft_cost.cpp): 16-lane r2c / c2r, pruned to the
+  // rows that are non-zero or needed (the hand FFT; FFTW transforms whole frames), the frame
+  // copies, the per-frequency complex GEMMs and the spectra's traffic.
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
+  bool probe_1x1() const override { return false; }
+  // "T=16x16 tiles=4x4 avx2": the transform size, the tiles, the FFT kernels' ISA.
+  std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const override;
 
  protected:
-  FftConvolution(std::string name, std::string description, const FftEngine& engine)
-      : NamedAlgorithm(std::move(name), DeviceKind::cpu, "fft", std::move(description)), engine_(engine) {}
+  FftConvolution(std::string name, std::string description, const FftEngine& engine, bool fftw = false)
+      : NamedAlgorithm(std::move(name), DeviceKind::cpu, "fft", std::move(description)), engine_(engine), fftw_(fftw) {}
   const FftEngine& engine_;
+  bool fftw_;  // transforms through FFTW: whole frames, FFTW's probed rate
 };
 
 // Whole-image geometry (one tile, L = smallest smooth >= max(H + pad, P, R)).
@@ -97,7 +106,7 @@ class CpuFftFftw final : public FftConvolution {
   CpuFftFftw()
       : FftConvolution("cpu.fft_fftw",
                        "whole-image FFT convolution with FFTW (fftw3f, FFTW_MEASURE) transforms",
-                       fftw_engine()) {}
+                       fftw_engine(), true) {}
   FftGeometry geometry(const ConvProblem& p, Direction dir) const override { return whole_image_geometry(p, dir); }
 };
 

@@ -51,6 +51,8 @@ class Im2colGemmBase : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
 
  protected:
   // The strategy: row-major SGEMM and the scratch it needs for a call of this
@@ -80,6 +82,8 @@ class CpuIm2colOpenblas final : public Im2colGemmBase {
  public:
   CpuIm2colOpenblas()
       : Im2colGemmBase("cpu.im2col_openblas", "im2col/col2im + OpenBLAS cblas_sgemm (the classic Caffe approach)") {}
+  // OpenBLAS's pthread workers busy-wait ~2^28 cycles after a call before they sleep.
+  double spin_after_run_s() const override { return 0.3; }
 
  protected:
   size_t gemm_workspace_bytes(const Im2colGemmCall&, int) const override { return 0; }  // OpenBLAS owns its buffers

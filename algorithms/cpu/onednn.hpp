@@ -16,6 +16,18 @@
 
 namespace convlab {
 
+// The oneDNN implementation -> family mapping (oneDNN 2.x
+// names, first match wins):
+//   contains "wino"        -> "winograd"  (jit_wino_4x3:avx512_core, ...)
+//   contains "brg"         -> "direct"    (brg:avx512_core, brgconv_1x1:...: brgemm-based
+//                                          convolution over blocked layouts, no im2col
+//                                          matrix -- direct-like)
+//   contains "gemm"        -> "gemm"      (gemm:jit, x64:gemm:jit, gemm:blas: im2col + sgemm)
+//   starts "ref"           -> "reference" (oneDNN's reference loops)
+//   contains "jit"         -> "direct"    (jit:avx512_core, jit_1x1:..., jit_dw:...: JIT direct)
+//   anything else          -> "unknown"
+std::string onednn_family(std::string_view implementation);
+
 enum class OnednnKind { direct, winograd, automatic };
 
 // The ISA oneDNN dispatches to here ("avx512_core", "avx2", ...), after the
@@ -42,7 +54,14 @@ class CpuOnednn final : public NamedAlgorithm {
   // "jit_wino_4x3:avx512_core", "x64:gemm:jit") for that many threads (0 = all
   // hardware threads); throws Error when unsupported. For tests and reports
   // (autotune/vendor.hpp shows cpu.onednn_auto's pick).
-  std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const;
+  std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const override;
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
+  const Algorithm& priced_as(const ConvProblem& p, Direction dir) const override;
+  bool probe_1x1() const override { return kind_ != OnednnKind::winograd; }
+  bool picks_own_implementation() const override { return kind_ == OnednnKind::automatic; }
+  bool vendor_peer() const override { return true; }
+  std::string implementation_family(std::string_view impl) const override { return onednn_family(impl); }
 
  private:
   OnednnKind kind_;

@@ -38,4 +38,19 @@ void CpuReference::run(const ConvProblem& p, Direction dir, const ConvBuffers& b
   for (int64_t i = 0; i < n; ++i) out[i] = float(acc[i]);
 }
 
+CostPhases CpuReference::cost_phases(const ConvProblem& p, Direction) const {
+  CostPhases c;
+  CostPhase loops{CostKind::fma, p.flops()};
+  loops.eff = 0.20;
+  CostPhase tensors{CostKind::copy, double(p.bytes())};
+  tensors.footprint = double(p.bytes());
+  c.phases = {loops, tensors};
+  c.what = "reference";
+  return c;
+}
+
+NominalCost CpuReference::nominal_cost(const ConvProblem& p, Direction dir) const {
+  return nominal_of_family(p, dir, "reference");
+}
+
 }  // namespace convlab

@@ -20,6 +20,9 @@ class CpuWinograd final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
+  bool probe_1x1() const override { return false; }
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 
   int tile() const { return m_; }

@@ -36,6 +36,7 @@ class CudaDirect final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override { return nominal_direct(p, dir); }
   // bwd-filter with plan_cuda_direct_bwd_filter(sh, chunks): the workspace must
   // hold its partial_floats.
   void run_bwd_filter_chunked(const ConvProblem& p, const ConvBuffers& buf, float* ws, void* stream,

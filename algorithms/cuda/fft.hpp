@@ -59,6 +59,7 @@ class CudaFft final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override { return nominal_fft(p, dir); }
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 };
 
@@ -69,6 +70,7 @@ class CudaFftTiled final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override { return nominal_fft(p, dir); }
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 };
 

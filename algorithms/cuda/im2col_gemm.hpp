@@ -58,6 +58,7 @@ class CudaIm2colGemm : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction) const override { return nominal_gemm(p); }
   // run() with plan_cuda_im2col(sh, dir, chunk, partial): the workspace must hold
   // its workspace_floats().
   void run_chunked(const ConvProblem& p, Direction dir, const ConvBuffers& buf, float* ws, void* stream, int chunk,

@@ -16,6 +16,7 @@ class CudaImplicitGemm final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction) const override { return nominal_implicit_gemm(p); }
 };
 
 }  // namespace convlab

@@ -24,6 +24,7 @@ class CudaWinogradF2x3 final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override { return nominal_winograd(p, dir, 2); }
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 };
 
@@ -34,6 +35,7 @@ class CudaWinograd final : public NamedAlgorithm {
   size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override { return nominal_winograd(p, dir, m_); }
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
 
   int tile() const { return m_; }

@@ -207,6 +207,10 @@ void CudnnConv::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
   }
 }
 
+NominalCost CudnnConv::nominal_cost(const ConvProblem& p, Direction dir) const {
+  return nominal_of_family(p, dir, family_);  // Winograd as F(4x4)
+}
+
 // GEMM-like cuDNN algorithms sum in fp32 in some order: the K*eps bound holds.
 // FFT and Winograd mix terms across elements. Their bounds here are a priori
 // (not yet measured on a GPU: no GPU has been available to this project) and

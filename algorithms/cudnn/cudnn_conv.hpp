@@ -73,7 +73,10 @@ class CudnnConv final : public Algorithm {
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
            const ExecContext& ctx) const override;
   Tolerance tolerance(const ConvProblem& p, Direction dir) const override;
+  // By its family; Winograd as F(4x4) (cuDNN does not say which tile it runs).
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
   bool deterministic() const override { return deterministic_; }
+  bool vendor_peer() const override { return true; }
   std::string_view math() const override { return tf32_ ? "tf32" : "fp32"; }
   std::string_view source_file() const override { return __FILE__; }
 

@@ -35,6 +35,11 @@ class Counting final : public Algorithm {
     return 4096;
   }
   void run(const ConvProblem&, Direction, const ConvBuffers&, void*, const ExecContext&) const override {}
+  // Priced as an im2col + GEMM (a question calibration may ask: it plans nothing).
+  NominalCost nominal_cost(const ConvProblem& p, Direction) const override { return nominal_gemm(p); }
+  const Algorithm& priced_as(const ConvProblem&, Direction) const override {
+    return get_algorithm("cpu.im2col_gemm");
+  }
 };
 
 AlgoPerf ok(const std::string& algo, double time, size_t workspace) {

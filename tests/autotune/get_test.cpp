@@ -2,7 +2,9 @@
 // moves predictions toward measurements, and the get-vs-find comparison.
 #include <gtest/gtest.h>
 
+#include "algorithms/registry.hpp"
 #include "autotune/get.hpp"
+#include "autotune/probe.hpp"
 #include "core/problem.hpp"
 #include "tests/autotune/planted.hpp"
 
@@ -80,6 +82,68 @@ TEST(Get, CalibrationFlipsAWrongPrior) {
   const Calibration loo = Calibration::fit(data, m, train.key(), &algos);
   EXPECT_EQ(loo.samples(), 0);
   EXPECT_EQ(loo.factor(wino, Direction::fwd), 1.0);
+}
+
+// An algorithm that states no cost (the Algorithm defaults), as one registered at run time may be.
+class Silent final : public Algorithm {
+ public:
+  std::string_view name() const override { return "user.silent"; }
+  DeviceKind device() const override { return DeviceKind::cpu; }
+  std::string_view family() const override { return "gemm"; }
+  std::string_view description() const override { return "test-only: states no cost"; }
+  Support supports(const ConvProblem&, Direction) const override { return Support::yes(); }
+  void run(const ConvProblem&, Direction, const ConvBuffers&, void*, const ExecContext&) const override {}
+};
+
+TEST(Get, AnAlgorithmThatStatesNoCostIsListedUnpricedAndNeverPicked) {
+  Silent silent;
+  Planted gemm("test.gemm", "gemm");
+  const ConvProblem p = parse_problem("mb4ic64ih28oc64oh28kh3ph1");
+  const ExecContext ctx{DeviceKind::cpu, 3};
+  auto check = [&](const char* model) {
+    const auto ranked = get(p, Direction::fwd, ctx, size_t(-1), nullptr, {&silent, &gemm});
+    ASSERT_EQ(ranked.size(), 2u) << model;
+    EXPECT_EQ(ranked[0].algo, "test.gemm") << model;
+    EXPECT_EQ(ranked[1].algo, "user.silent") << model;
+    EXPECT_EQ(ranked[1].status, PerfStatus::unsupported) << model;
+    EXPECT_EQ(ranked[1].note, "the cost model cannot price it: user.silent states no cost (Algorithm::" +
+                                  std::string(model) + ")");
+    EXPECT_EQ(select(ranked, {})->algo, "test.gemm") << model;
+  };
+  clear_probes();
+  check("nominal_cost");
+  // Under a probe too (the kernel rates only: nothing is scaled).
+  MachineProbe pr;
+  pr.device = device_fingerprint(DeviceKind::cpu, 3);
+  for (const std::string& r : probe_required_rates()) pr.rates[r] = 10;
+  register_probe(pr);
+  check("cost_phases");
+  clear_probes();
+  // Calibration has nothing to scale: its measurements are left out.
+  const std::vector<const Algorithm*> algos = {&silent};
+  AlgoPerf measured;
+  measured.algo = "user.silent";
+  measured.time = 1e-3;
+  const Calibration cal = Calibration::fit({{p, Direction::fwd, {measured}}}, MachineModel::for_context(ctx), "", &algos);
+  EXPECT_EQ(cal.samples(), 0);
+}
+
+// Every registered algorithm states its cost for both models on a problem it supports.
+TEST(Get, EveryRegisteredAlgorithmStatesItsCost) {
+  const ConvProblem p = parse_problem("mb2ic32ih14oc32oh14kh3ph1");
+  int oracles = 0;
+  for (const Algorithm* a : registry()) {
+    oracles += a->is_oracle();
+    EXPECT_EQ(a->nominal_cost(p, Direction::fwd).unpriced, "") << a->name();
+    if (a->device() != DeviceKind::cpu || !a->supports(p, Direction::fwd)) continue;
+    const Algorithm& who = a->priced_as(p, Direction::fwd);
+    const CostPhases c = who.cost_phases(p, Direction::fwd);
+    EXPECT_EQ(c.unpriced, "") << a->name();
+    EXPECT_FALSE(c.phases.empty()) << a->name();
+    EXPECT_FALSE(c.what.empty()) << a->name();
+    EXPECT_EQ(find_algorithm(who.name()), &who) << a->name() << " is priced as an unregistered algorithm";
+  }
+  EXPECT_EQ(oracles, 1);
 }
 
 TEST(Get, AgreementAndSummary) {

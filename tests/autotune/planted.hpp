@@ -43,6 +43,16 @@ class Planted final : public Algorithm {
     return ref().workspace_bytes(p, dir) + extra_workspace;
   }
   bool deterministic() const override { return claims_deterministic; }
+  // Priced as the family it claims: the nominal model by family, the probed one as the
+  // registered algorithm of that family (an F(4x4) Winograd, a whole-image FFT).
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override {
+    return nominal_of_family(p, dir, family_);
+  }
+  const Algorithm& priced_as(const ConvProblem&, Direction) const override {
+    const char* as = family_ == "gemm" ? "cpu.im2col_gemm" : family_ == "winograd" ? "cpu.winograd_f4x3"
+                     : family_ == "fft" ? "cpu.fft" : "cpu.direct";
+    return get_algorithm(as);
+  }
   void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* ws, const ExecContext& ctx) const override {
     const int n = ++runs;
     if (throws) fail("planted failure");

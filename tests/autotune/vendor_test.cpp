@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "algorithms/cpu/onednn.hpp"
 #include "algorithms/registry.hpp"
 #include "autotune/compare.hpp"
 #include "autotune/find.hpp"
