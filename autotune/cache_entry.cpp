@@ -9,7 +9,7 @@
 
 #include "algorithms/registry.hpp"
 #include "autotune/build_identity.hpp"
-#include "autotune/json_value.hpp"
+#include "core/json_value.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
 

@@ -6,29 +6,8 @@
 // own pick (autotune/vendor.hpp: oneDNN auto on the CPU, cuDNN Find and
 // Get_v7 on a GPU). One schema for JSON/CSV, read by the notebooks.
 //
-// comparison_json's document (keys are only ever added, never changed):
-//   {"tool", "version", "device", "fingerprint", "network", "batch",
-//    "peak": [{"threads", "gflops", "isa"}], "bandwidth_gbs",
-//    "probe": [{"threads", "source" (measured, cache, process), "seconds", "device"}],
-//    "rows": [ one per (layer, direction, threads, algorithm):
-//              {"layer", "problem", "direction", "threads", "algorithm", "family",
-//               "status", "note", "time_ms", "spread", "gflops", "peak_fraction",
-//               "flops", "bytes", "workspace_bytes", "max_rel_error", "find_rank",
-//               "get_rank", "find_choice", "get_choice",
-//               "time_lo_ms", "time_hi_ms" (the median's 95 % interval, null when
-//               not timed), "tie" (find cannot tell it apart from its choice:
-//               intervals overlap, autotune/perf.hpp mark_ties)} ],
-//    "load": the machine's load around the measurements (core/machine_load.hpp
-//            load_json: "disturbed", "why" and the numbers),
-//    "vendor": [ one per (layer, direction, threads, vendor source):
-//              {"layer", "problem", "direction", "threads",
-//               "status": "ok" or why there is no vendor choice (then "source"
-//                         and "algorithm" are null and nothing else follows),
-//               then vendor_json()'s keys (autotune/vendor.hpp): "source",
-//               "algorithm", "family", "implementation", "vendor_status", "math",
-//               "vendor_time_ms", "workspace_bytes", "deterministic", "time_ms",
-//               "find_choice", "find_time_ms", "same_as_find", "ratio_to_find",
-//               "get_choice", "get_time_ms", "ratio_to_get"} ]}
+// The results are written by the report layer (report/layers.hpp: layers.json,
+// layers.csv and the Markdown table).
 #pragma once
 #include <functional>
 #include <string>
@@ -109,14 +88,5 @@ struct CompareOptions {
 void require_compare_memory(const std::vector<LayerCase>& cases, const CompareOptions& opt);
 
 Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOptions& opt);
-
-std::string comparison_json(const Comparison& c);
-std::string comparison_csv(const Comparison& c);
-// rows = (layer, direction), columns = algorithms, cells = median ms, fastest
-// in bold, find's pick marked F, the cells find cannot tell apart from it ≈,
-// get's G, the vendor's V (oneDNN auto on the CPU, cuDNN Find on a GPU) and
-// cuDNN Get_v7's Vh; the most threads measured.
-// A vendor pick with no cell (find did not run it) is listed under the table.
-std::string comparison_markdown(const Comparison& c);
 
 }  // namespace convlab

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/json.hpp"
+#include "core/json_value.hpp"
 #include "core/timing.hpp"
 
 namespace convlab {
@@ -203,6 +204,36 @@ std::string load_json(const LoadCheck& c) {
          "," + runnable(c.others_runnable_after) + "],\"loadavg1\":" + pair(c.before.loadavg1, c.after.loadavg1) +
          ",\"probe_spread\":" + pair(spread(c.before), spread(c.after)) +
          ",\"probe_median_us\":" + pair(us(c.before), us(c.after)) + ",\"probe_drift\":" + number(c.probe_drift) + "}";
+}
+
+LoadCheck load_from_json(const json::Value& v) {
+  using json::number_or;
+  const double nan = LoadCheck::nan;
+  LoadCheck c;
+  c.known = json::bool_or(v, "known", 0) == 1;
+  c.disturbed = json::bool_or(v, "disturbed", 0) == 1;
+  c.why = json::text_or(v, "why");
+  c.seconds = number_or(v, "seconds", nan);
+  c.after.cpus = int(number_or(v, "cpus", 1));
+  c.others_share = number_or(v, "others_cpu_share", nan);
+  c.steal_share = number_or(v, "steal_share", nan);
+  c.probe_drift = number_or(v, "probe_drift", nan);
+  // [before, after] pairs; a null side stays unknown.
+  auto pair = [&](const char* key, int i) {
+    const auto& a = json::array_or_empty(v, key);
+    return a.size() == 2 && a[i].type == json::Value::Type::number ? a[i].num : nan;
+  };
+  c.others_runnable_before = std::isfinite(pair("runnable_others", 0)) ? int(pair("runnable_others", 0)) : -1;
+  c.others_runnable_after = std::isfinite(pair("runnable_others", 1)) ? int(pair("runnable_others", 1)) : -1;
+  MachineLoad* side[2] = {&c.before, &c.after};
+  for (int i = 0; i < 2; ++i) {
+    side[i]->loadavg1 = pair("loadavg1", i);
+    const double us = pair("probe_median_us", i), spread = pair("probe_spread", i);
+    if (std::isfinite(us) || std::isfinite(spread)) side[i]->probe_reps = 1;  // written only when the probe ran
+    side[i]->probe_median_s = json::unscale(us, 1e6);
+    side[i]->probe_spread = spread;
+  }
+  return c;
 }
 
 }  // namespace convlab

@@ -38,6 +38,10 @@
 #include <limits>
 #include <string>
 
+namespace convlab::json {
+struct Value;
+}
+
 namespace convlab {
 
 constexpr double kOthersShareLimit = 0.10;
@@ -91,5 +95,7 @@ std::string load_text(const LoadCheck& c);
 // "steal_share", "runnable_others": [before, after], "loadavg1": [before, after],
 // "probe_spread": [before, after], "probe_median_us": [before, after], "probe_drift"}.
 std::string load_json(const LoadCheck& c);
+// load_json's object read back: what it wrote, so load_json(load_from_json(v)) is the same text.
+LoadCheck load_from_json(const json::Value& v);
 
 }  // namespace convlab

@@ -1,5 +1,5 @@
-// The training report: Markdown for people, JSON and CSV for the notebooks
-// (report/report.hpp).
+// The training report: Markdown for people and CSV for the notebooks
+// (report/report.hpp; the JSON: report/train_json.cpp).
 #include "report/report.hpp"
 
 #include <algorithm>
@@ -15,6 +15,16 @@ namespace convlab::train {
 
 using namespace report_detail;
 
+namespace report_detail {
+
+// Relative difference of the final losses.
+double loss_rel_diff(const PolicyResult& p, const PolicyResult& base) {
+  const double a = p.losses.back(), b = base.losses.back();
+  return std::fabs(a - b) / std::max(std::fabs(b), 1e-12);
+}
+
+}  // namespace report_detail
+
 namespace {
 
 double comp(const LayerTime& t, Direction d) {
@@ -24,11 +34,6 @@ double comp(const LayerTime& t, Direction d) {
 // The skipped first-layer input gradient has no bwd-data row of its own.
 bool skipped(const LayerResult& l, Direction d) { return d == Direction::bwd_data && !l.input_grad; }
 
-// Relative difference of the final losses.
-double loss_rel_diff(const PolicyResult& p, const PolicyResult& base) {
-  const double a = p.losses.back(), b = base.losses.back();
-  return std::fabs(a - b) / std::max(std::fabs(b), 1e-12);
-}
 
 // "yes", or "NO (iteration 1: 3.2e-02 > 2.7e-03)".
 std::string agrees_cell(const TrainReport& r, const PolicyResult& p) {
@@ -273,108 +278,6 @@ std::string report_markdown(const TrainReport& r) {
   md_attribution(o, r, base);
   md_first_layer(o, r);
   md_in_context(o, r);
-  return o.str();
-}
-
-std::string report_json(const TrainReport& r) {
-  using json::number;
-  using json::quote;
-  std::ostringstream o;
-  const TrainConfig& c = r.config;
-  const int bi = r.baseline();
-  o << "{\n  \"command\": \"train\",\n  \"run_id\": " << (r.run_id.empty() ? std::string("null") : quote(r.run_id))
-    << ",\n  \"net\": " << quote(c.net) << ",\n  \"batch\": " << c.batch
-    << ",\n  \"iters\": " << c.iters << ",\n  \"warmup\": " << c.warmup << ",\n  \"threads\": " << c.threads
-    << ",\n  \"classes\": " << c.classes << ",\n  \"first_layer_grad\": " << (c.first_layer_grad ? "true" : "false")
-    << ",\n  \"sgd\": {\"lr\": " << number(c.sgd.lr) << ", \"momentum\": " << number(c.sgd.momentum)
-    << ", \"weight_decay\": " << number(c.sgd.weight_decay) << "},\n  \"device\": " << quote(r.device)
-    << ",\n  \"data\": " << quote(r.data) << ",\n  \"params\": " << r.params << ",\n  \"peak_rss_kb\": " << r.peak_rss_kb
-    << ",\n  \"wall_seconds\": " << number(r.wall_seconds)
-    << ",\n  \"loss_rtol\": " << number(r.drift.at(c.warmup + c.iters - 1))
-    << ",\n  \"drift\": {\"bound0\": " << number(r.drift.bound0) << ", \"reduction\": " << r.drift.reduction
-    << ", \"growth\": " << number(r.drift.growth) << ", \"measured\": " << (r.drift.measured ? "true" : "false")
-    << ", \"control\": [";
-  for (size_t i = 0; i < r.drift.control.size(); ++i) o << (i ? ", " : "") << number(r.drift.control[i]);
-  o << "]}"
-    << ",\n  \"margin\": " << number(r.margin) << ",\n  \"margin_pair\": " << quote(r.margin_pair)
-    << ",\n  \"baseline\": " << (bi >= 0 ? quote(r.policies[size_t(bi)].policy) : "null") << ",\n  \"ranks\": " << r.ranks;
-  if (r.ranks > 1)
-    o << ",\n  \"dist\": {\"transport\": " << quote(r.transport) << ", \"buckets\": " << quote(r.buckets)
-      << ", \"grad_bytes\": " << number(r.grad_bytes) << ", \"overlap\": " << quote(r.overlap_why)
-      << ", \"rank_threads\": " << r.rank_threads
-      << ", \"exchange_bytes_per_s\": " << number(r.exchange_bytes_per_s) << "}";
-  o << ",\n  \"policies\": [";
-  for (size_t pi = 0; pi < r.policies.size(); ++pi) {
-    const PolicyResult& p = r.policies[pi];
-    o << (pi ? "," : "") << "\n    {\"policy\": " << quote(p.policy) << ", \"ran\": " << (p.ran ? "true" : "false");
-    if (!p.ran) {
-      o << ", \"skipped\": " << quote(p.skipped);
-      if (p.stopped) {
-        o << ", \"stopped\": true, \"losses\": [";
-        for (size_t i = 0; i < p.losses.size(); ++i) o << (i ? ", " : "") << number(p.losses[i]);
-        o << "]";
-      }
-      o << "}";
-      continue;
-    }
-    const PolicyResult* base = bi >= 0 ? &r.policies[size_t(bi)] : nullptr;
-    o << ", \"choose_seconds\": " << number(p.choose_seconds) << ", \"workspace_bytes\": " << p.workspace_bytes
-      << ", \"iter_median_s\": " << number(p.iter_median)
-      << ", \"speedup_vs_baseline\": " << number(base ? base->iter_median / p.iter_median : NAN)
-      << ", \"iter_ms_median\": " << number(p.iter_median * 1e3) << ", \"iter_ms_ci\": " << json_ms_interval(p.iter_ci)
-      << ", \"speedup\": " << number(p.speedup) << ", \"speedup_ci\": [" << number(p.speedup_ci.lo) << ", "
-      << number(p.speedup_ci.hi) << "], \"significant\": " << (p.significant ? "true" : "false")
-      << ", \"verdict\": " << quote(p.verdict)
-      << ", \"memory_bytes\": " << p.memory_bytes << ", \"x_limit\": " << number(x_limit(r, p))
-      << ", \"loss_rel_diff_vs_baseline\": " << number(base ? loss_rel_diff(p, *base) : NAN)
-      << ", \"loss_agrees\": " << (p.loss_agrees ? "true" : "false") << ", \"loss_exceeds_at\": " << p.loss_exceeds_at
-      << ", \"first_layer_dx_s\": " << number(p.first_layer_dx_seconds) << ", \"loss_s\": " << number(p.loss_median_loss)
-      << ", \"update_s\": " << number(p.loss_median_update);
-    if (r.ranks > 1)
-      o << ", \"comm_ms\": " << number(p.comm_median * 1e3) << ", \"comm_exposed_ms\": " << number(p.comm_exposed_median * 1e3);
-    o << ",\n     \"iter_s\": [";
-    for (size_t i = 0; i < p.iter_seconds.size(); ++i) o << (i ? ", " : "") << number(p.iter_seconds[i]);
-    o << "], \"losses\": [";
-    for (size_t i = 0; i < p.losses.size(); ++i) o << (i ? ", " : "") << number(p.losses[i]);
-    o << "],\n     \"layers\": [";
-    for (size_t li = 0; li < p.layers.size(); ++li) {
-      const LayerResult& l = p.layers[li];
-      o << (li ? "," : "") << "\n       {\"name\": " << quote(l.name) << ", \"kind\": " << quote(l.kind)
-        << ", \"fwd_s\": " << number(l.median.fwd) << ", \"bwd_data_s\": " << number(l.median.bwd_data)
-        << ", \"bwd_filter_s\": " << number(l.median.bwd_filter) << ", \"ms_ci\": {";
-      for (Direction d : kAllDirections)
-        o << (direction_index(d) ? ", " : "") << quote(to_string(d)) << ": " << json_ms_interval(l.ci[direction_index(d)]);
-      o << "}, \"bound_ms\": " << number(l.bound_seconds * 1e3) << ", \"pct_of_bound\": " << number(pct_of_bound(l));
-      if (r.ranks > 1)
-        o << ", \"comm_ms\": " << number(l.comm_seconds * 1e3) << ", \"comm_exposed_ms\": " << number(l.comm_exposed_seconds * 1e3);
-      if (l.kind == "conv") {
-        o << ", \"problem\": " << quote(l.problem) << ", \"input_grad\": " << (l.input_grad ? "true" : "false")
-          << ", \"algos\": {";
-        for (Direction d : kAllDirections) {
-          const int i = direction_index(d);
-          o << (i ? ", " : "") << quote(to_string(d)) << ": {\"algo\": " << quote(l.algo[i]) << ", \"why\": " << quote(l.why[i])
-            << ", \"tuning_s\": " << number(l.tuning_seconds[i]) << "}";
-        }
-        o << "}";
-      }
-      o << "}";
-    }
-    o << "]}";
-  }
-  o << "\n  ]";
-  json_measurement(o, r);
-  json_limit(o, r);
-  const PolicyResult* find = find_policy(r, "find");
-  o << ",\n  \"break_even_iterations\": {";
-  bool first = true;
-  for (const char* other : {"default", "get"}) {
-    const PolicyResult* q = find_policy(r, other);
-    if (!find || !q) continue;
-    const double be = break_even_iterations(*find, *q);
-    o << (first ? "" : ", ") << quote(other) << ": " << (be < 0 ? std::string("null") : number(be));
-    first = false;
-  }
-  o << "}\n}\n";
   return o.str();
 }
 

@@ -7,10 +7,20 @@
 //                    and direction; per-layer times; the time saved per layer
 //                    and direction against the baseline policy; what the skipped
 //                    first-layer input gradient would cost.
-//   report_json      the same numbers for the notebooks ("command": "train").
+//   report_json      the same numbers for the notebooks ("command": "train");
+//                    report_from_json reads it back into the TrainReport it was
+//                    written from (report_json of that is the same text), side
+//                    by side with it in report/train_json.cpp. The document
+//                    holds medians, not every round's layer times: the CSV
+//                    writes from a report read back, the Markdown only from
+//                    the run.
 //   report_csv       one row per (policy, layer).
 #pragma once
 #include <string>
+
+namespace convlab::json {
+struct Value;
+}
 
 namespace convlab::train {
 
@@ -18,6 +28,7 @@ struct TrainReport;
 
 std::string report_markdown(const TrainReport& r);
 std::string report_json(const TrainReport& r);
+TrainReport report_from_json(const json::Value& v);
 std::string report_csv(const TrainReport& r);
 
 }  // namespace convlab::train

@@ -2,6 +2,7 @@
 // napkin limit on this machine (train/limit.hpp), every policy as a multiple of
 // it, and every layer against its own bound.
 #include "core/json.hpp"
+#include "core/json_value.hpp"
 #include "report/report_sections.hpp"
 #include "train/trainer.hpp"
 
@@ -60,6 +61,24 @@ void json_limit(Out& o, const TrainReport& r) {
     << ", \"threads\": " << l.threads << ", \"compute_bound_seconds\": " << number(l.compute_bound_seconds)
     << ", \"memory_bound_seconds\": " << number(l.memory_bound_seconds)
     << ", \"memory_bound_passes\": " << l.memory_bound_passes << ", \"passes\": " << l.passes << "}";
+}
+
+void limit_from_json(const json::Value& v, TrainReport& r) {
+  const json::Value* l = v.get("limit");
+  if (!l || !l->is_object()) return;
+  r.limit_skipped = json::text_or(*l, "skipped");
+  StepLimit& s = r.limit;
+  s.seconds = json::number_or(*l, "seconds", 0);
+  s.conv_flops = json::number_or(*l, "conv_flops", 0);
+  s.fc_flops = json::number_or(*l, "fc_flops", 0);
+  s.other_bytes = json::number_or(*l, "other_bytes", 0);
+  s.peak_gflops = json::number_or(*l, "peak_gflops", 0);
+  s.bandwidth_gbs = json::number_or(*l, "bandwidth_gbs", 0);
+  s.threads = int(json::number_or(*l, "threads", 0));
+  s.compute_bound_seconds = json::number_or(*l, "compute_bound_seconds", 0);
+  s.memory_bound_seconds = json::number_or(*l, "memory_bound_seconds", 0);
+  s.memory_bound_passes = int(json::number_or(*l, "memory_bound_passes", 0));
+  s.passes = int(json::number_or(*l, "passes", 0));
 }
 
 }  // namespace convlab::train::report_detail

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "core/json.hpp"
+#include "core/json_value.hpp"
+#include "core/problem.hpp"
 #include "report/report_sections.hpp"
 #include "train/trainer.hpp"
 
@@ -37,6 +39,15 @@ std::string ms_interval(const stats::Interval& ci) { return "[" + ms(ci.lo) + ",
 
 std::string json_ms_interval(const stats::Interval& ci) {
   return "[" + json::number(ci.lo * 1e3) + ", " + json::number(ci.hi * 1e3) + "]";
+}
+
+stats::Interval interval_from_json(const json::Value* v, double scale) {
+  auto end = [&](size_t i) {
+    const json::Value& x = v->arr[i];
+    return json::unscale(x.type == json::Value::Type::number ? x.num : NAN, scale);
+  };
+  if (!v || v->type != json::Value::Type::array || v->arr.size() != 2) return {NAN, NAN};
+  return {end(0), end(1)};
 }
 
 std::string speedup_cell(const PolicyResult& p, bool is_baseline, double margin) {
@@ -301,6 +312,101 @@ void json_measurement(Out& o, const TrainReport& r) {
         << ", \"measured_ms_ci\": " << json_ms_interval(c.measured_ci) << ", \"consistent\": "
         << (c.consistent ? "true" : "false");
     o << "}";
+  }
+}
+
+namespace {
+
+using json::Value;
+
+int policy_index(const TrainReport& r, const std::string& name) {
+  for (size_t i = 0; i < r.policies.size(); ++i)
+    if (r.policies[i].policy == name) return int(i);
+  return -1;
+}
+
+std::vector<std::vector<int>> orders_from_json(const TrainReport& r, const Value& v, const char* key) {
+  std::vector<std::vector<int>> out;
+  for (const Value& round : json::array_or_empty(v, key)) {
+    out.emplace_back();
+    for (const Value& name : round.arr) out.back().push_back(policy_index(r, name.str));
+  }
+  return out;
+}
+
+std::vector<ContextCandidate> candidates_from_json(const Value& v, const char* key, bool in_context) {
+  std::vector<ContextCandidate> out;
+  for (const Value& c : json::array_or_empty(v, key)) {
+    ContextCandidate k;
+    k.algo = json::text_or(c, "algo");
+    (in_context ? k.context_s : k.isolated_s) = json::unscale(json::number_or(c, "ms", NAN), 1e3);
+    if (in_context) k.context_ci = interval_from_json(c.get("ms_ci"), 1e3);
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+ContextPair pair_from_json(const Value& v) {
+  ContextPair pr;
+  pr.layer = json::text_or(v, "layer");
+  pr.dir = parse_direction(json::text_or(v, "direction", "fwd"));
+  pr.isolated = candidates_from_json(v, "isolated", false);
+  pr.in_context = candidates_from_json(v, "in_context", true);
+  // Each list holds one of a candidate's two times; the other list has the other.
+  for (ContextCandidate& a : pr.isolated)
+    for (ContextCandidate& b : pr.in_context)
+      if (a.algo == b.algo) {
+        a.context_s = b.context_s;
+        a.context_ci = b.context_ci;
+        b.isolated_s = a.isolated_s;
+      }
+  pr.agree = json::bool_or(v, "agree", 1) == 1;
+  pr.tie = json::bool_or(v, "tie", 0) == 1;
+  pr.cost_ratio = json::number_or(v, "cost_ratio", NAN);
+  if (v.get("cost_ratio_ci")) pr.cost_ratio_ci = interval_from_json(v.get("cost_ratio_ci"), 1);
+  return pr;
+}
+
+}  // namespace
+
+void measurement_from_json(const json::Value& v, TrainReport& r) {
+  if (const Value* l = v.get("load"); l && l->is_object()) r.load = load_from_json(*l);
+  r.order = orders_from_json(r, v, "order");
+  r.warmup_order = orders_from_json(r, v, "warmup_order");
+  MemoryPlan& m = r.memory;
+  m.per_net.assign(r.policies.size(), 0);
+  if (const Value* mem = v.get("memory"); mem && mem->is_object()) {
+    if (const Value* per = mem->get("per_net"); per && per->is_object())
+      for (const auto& [name, bytes] : per->obj)
+        if (int i = policy_index(r, name); i >= 0 && bytes.type == Value::Type::number) m.per_net[size_t(i)] = size_t(bytes.num);
+    m.host_total = size_t(json::number_or(*mem, "host_total", 0));
+    m.host_available = size_t(json::number_or(*mem, "host_available", 0));
+    m.host_source = json::text_or(*mem, "host_source");
+    m.device_total = size_t(json::number_or(*mem, "device_total", 0));
+    m.device_available = size_t(json::number_or(*mem, "device_available", 0));
+  }
+  if (const Value* cost = v.get("in_context_cost"); cost && cost->is_object())
+    if (int i = policy_index(r, json::text_or(*cost, "policy")); i >= 0) {
+      PolicyResult& p = r.policies[size_t(i)];
+      p.has_context = true;
+      p.context.steps = int(json::number_or(*cost, "steps", 0));
+      p.context.seconds = json::number_or(*cost, "seconds", 0);
+      p.context.options.factor = json::number_or(*cost, "factor", p.context.options.factor);
+      p.context.options.steps = int(json::number_or(*cost, "steps_per_candidate", p.context.options.steps));
+      for (const Value& pr : json::array_or_empty(v, "in_context_find")) p.context.pairs.push_back(pair_from_json(pr));
+    }
+  for (const Value& e : json::array_or_empty(v, "expectations")) {
+    ExpectationResult x;
+    x.expect.text = json::text_or(e, "expect");
+    x.expect.num = json::text_or(e, "num");
+    x.expect.den = json::text_or(e, "den");
+    x.expect.at_least = json::text_or(e, "op") != "<=";
+    x.expect.bound = json::number_or(e, "bound", NAN);
+    x.verdict = json::text_or(e, "verdict");
+    x.ran = e.get("ratio") != nullptr;
+    x.ratio = json::number_or(e, "ratio", NAN);
+    if (x.ran) x.ci = interval_from_json(e.get("ratio_ci"), 1);
+    r.expectations.push_back(std::move(x));
   }
 }
 

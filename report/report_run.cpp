@@ -6,6 +6,7 @@
 #include "core/layers.hpp"
 #include "core/results_folder.hpp"
 #include "report/html/report_html.hpp"
+#include "report/layers.hpp"
 #include "report/report.hpp"
 
 namespace convlab::train {

@@ -75,13 +75,10 @@ double paper_seconds(const PaperCluster& c, double bytes) {
   return ring_allreduce_seconds(bytes, c.nodes * c.gpus_per_node, std::min(c.inter_gbs, c.intra_gbs) * 1e9);
 }
 
-}  // namespace
-
-std::string scaling_markdown(const ScalingReport& s) {
-  if (s.runs.empty()) return {};
-  std::ostringstream o;
+// The run: the global batch, the world, the gradients and the exchange bandwidth.
+void md_setup(std::ostringstream& o, const ScalingReport& s) {
   const TrainReport& last = s.runs.back();
-  const TrainConfig& c = last.config;
+  const TrainConfig& c = s.runs.back().config;
   o << "# convlab train " << c.net << ": data-parallel scaling\n\n";
   o << "- global batch " << c.batch << " split evenly over the ranks (strong scaling: efficiency = T(1) / (ranks x "
        "T(ranks))); every rank count trains the same batches from the same weights; rank 0 chooses the algorithms\n";
@@ -91,6 +88,11 @@ std::string scaling_markdown(const ScalingReport& s) {
       << last.overlap_why
       << "; exchange bandwidth ranks 0-1: " << fmt("%.2f", last.exchange_bytes_per_s / 1e9) << " GB/s (one direction, "
       << s.options.probe_bytes / (1 << 20) << " MiB both ways at once: the best of 5 in each of 3 buffer pairs, their median)\n";
+}
+
+// Iteration time per policy and rank count.
+void md_iterations(std::ostringstream& o, const ScalingReport& s) {
+  const TrainConfig& c = s.runs.back().config;
   o << "\n## Iteration time per policy and rank count\n\n";
   o << "iteration = the slowest rank's step, median [95 % interval]; all-reduce = every bucket's all-reduce per step; "
        "skew = the wait for the slowest rank before the first bucket (imbalance, not transfer); exposed = the step's "
@@ -120,6 +122,10 @@ std::string scaling_markdown(const ScalingReport& s) {
         << (r.ranks == 1 ? std::string("-") : fmt("%.1e", loss_diff_vs_one(s, *p))) << " |\n";
     }
   }
+}
+
+// How each policy's speedup changes with the rank count (more than one rank count).
+void md_speedup_change(std::ostringstream& o, const ScalingReport& s) {
   if (s.runs.size() > 1) {
     o << "\n## How each policy's speedup changes with the rank count\n\n";
     o << "speedup over the baseline policy of the same rank count (the baseline's communication is the same "
@@ -142,6 +148,10 @@ std::string scaling_markdown(const ScalingReport& s) {
         << " |\n";
     }
   }
+}
+
+// The measured all-reduce against the bandwidth model.
+void md_comm_model(std::ostringstream& o, const ScalingReport& s) {
   o << "\n## Communication against the bandwidth model\n\n";
   o << "model = ring all-reduce, 2 (ranks - 1) / ranks x gradient bytes / the measured exchange bandwidth (the "
        "bandwidth term only); measured = the median all-reduce per step over every policy's timed rounds\n\n";
@@ -153,6 +163,11 @@ std::string scaling_markdown(const ScalingReport& s) {
       << " | " << fmt("%.1f", m * 1e3) << " | " << fmt("%.1f", x * 1e3) << " | "
       << (m > 0 ? fmt("%.2f", x / m) : std::string("-")) << " |\n";
   }
+}
+
+// Per layer at the largest rank count (the baseline policy).
+void md_per_layer(std::ostringstream& o, const ScalingReport& s) {
+  const TrainReport& last = s.runs.back();
   if (last.ranks > 1) {
     const int bi = last.baseline();
     if (bi >= 0) {
@@ -171,6 +186,12 @@ std::string scaling_markdown(const ScalingReport& s) {
       }
     }
   }
+}
+
+// The same model on paper for a cluster (an estimate).
+void md_paper(std::ostringstream& o, const ScalingReport& s) {
+  const TrainReport& last = s.runs.back();
+  const TrainConfig& c = s.runs.back().config;
   const PaperCluster& pc = s.options.paper;
   const double bytes = last.grad_bytes > 0 ? last.grad_bytes : double(last.params) * 4;
   const int k = pc.nodes * pc.gpus_per_node;
@@ -185,7 +206,20 @@ std::string scaling_markdown(const ScalingReport& s) {
     << c.batch << " over " << k << " GPUs (" << fmt("%.0f", double(c.batch) / k)
     << " per GPU) a fast convolution policy makes the step communication-bound, the effect this report measures at "
        "small scale.\n\n";
-  o << "---\n\n" << report_markdown(last);
+}
+
+}  // namespace
+
+std::string scaling_markdown(const ScalingReport& s) {
+  if (s.runs.empty()) return {};
+  std::ostringstream o;
+  md_setup(o, s);
+  md_iterations(o, s);
+  md_speedup_change(o, s);
+  md_comm_model(o, s);
+  md_per_layer(o, s);
+  md_paper(o, s);
+  o << "---\n\n" << report_markdown(s.runs.back());
   return o.str();
 }
 

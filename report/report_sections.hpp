@@ -9,6 +9,10 @@
 
 #include "core/stats.hpp"
 
+namespace convlab::json {
+struct Value;
+}
+
 namespace convlab::train {
 
 struct TrainReport;
@@ -33,8 +37,12 @@ std::string ms_interval(const stats::Interval& ci);
 // "1.23x [1.10, 1.35] faster", "1.01x [1.00, 1.01] same (within 1.2 %)", "0.99x [0.96, 1.03] not significant",
 // "1.00x (baseline)"; margin = TrainReport::margin.
 std::string speedup_cell(const PolicyResult& p, bool is_baseline, double margin);
-// [lo, hi] in ms as JSON.
+// [lo, hi] in ms as JSON; and [lo, hi] read back, each end / scale (1e3: json_ms_interval's;
+// anything but a pair: {NaN, NaN}).
 std::string json_ms_interval(const stats::Interval& ci);
+stats::Interval interval_from_json(const json::Value* v, double scale);
+// The final loss's relative difference from the baseline's.
+double loss_rel_diff(const PolicyResult& p, const PolicyResult& base);
 
 // Per timed round: every non-convolution layer, the loss and the update (the
 // code every policy shares; attribution's "other").
@@ -60,8 +68,10 @@ ContextClaim context_claim(const TrainReport& r);
 void md_measurement(Out& o, const TrainReport& r);   // rounds, order, intervals, memory
 void md_checks(Out& o, const TrainReport& r);         // equivalence margin, shared-code spread, --expect
 void md_in_context(Out& o, const TrainReport& r);     // isolated vs in-context rankings
-// JSON: top-level fields (each line starts with ",\n  "): rounds, order, memory, in_context_find.
+// JSON: top-level fields (each line starts with ",\n  "): rounds, order, memory, in_context_find;
+// and read back into r (its policies already read).
 void json_measurement(Out& o, const TrainReport& r);
+void measurement_from_json(const json::Value& v, TrainReport& r);
 
 // The step's limit (report/report_limit.cpp): a policy's median / the limit (0
 // when not measured), a layer's bound / its median time in %, the markdown
@@ -70,6 +80,7 @@ double x_limit(const TrainReport& r, const PolicyResult& p);
 double pct_of_bound(const LayerResult& l);
 void md_limit(Out& o, const TrainReport& r, const PolicyResult& base);
 void json_limit(Out& o, const TrainReport& r);
+void limit_from_json(const json::Value& v, TrainReport& r);
 
 }  // namespace report_detail
 }  // namespace convlab::train

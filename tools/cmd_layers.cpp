@@ -14,6 +14,7 @@
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "core/results_folder.hpp"
+#include "report/layers.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {

@@ -1,5 +1,5 @@
 // convlab tune: find vs get per (layer, direction), with the persistent cache (autotune/tune.hpp does
-// the work, autotune/tune_json.hpp writes --json).
+// the work, report/tune_json.hpp writes --json).
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,12 +11,12 @@
 #include "autotune/cache.hpp"
 #include "autotune/policy.hpp"
 #include "autotune/tune.hpp"
-#include "autotune/tune_json.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/machine_load.hpp"
 #include "core/paths.hpp"
 #include "core/problem_list.hpp"
+#include "report/tune_json.hpp"
 #include "tools/cli.hpp"
 
 namespace convlab::cli {

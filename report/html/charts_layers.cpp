@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "algorithms/registry.hpp"
 #include "report/html/charts.hpp"
 #include "report/html/svg.hpp"
 
@@ -22,9 +23,13 @@ const char* const kFindColour = "#4e79a7";
 const char* const kGetColour = "#f28e2b";
 const char* const kVendorColour = "#e15759";
 
-// One colour per algorithm family, in a fixed order so every chart agrees.
+// One colour per algorithm family, in the order the families first appear in the
+// registry, so every chart (and every page of this build) agrees; a family the
+// registry does not hold gets the one colour left over.
 std::string family_colour(const std::string& family) {
-  static const std::vector<std::string> order = {"gemm", "direct", "fft", "winograd", "implicit_gemm", "reference"};
+  std::vector<std::string_view> order;
+  for (const Algorithm* a : registry())
+    if (std::find(order.begin(), order.end(), a->family()) == order.end()) order.push_back(a->family());
   auto it = std::find(order.begin(), order.end(), family);
   return it == order.end() ? std::string("#9c755f") : category_colour(size_t(it - order.begin()));
 }

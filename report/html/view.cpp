@@ -1,49 +1,23 @@
-// The results files' JSON read into report.html's structs (report/html/view.hpp).
-// A key added to train.json or layers.json reaches the page here: one line in
-// the matching "optional keys" block, then the chart that draws it.
+// The results files' JSON read into report.html's structs (report/html/view.hpp):
+// each file read back into the type its writer wrote (report_from_json,
+// comparison_from_json), then viewed.
 #include "report/html/view.hpp"
 
 #include <algorithm>
 #include <set>
 
-#include "autotune/json_value.hpp"
 #include "core/error.hpp"
+#include "core/json_value.hpp"
+#include "report/layers.hpp"
+#include "report/report.hpp"
+#include "report/report_sections.hpp"
+#include "train/trainer.hpp"
 
 namespace convlab::train::html {
 
 namespace {
 
 using json::Value;
-
-double number(const Value& v, const char* key, double otherwise = NAN) {
-  const Value* x = v.get(key);
-  return x && x->type == Value::Type::number ? x->num : otherwise;
-}
-std::string text(const Value& v, const char* key) {
-  const Value* x = v.get(key);
-  return x && x->type == Value::Type::string ? x->str : std::string();
-}
-int boolean(const Value& v, const char* key) {  // -1 absent or null
-  const Value* x = v.get(key);
-  return x && x->type == Value::Type::boolean ? int(x->b) : -1;
-}
-const std::vector<Value>& array(const Value& v, const char* key) {
-  static const std::vector<Value> none;
-  const Value* x = v.get(key);
-  return x && x->type == Value::Type::array ? x->arr : none;
-}
-// [lo, hi] -> Interval; anything else -> {NaN, NaN}.
-Interval interval(const Value& v, const char* key) {
-  const auto& a = array(v, key);
-  Interval i;
-  if (a.size() == 2 && a[0].type == Value::Type::number && a[1].type == Value::Type::number) i = {a[0].num, a[1].num};
-  return i;
-}
-std::vector<AlgoMs> algo_ms(const Value& v, const char* key) {
-  std::vector<AlgoMs> out;
-  for (const Value& e : array(v, key)) out.push_back({text(e, "algo"), number(e, "ms")});
-  return out;
-}
 
 Value parse_object(const std::string& text_, const std::string& what) {
   std::string err;
@@ -53,55 +27,93 @@ Value parse_object(const std::string& text_, const std::string& what) {
   return *v;
 }
 
-LayerView read_layer(const Value& l) {
+// Seconds as the page's milliseconds; an interval with a missing end stays unknown.
+double in_ms(double s) { return s * 1e3; }
+Interval ms_interval(const stats::Interval& ci) { return {in_ms(ci.lo), in_ms(ci.hi)}; }
+
+LayerView layer_view(const LayerResult& l) {
   LayerView o;
-  o.name = text(l, "name");
-  o.kind = text(l, "kind");
-  o.problem = text(l, "problem");
-  o.fwd_ms = number(l, "fwd_s", 0) * 1e3;
-  o.bwd_data_ms = number(l, "bwd_data_s", 0) * 1e3;
-  o.bwd_filter_ms = number(l, "bwd_filter_s", 0) * 1e3;
-  o.input_grad = boolean(l, "input_grad") != 0;
-  if (const Value* algos = l.get("algos")) {
-    const char* dirs[3] = {"fwd", "bwd-data", "bwd-filter"};
-    for (int i = 0; i < 3; ++i)
-      if (const Value* d = algos->get(dirs[i])) o.algo[i] = text(*d, "algo");
-  }
-  // Optional keys.
-  o.ms_ci = interval(l, "ms_ci");
-  o.bound_ms = number(l, "bound_ms");
-  o.pct_of_bound = number(l, "pct_of_bound");
+  o.name = l.name;
+  o.kind = l.kind;
+  o.problem = l.problem;
+  o.fwd_ms = in_ms(l.median.fwd);
+  o.bwd_data_ms = in_ms(l.median.bwd_data);
+  o.bwd_filter_ms = in_ms(l.median.bwd_filter);
+  o.input_grad = l.input_grad;
+  for (int i = 0; i < 3; ++i) o.algo[i] = l.algo[i];
+  // ms_ci stays unknown: train.json holds one interval per direction, the page draws none per layer.
+  o.bound_ms = in_ms(l.bound_seconds);
+  o.pct_of_bound = report_detail::pct_of_bound(l);
   return o;
 }
 
-PolicyView read_policy(const Value& p) {
+PolicyView policy_view(const TrainReport& r, const PolicyResult& p, const PolicyResult* base) {
   PolicyView o;
-  o.name = text(p, "policy");
-  o.ran = boolean(p, "ran") == 1;
-  o.skipped = text(p, "skipped");
+  o.name = p.policy;
+  o.ran = p.ran;
+  o.skipped = p.skipped;
   if (!o.ran) return o;
-  o.iter_ms = number(p, "iter_median_s") * 1e3;
-  for (const Value& t : array(p, "iter_s"))
-    if (t.type == Value::Type::number) o.iters_ms.push_back(t.num * 1e3);
-  o.speedup = number(p, "speedup_vs_baseline");
-  o.loss_ms = number(p, "loss_s", 0) * 1e3;
-  o.update_ms = number(p, "update_s", 0) * 1e3;
-  o.choose_s = number(p, "choose_seconds");
-  o.workspace_bytes = number(p, "workspace_bytes");
-  o.loss_rel_diff = number(p, "loss_rel_diff_vs_baseline");
-  const auto& losses = array(p, "losses");
-  if (!losses.empty() && losses.back().type == Value::Type::number) o.final_loss = losses.back().num;
-  for (const Value& l : array(p, "layers")) o.layers.push_back(read_layer(l));
-  // Optional keys: the interval-aware median and speedup win over the plain ones.
-  o.iter_ms = number(p, "iter_ms_median", o.iter_ms);
-  o.iter_ci = interval(p, "iter_ms_ci");
-  o.speedup = number(p, "speedup", o.speedup);
-  o.speedup_ci = interval(p, "speedup_ci");
-  o.significant = boolean(p, "significant");
-  o.verdict = text(p, "verdict");
-  o.loss_agrees = boolean(p, "loss_agrees");
-  o.x_limit = number(p, "x_limit");
+  o.iter_ms = in_ms(p.iter_median);
+  for (double t : p.iter_seconds) o.iters_ms.push_back(in_ms(t));
+  o.loss_ms = in_ms(p.loss_median_loss);
+  o.update_ms = in_ms(p.loss_median_update);
+  o.choose_s = p.choose_seconds;
+  o.workspace_bytes = double(p.workspace_bytes);
+  o.loss_rel_diff = base ? report_detail::loss_rel_diff(p, *base) : NAN;
+  if (!p.losses.empty()) o.final_loss = p.losses.back();
+  for (const LayerResult& l : p.layers) o.layers.push_back(layer_view(l));
+  o.iter_ci = ms_interval(p.iter_ci);
+  o.speedup = p.speedup;
+  o.speedup_ci = {p.speedup_ci.lo, p.speedup_ci.hi};
+  o.significant = p.significant;
+  o.verdict = p.verdict;
+  o.loss_agrees = p.loss_agrees;
+  o.x_limit = report_detail::x_limit(r, p);
   return o;
+}
+
+LimitView limit_view(const StepLimit& l) {
+  LimitView o;
+  o.present = true;
+  if (l.seconds <= 0) return o;  // skipped: the page says so
+  o.seconds = l.seconds;
+  o.conv_flops = l.conv_flops;
+  o.fc_flops = l.fc_flops;
+  o.other_bytes = l.other_bytes;
+  o.peak_gflops = l.peak_gflops;
+  o.bandwidth_gbs = l.bandwidth_gbs;
+  o.compute_bound_seconds = l.compute_bound_seconds;
+  o.memory_bound_seconds = l.memory_bound_seconds;
+  o.memory_bound_passes = l.memory_bound_passes;
+  o.passes = l.passes;
+  return o;
+}
+
+std::vector<AlgoMs> algo_ms(const std::vector<ContextCandidate>& cs, bool in_context) {
+  std::vector<AlgoMs> out;
+  for (const ContextCandidate& c : cs) out.push_back({c.algo, in_ms(in_context ? c.context_s : c.isolated_s)});
+  return out;
+}
+
+// Find in context: its pairs and its claim checked against the iterations.
+void in_context_view(const TrainReport& r, TrainView& o) {
+  const report_detail::ContextClaim c = report_detail::context_claim(r);
+  if (!c.policy) return;
+  for (const ContextPair& pr : c.policy->context.pairs)
+    o.in_context.push_back({pr.layer, std::string(to_string(pr.dir)), algo_ms(pr.isolated, false),
+                            algo_ms(pr.in_context, true), pr.agree, pr.tie, pr.cost_ratio});
+  ContextClaimView& k = o.context_claim;
+  k.present = true;
+  k.pairs = c.pairs;
+  k.differ = c.differ;
+  k.ties = c.ties;
+  k.claimed_ms = in_ms(c.claimed_s);
+  k.checked = c.find != nullptr;
+  if (!c.find) return;
+  k.consistent = c.consistent;
+  k.measured_ms = in_ms(c.measured_s);
+  k.measured_ci = ms_interval(c.measured_ci);
+  k.find_policy = c.find->policy;
 }
 
 }  // namespace
@@ -114,66 +126,42 @@ const PolicyView* TrainView::base() const {
   return nullptr;
 }
 
+TrainView train_view(const TrainReport& r) {
+  TrainView o;
+  const TrainConfig& c = r.config;
+  o.net = c.net;
+  o.device = r.device;
+  o.data = r.data;
+  const int bi = r.baseline();
+  const PolicyResult* base = bi >= 0 ? &r.policies[size_t(bi)] : nullptr;
+  if (base) o.baseline = base->policy;
+  o.batch = c.batch;
+  o.iters = c.iters;
+  o.warmup = c.warmup;
+  o.threads = c.threads;
+  o.first_layer_grad = c.first_layer_grad;
+  o.loss_rtol = r.drift.at(c.warmup + c.iters - 1);
+  o.wall_seconds = r.wall_seconds;
+  o.peak_rss_kb = double(r.peak_rss_kb);
+  for (const PolicyResult& p : r.policies) o.policies.push_back(policy_view(r, p, base));
+  o.limit = limit_view(r.limit);
+  in_context_view(r, o);
+  o.margin = r.margin;
+  o.load_disturbed = r.load.disturbed;
+  o.load_why = r.load.why;
+  o.margin_pair = r.margin_pair;
+  return o;
+}
+
 TrainView read_train(const std::string& json_text, const std::string& what) {
   const Value v = parse_object(json_text, what);
-  TrainView o;
-  o.net = text(v, "net");
-  o.device = text(v, "device");
-  o.data = text(v, "data");
-  o.baseline = text(v, "baseline");
-  o.batch = int(number(v, "batch", 0));
-  o.iters = int(number(v, "iters", 0));
-  o.warmup = int(number(v, "warmup", 0));
-  o.threads = int(number(v, "threads", 0));
-  o.first_layer_grad = boolean(v, "first_layer_grad") == 1;
-  o.loss_rtol = number(v, "loss_rtol");
-  o.wall_seconds = number(v, "wall_seconds");
-  o.peak_rss_kb = number(v, "peak_rss_kb");
-  for (const Value& p : array(v, "policies")) o.policies.push_back(read_policy(p));
-  // Optional keys: the napkin limit and find in context.
-  if (const Value* l = v.get("limit"); l && l->is_object()) {
-    o.limit.present = true;
-    o.limit.seconds = number(*l, "seconds");
-    o.limit.conv_flops = number(*l, "conv_flops");
-    o.limit.fc_flops = number(*l, "fc_flops");
-    o.limit.other_bytes = number(*l, "other_bytes");
-    o.limit.peak_gflops = number(*l, "peak_gflops");
-    o.limit.bandwidth_gbs = number(*l, "bandwidth_gbs");
-    o.limit.compute_bound_seconds = number(*l, "compute_bound_seconds");
-    o.limit.memory_bound_seconds = number(*l, "memory_bound_seconds");
-    o.limit.memory_bound_passes = number(*l, "memory_bound_passes");
-    o.limit.passes = number(*l, "passes");
+  TrainView o = train_view(report_from_json(v));
+  // A file written before these sections existed: the page leaves them out.
+  if (const Value* l = v.get("limit"); !l || !l->is_object()) o.limit = LimitView{};
+  if (const Value* l = v.get("load"); !l || !l->is_object()) {
+    o.load_disturbed = -1;
+    o.load_why.clear();
   }
-  for (const Value& c : array(v, "in_context_find")) {
-    InContextView ic;
-    ic.layer = text(c, "layer");
-    ic.dir = text(c, "direction");
-    ic.isolated = algo_ms(c, "isolated");
-    ic.in_context = algo_ms(c, "in_context");
-    ic.agree = boolean(c, "agree");
-    ic.tie = boolean(c, "tie");
-    ic.cost_ratio = number(c, "cost_ratio");
-    o.in_context.push_back(std::move(ic));
-  }
-  if (const Value* c = v.get("in_context_claim"); c && c->is_object()) {
-    ContextClaimView& k = o.context_claim;
-    k.present = true;
-    k.pairs = int(number(*c, "pairs", 0));
-    k.differ = int(number(*c, "differ", 0));
-    k.ties = int(number(*c, "ties", 0));
-    k.claimed_ms = number(*c, "claimed_ms");
-    k.checked = boolean(*c, "checked");
-    k.consistent = boolean(*c, "consistent");
-    k.measured_ms = number(*c, "measured_ms");
-    k.measured_ci = interval(*c, "measured_ms_ci");
-    k.find_policy = text(*c, "find_policy");
-  }
-  o.margin = number(v, "margin");
-  if (const Value* l = v.get("load"); l && l->is_object()) {
-    o.load_disturbed = boolean(*l, "disturbed");
-    o.load_why = text(*l, "why");
-  }
-  o.margin_pair = text(v, "margin_pair");
   return o;
 }
 
@@ -185,59 +173,39 @@ std::vector<std::pair<std::string, std::string>> LayersView::cases() const {
   return out;
 }
 
-LayersView read_layers(const std::string& json_text, const std::string& what) {
-  const Value v = parse_object(json_text, what);
+LayersView layers_view(const Comparison& c) {
   LayersView o;
-  o.device = text(v, "device");
-  o.fingerprint = text(v, "fingerprint");
-  o.network = text(v, "network");
-  o.batch = int(number(v, "batch", 0));
-  o.bandwidth_gbs = number(v, "bandwidth_gbs");
+  o.device = std::string(to_string(c.device));
+  o.fingerprint = c.fingerprint;
+  o.network = c.network;
+  o.batch = c.batch;
+  o.bandwidth_gbs = c.bandwidth_gbs > 0 ? c.bandwidth_gbs : NAN;
   // Every thread count measured appears in rows; the page shows the most (what training ran with).
-  for (const Value& r : array(v, "rows")) o.threads = std::max(o.threads, int(number(r, "threads", 0)));
-  for (const Value& p : array(v, "peak"))
-    if (int(number(p, "threads", 0)) == o.threads || !std::isfinite(o.peak_gflops)) {
-      o.peak_gflops = number(p, "gflops");
-      o.isa = text(p, "isa");
+  for (const ComparisonRow& r : c.rows) o.threads = std::max(o.threads, r.threads);
+  for (const PeakResult& p : c.peaks)
+    if (p.threads == o.threads || !std::isfinite(o.peak_gflops)) {
+      o.peak_gflops = p.gflops;
+      o.isa = p.isa;
     }
-  for (const Value& r : array(v, "rows")) {
-    if (int(number(r, "threads", 0)) != o.threads) continue;
-    AlgoRow a;
-    a.layer = text(r, "layer");
-    a.dir = text(r, "direction");
-    a.algo = text(r, "algorithm");
-    a.family = text(r, "family");
-    a.status = text(r, "status");
-    a.note = text(r, "note");
-    a.time_ms = number(r, "time_ms");
-    a.gflops = number(r, "gflops");
-    a.peak_fraction = number(r, "peak_fraction");
-    a.flops = number(r, "flops");
-    a.bytes = number(r, "bytes");
-    a.find_choice = boolean(r, "find_choice") == 1;
-    a.get_choice = boolean(r, "get_choice") == 1;
-    o.rows.push_back(std::move(a));
+  for (const ComparisonRow& r : c.rows) {
+    if (r.threads != o.threads) continue;
+    o.rows.push_back({r.layer, r.dir, r.algo, r.family, r.status, r.note, r.time * 1e3, r.gflops(), r.peak_fraction,
+                      r.flops, r.bytes, r.find_choice, r.get_choice});
   }
-  for (const Value& r : array(v, "vendor")) {
-    if (int(number(r, "threads", 0)) != o.threads) continue;
-    VendorPick p;
-    p.layer = text(r, "layer");
-    p.dir = text(r, "direction");
-    p.status = text(r, "status");
-    p.source = text(r, "source");
-    p.algo = text(r, "algorithm");
-    p.find_algo = text(r, "find_choice");
-    p.get_algo = text(r, "get_choice");
-    p.time_ms = number(r, "time_ms");
-    p.find_time_ms = number(r, "find_time_ms");
-    p.get_time_ms = number(r, "get_time_ms");
-    o.vendor.push_back(std::move(p));
+  for (const VendorRow& v : c.vendor) {
+    if (v.threads != o.threads) continue;
+    o.vendor.push_back({v.layer, v.dir, v.status, v.choice.source, v.choice.algo, v.find_algo, v.get_algo,
+                        v.choice.our_time * 1e3, v.find_time * 1e3, v.get_time * 1e3});
   }
   return o;
 }
 
+LayersView read_layers(const std::string& json_text, const std::string& what) {
+  return layers_view(comparison_from_json(parse_object(json_text, what)));
+}
+
 std::string read_run_id(const std::string& json_text, const std::string& what) {
-  return text(parse_object(json_text, what), "run_id");
+  return json::text_or(parse_object(json_text, what), "run_id");
 }
 
 }  // namespace convlab::train::html

@@ -1,18 +1,25 @@
 // What report.html shows, read from the results files' JSON (train.json:
-// report/report.hpp's report_json; layers.json: autotune/compare.hpp's
-// comparison_json) into plain structs the charts draw from.
+// report/report.hpp's report_json; layers.json: report/layers.hpp's
+// comparison_json, read back by comparison_from_json into the Comparison it was
+// written from) into plain structs the charts draw from.
 //
-// Why from the JSON and not from TrainReport / Comparison: the JSON is the
-// contract every reader of the results shares (notebooks, report.html), so the
-// page shows exactly what the files hold, `convlab html DIR` can redraw any
-// results folder later, and a key someone adds to the JSON needs one line in
-// view.cpp (the "optional keys" blocks) to reach the charts. Every key read
-// here is optional: a missing or null number is NaN, a missing interval is
-// {NaN, NaN}, and each chart draws what is there and says what is not.
+// Why from the JSON and not from the run in memory: the JSON is the contract
+// every reader of the results shares (notebooks, report.html), so the page
+// shows exactly what the files hold and `convlab html DIR` can redraw any
+// results folder later. Every key read is optional: a missing or null number
+// is NaN, a missing interval is {NaN, NaN}, and each chart draws what is there
+// and says what is not.
 #pragma once
 #include <cmath>
 #include <string>
 #include <vector>
+
+namespace convlab {
+struct Comparison;
+namespace train {
+struct TrainReport;
+}
+}
 
 namespace convlab::train::html {
 
@@ -119,8 +126,12 @@ struct LayersView {
 };
 
 // Parse; a malformed document throws convlab::Error naming `what` (the file).
+// train.json read into the TrainReport it was written from (report/report.hpp), then viewed.
 TrainView read_train(const std::string& json_text, const std::string& what);
+TrainView train_view(const TrainReport& r);
+// layers.json read into the Comparison it was written from (report/layers.hpp), then viewed.
 LayersView read_layers(const std::string& json_text, const std::string& what);
+LayersView layers_view(const Comparison& c);
 // The "run_id" of a results file (train.json, layers.json): "" when it has none (null, or written
 // before run ids). Throws Error naming `what` when the text is not a JSON object.
 std::string read_run_id(const std::string& json_text, const std::string& what);

@@ -15,7 +15,7 @@
 
 #include "autotune/build_identity.hpp"
 #include "autotune/cache.hpp"
-#include "autotune/json_value.hpp"
+#include "core/json_value.hpp"
 #include "core/build_id.hpp"
 #include "core/problem.hpp"
 #include "tests/autotune/planted.hpp"

@@ -12,7 +12,7 @@
 #include "algorithms/registry.hpp"
 #include "autotune/build_identity.hpp"
 #include "autotune/cache.hpp"
-#include "autotune/json_value.hpp"
+#include "core/json_value.hpp"
 #include "core/device.hpp"
 #include "core/problem.hpp"
 

@@ -12,6 +12,7 @@
 #include "autotune/vendor.hpp"
 #include "core/device.hpp"
 #include "core/layers.hpp"
+#include "report/layers.hpp"
 
 namespace convlab {
 namespace {

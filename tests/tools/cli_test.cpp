@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "algorithms/execute.hpp"
-#include "autotune/json_value.hpp"
+#include "core/json_value.hpp"
 #include "core/npy.hpp"
 #include "core/problem.hpp"
 

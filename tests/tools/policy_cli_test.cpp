@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
-#include "autotune/json_value.hpp"
+#include "core/json_value.hpp"
 #include "core/device.hpp"
 #include "core/problem.hpp"
 #include "tests/support/cli_fixture.hpp"

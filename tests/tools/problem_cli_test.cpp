@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "autotune/json_value.hpp"
+#include "core/json_value.hpp"
 #include "tests/support/cli_fixture.hpp"
 
 namespace convlab {

@@ -1,4 +1,4 @@
-#include "autotune/json_value.hpp"
+#include "core/json_value.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -176,6 +176,43 @@ std::optional<Value> parse(std::string_view text, std::string* error) {
     return std::nullopt;
   }
   return v;
+}
+
+double number_or(const Value& v, const char* key, double otherwise) {
+  const Value* x = v.get(key);
+  return x && x->type == Value::Type::number ? x->num : otherwise;
+}
+
+std::string text_or(const Value& v, const char* key, const std::string& otherwise) {
+  const Value* x = v.get(key);
+  return x && x->type == Value::Type::string ? x->str : otherwise;
+}
+
+int bool_or(const Value& v, const char* key, int otherwise) {
+  const Value* x = v.get(key);
+  return x && x->type == Value::Type::boolean ? int(x->b) : otherwise;
+}
+
+const std::vector<Value>& array_or_empty(const Value& v, const char* key) {
+  static const std::vector<Value> none;
+  const Value* x = v.get(key);
+  return x && x->type == Value::Type::array ? x->arr : none;
+}
+
+std::vector<double> unscaled(double written, double scale) {
+  if (!std::isfinite(written)) return {written};
+  const double guess = written / scale;
+  std::vector<double> out;
+  // The writer's own x lies within an ulp or two of the guess; look a little further either way.
+  double down = guess, up = std::nextafter(guess, INFINITY);
+  for (int step = 0; step < 8; ++step) {
+    for (double x : {down, up})
+      if (x * scale == written) out.push_back(x);
+    down = std::nextafter(down, -INFINITY);
+    up = std::nextafter(up, INFINITY);
+  }
+  if (out.empty()) out.push_back(guess);
+  return out;
 }
 
 }  // namespace convlab::json

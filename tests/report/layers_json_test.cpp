@@ -1,0 +1,143 @@
+// layers.json read back into the Comparison it was written from: write -> read
+// -> write gives the same text, and the CSV and Markdown views of what was read
+// are the ones of what was written.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "autotune/compare.hpp"
+#include "core/json_value.hpp"
+#include "core/problem.hpp"
+#include "report/layers.hpp"
+
+namespace convlab {
+namespace {
+
+Comparison read_back(const std::string& text) {
+  std::string err;
+  const auto v = json::parse(text, &err);
+  EXPECT_TRUE(v.has_value()) << err;
+  return v ? comparison_from_json(*v) : Comparison{};
+}
+
+void expect_round_trip(const Comparison& c) {
+  const std::string written = comparison_json(c);
+  const Comparison back = read_back(written);
+  EXPECT_EQ(comparison_json(back), written);
+  EXPECT_EQ(comparison_csv(back), comparison_csv(c));
+  EXPECT_EQ(comparison_markdown(back), comparison_markdown(c));
+}
+
+// A real run: every candidate checked and timed on one small layer, one direction.
+TEST(LayersJson, RoundTripOfARealComparison) {
+  CompareOptions opt;
+  opt.threads = {1};
+  opt.dirs = {Direction::fwd};
+  opt.max_seconds = 0.002;
+  opt.probe = false;
+  Comparison c = compare_layers({{"tiny.conv1", parse_problem("mb2ic4ih7oc6kh3ph1"), {}}}, opt);
+  c.network = "tiny";
+  c.batch = 2;
+  c.run_id = "20260101-000000-1";
+  ASSERT_FALSE(c.rows.empty());
+  expect_round_trip(c);
+  const Comparison back = read_back(comparison_json(c));
+  ASSERT_EQ(back.rows.size(), c.rows.size());
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    EXPECT_EQ(back.rows[i].algo, c.rows[i].algo);
+    EXPECT_TRUE(json::same_number(back.rows[i].gflops(), c.rows[i].gflops())) << c.rows[i].algo;
+  }
+}
+
+// Every kind of field a file holds: nulls, a vendor row without a choice, the probes, the load.
+TEST(LayersJson, RoundTripOfEveryField) {
+  Comparison c;
+  c.device = DeviceKind::cuda;
+  c.fingerprint = "gpu \"H\"\n1";
+  c.peaks = {{123.456, 1, "avx2"}, {987.1, 4, "avx512"}};
+  c.bandwidth_gbs = 17.25;
+  ProbeOutcome p;
+  p.source = ProbeOutcome::Source::cache;
+  p.seconds = 0.93;
+  p.device = "cpu x";
+  c.probes = {{4, p}, {1, ProbeOutcome{}}};
+  c.load.known = true;
+  c.load.disturbed = true;
+  c.load.why = "others ran";
+  c.load.seconds = 3.5;
+  c.load.after.cpus = 8;
+  c.load.others_share = 0.25;
+  c.load.before.loadavg1 = 1.5;
+  c.load.others_runnable_after = 3;
+  c.load.before.probe_reps = 5;
+  c.load.before.probe_median_s = 0.000512345678;
+  c.load.before.probe_spread = 0.03;
+  c.load.probe_drift = 1.1;
+  for (double t : {1.2345678e-3, 0.1 + 0.2, double(NAN), 7e-5}) {
+    ComparisonRow r;
+    r.layer = "l, \"1\"";
+    r.problem = "mb1ic3ih5oc2kh3";
+    r.dir = "bwd-data";
+    r.algo = "cpu.a" + std::to_string(c.rows.size());
+    r.family = "gemm";
+    r.status = std::isfinite(t) ? "ok" : "unsupported";
+    r.note = "a\tnote";
+    r.threads = 4;
+    r.flops = 3.3e9 / 7;
+    r.bytes = 1e6 / 3;
+    r.time = t;
+    r.spread = 0.01;
+    r.max_rel_error = 1e-6 / 3;
+    r.peak_fraction = 0.4 / 3;
+    r.workspace = 123456789;
+    r.find_rank = int(c.rows.size()) + 1;
+    r.get_rank = 2;
+    r.find_choice = c.rows.empty();
+    r.lo = t * 0.9;
+    r.hi = t * 1.1;
+    r.tie = c.rows.size() == 1;
+    c.rows.push_back(r);
+  }
+  VendorRow none;
+  none.layer = "l, \"1\"";
+  none.dir = "bwd-data";
+  none.threads = 4;
+  none.status = "oneDNN not built in";
+  c.vendor.push_back(none);
+  VendorRow v = none;
+  v.status = "ok";
+  v.choice.source = "cudnnFind";
+  v.choice.algo = "cpu.a1";
+  v.choice.family = "gemm";
+  v.choice.vendor_status = "ok";
+  v.choice.math = "fma";
+  v.choice.vendor_time = 0.7e-3 / 3;
+  v.choice.workspace = 4096;
+  v.choice.deterministic = false;
+  v.choice.our_time = 0.1 + 0.2;
+  v.find_algo = "cpu.a0";
+  v.find_time = 1.2345678e-3;
+  v.get_algo = "cpu.a3";
+  v.get_time = 7e-5;
+  c.vendor.push_back(v);
+  expect_round_trip(c);
+  const Comparison back = read_back(comparison_json(c));
+  EXPECT_EQ(back.device, DeviceKind::cuda);
+  EXPECT_EQ(back.probes.at(0).second.source, ProbeOutcome::Source::cache);
+  EXPECT_TRUE(back.vendor.at(0).choice.source.empty());
+  EXPECT_FALSE(back.vendor.at(1).choice.deterministic);
+  EXPECT_EQ(back.load.why, "others ran");
+}
+
+// A file from before some keys existed reads with them at their defaults.
+TEST(LayersJson, OlderFileReadsWithDefaults) {
+  const Comparison c = read_back(R"({"device": "cpu", "rows": [{"layer": "x", "algorithm": "cpu.a", "time_ms": 2}]})");
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.rows[0].time, 2e-3);
+  EXPECT_TRUE(std::isnan(c.rows[0].lo));
+  EXPECT_TRUE(c.run_id.empty());
+  EXPECT_TRUE(c.vendor.empty());
+}
+
+}  // namespace
+}  // namespace convlab
