@@ -43,8 +43,8 @@ grep -q 'user.direct_naive' "$tmp/layers.txt" || { cat "$tmp/layers.txt"; fail "
   || { cat "$tmp/tune.txt"; fail "tune --mode find"; }
 grep -q '"user.direct_naive"' "$tmp/c.jsonl" || fail "find's cache holds no measurement of it"
 "$cl" --plugin "$plugin" train tiny --policy fixed:user.direct_naive --iters 2 --warmup 0 --batch 4 \
-  >"$tmp/train.txt" 2>&1 || true
-grep -q 'user.direct_naive' "$tmp/train.txt" || { cat "$tmp/train.txt"; fail "train does not name it"; }
+  >"$tmp/train.txt" 2>&1 || { cat "$tmp/train.txt"; fail "train --policy fixed:user.direct_naive"; }
+grep -q '^| fixed:user.direct_naive | .* | yes |' "$tmp/train.txt" || { cat "$tmp/train.txt"; fail "no trained row"; }
 
 # Bad plugins: one line, exit 2, before any work.
 bad() {  # bad EXPECTED-TEXT ARGS...
