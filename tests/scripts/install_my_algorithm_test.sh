@@ -46,6 +46,13 @@ grep -q '"user.direct_naive"' "$tmp/c.jsonl" || fail "find's cache holds no meas
   >"$tmp/train.txt" 2>&1 || { cat "$tmp/train.txt"; fail "train --policy fixed:user.direct_naive"; }
 grep -q '^| fixed:user.direct_naive | .* | yes |' "$tmp/train.txt" || { cat "$tmp/train.txt"; fail "no trained row"; }
 
+# The benchmark binary of this build takes the same plugin: its entries join the filters.
+if [ -x "$build/bench_conv" ]; then
+  "$build/bench_conv" --plugin "$plugin" --benchmark_list_tests=true --benchmark_filter='/user\.direct_naive/' \
+    >"$tmp/bench.txt" 2>&1 || { cat "$tmp/bench.txt"; fail "bench_conv --plugin"; }
+  grep -q '^conv/alexnet.conv1/fwd/user.direct_naive/' "$tmp/bench.txt" || { cat "$tmp/bench.txt"; fail "bench_conv's filter"; }
+fi
+
 # Bad plugins: one line, exit 2, before any work.
 bad() {  # bad EXPECTED-TEXT ARGS...
   local want=$1; shift
