@@ -10,7 +10,9 @@
 #include "core/error.hpp"
 #include "kernels/ref/conv_ref.hpp"
 
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 
 namespace convlab {
 
@@ -40,14 +42,20 @@ Reference compute_reference(const ConvProblem& p, Direction dir, const ConvData&
   Reference ref = naming_memory("the fp64 reference", [&] {
     return Reference{AlignedBuffer<double>(n), AlignedBuffer<double>(n)};
   });
+#ifdef _OPENMP
   const int saved = omp_get_max_threads();
   if (threads > 0) omp_set_num_threads(threads);
+#else
+  (void)threads;  // the SIMT-emulated test builds: no OpenMP
+#endif
   switch (dir) {
     case Direction::fwd: ref::conv_fwd(sh, in.src.data(), in.wei.data(), ref.value.data(), ref.mag.data()); break;
     case Direction::bwd_data: ref::conv_bwd_data(sh, in.dst.data(), in.wei.data(), ref.value.data(), ref.mag.data()); break;
     case Direction::bwd_filter: ref::conv_bwd_filter(sh, in.src.data(), in.dst.data(), ref.value.data(), ref.mag.data()); break;
   }
+#ifdef _OPENMP
   omp_set_num_threads(saved);
+#endif
   for (size_t i = 0; i < n; ++i) {
     ref.max_mag = std::max(ref.max_mag, ref.mag[i]);
     ref.max_abs = std::max(ref.max_abs, std::fabs(ref.value[i]));

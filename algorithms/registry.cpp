@@ -5,6 +5,8 @@
 // cuDNN (fp32, then its TF32 variants), and the fp64 reference last.
 #include "algorithms/registry.hpp"
 
+#include <algorithm>
+
 #include "algorithms/cpu/direct.hpp"
 #include "algorithms/cpu/fft.hpp"
 #include "algorithms/cpu/im2col_gemm.hpp"
@@ -25,7 +27,9 @@
 
 namespace convlab {
 
-const std::vector<const Algorithm*>& registry() {
+namespace {
+
+std::vector<const Algorithm*>& mutable_registry() {
   static const CpuIm2colGemm cpu_im2col_gemm;
   static const CpuIm2colOpenblas cpu_im2col_openblas;
   static const CpuDirect cpu_direct;
@@ -49,7 +53,7 @@ const std::vector<const Algorithm*>& registry() {
   static const CpuOnednn cpu_onednn_winograd(OnednnKind::winograd);
   static const CpuOnednn cpu_onednn_auto(OnednnKind::automatic);
 #endif
-  static const std::vector<const Algorithm*> list = [] {
+  static std::vector<const Algorithm*> list = [] {
     std::vector<const Algorithm*> v = {
         // ---- CPU, hand-written ---------------------------------------------
         &cpu_im2col_gemm,  // first: the `default` policy's choice
@@ -77,10 +81,40 @@ const std::vector<const Algorithm*>& registry() {
     // ---- cuDNN, TF32 variants (math() "tf32": never chosen unless asked) ----
     for (const Algorithm* a : cudnn_tf32_algorithms()) v.push_back(a);
 #endif
-    v.push_back(&cpu_reference);  // the oracle, last
+    v.push_back(&cpu_reference);  // the oracle, last among the built-ins
     return v;
   }();
   return list;
+}
+
+size_t builtin_count() {
+  static const size_t n = mutable_registry().size();
+  return n;
+}
+
+}  // namespace
+
+const std::vector<const Algorithm*>& registry() { return mutable_registry(); }
+
+void register_algorithm(const Algorithm& a) {
+  const std::string name(a.name());
+  const std::string what = "cannot register algorithm '" + printable(name) + "': ";
+  for (const char* reserved : {"cpu.", "cuda.", "cudnn."})
+    if (name.rfind(reserved, 0) == 0)
+      fail(what + "the prefix '" + reserved + "' is reserved for the built-in algorithms; name it user.<name>");
+  if (name.rfind("user.", 0) != 0 || name.size() == 5)
+    fail(what + "a registered algorithm's name is user.<name>");
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.'))
+      fail(what + "a name holds lowercase letters, digits, '_' and '.' only");
+  if (find_algorithm(name)) fail(what + "an algorithm of that name is already registered");
+  (void)builtin_count();  // the built-ins counted before the first addition
+  mutable_registry().push_back(&a);
+}
+
+bool registered_at_run_time(const Algorithm& a) {
+  const auto& v = registry();
+  return std::find(v.begin() + std::ptrdiff_t(builtin_count()), v.end(), &a) != v.end();
 }
 
 const Algorithm* find_algorithm(std::string_view name) {

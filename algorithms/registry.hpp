@@ -1,7 +1,9 @@
 // The registry: one ordered list of every algorithm (algorithms/registry.cpp),
 // no static self-registration. Order matters where ties are broken by position
 // (oneDNN-style: first acceptable wins in `default` policies); the reference
-// comes last.
+// comes last among the built-ins, and the algorithms registered at run time
+// (register_algorithm: a researcher's own, usually from a plugin,
+// algorithms/plugin.hpp) follow it in the order they were registered.
 #pragma once
 #include <string_view>
 #include <vector>
@@ -11,6 +13,15 @@
 namespace convlab {
 
 const std::vector<const Algorithm*>& registry();
+// Adds `a` to the end of registry(); `a` must live as long as the process
+// (a static object). Register before anything reads the registry: a
+// reference to registry() taken earlier does not see it. The name must be
+// "user.<name>" of lowercase letters, digits, '_' and '.' ("cpu.", "cuda." and
+// "cudnn." are the built-ins'), and not already registered; otherwise throws
+// Error with one line saying why.
+void register_algorithm(const Algorithm& a);
+// True for an algorithm added by register_algorithm().
+bool registered_at_run_time(const Algorithm& a);
 // nullptr when no algorithm has that name.
 const Algorithm* find_algorithm(std::string_view name);
 // Throws Error naming the known algorithms when `name` is unknown.

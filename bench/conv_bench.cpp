@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "algorithms/execute.hpp"
+#include "algorithms/plugin.hpp"
 #include "algorithms/registry.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -321,6 +322,7 @@ void print_stages(const Options& o, const TableReporter& table) {
 
 int main(int argc, char** argv) {
   try {
+    load_plugins(argc, argv);  // --plugin PATH, CONVLAB_PLUGINS: their algorithms join the registry first
     Options o = parse_own_flags(argc, argv);
     // Repetitions through the global flags, so that names carry no "/repeats:N".
     std::vector<char*> args(argv, argv + argc);

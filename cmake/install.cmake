@@ -3,14 +3,20 @@
 #   DIR/include/convlab/convlab.hpp          the public API (include/convlab/convlab.hpp)
 #   DIR/include/convlab/{core,kernels,algorithms,autotune,net,train,dist,report}/...   the headers it builds on
 #   DIR/lib/libconvlab_*.a                   the static libraries, one per floor
-#   DIR/lib/cmake/convlab/                   convlabConfig.cmake: find_package(convlab) -> convlab::convlab
-#   DIR/bin/convlab                          the CLI
+#   DIR/include/convlab/testing.hpp          the tester (ConvTester and its sweeps)
+#   DIR/lib/libconvlab_testing.a             its library (when the tests are built: GoogleTest)
+#   DIR/lib/cmake/convlab/                   convlabConfig.cmake: find_package(convlab) -> convlab::convlab,
+#                                            convlab::testing (the tester), convlab::plugin (the headers
+#                                            only, for a plugin: algorithms/plugin.hpp)
+#   DIR/bin/convlab                          the CLI (its symbols exported: plugins resolve against it)
 #
 # A consumer links convlab::convlab and includes <convlab/convlab.hpp>; its
 # dependencies (OpenMP, OpenBLAS, FFTW, oneDNN, CUDA, cuDNN) are found again on
 # the consumer's machine by the same cmake/dependencies.cmake the build used.
 # examples/consumer is such a project; the ctest install.consumer_builds
-# installs this build and builds and runs it.
+# installs this build and builds and runs it. examples/my_algorithm is a
+# researcher's own algorithm: tested with convlab::testing, loaded as a plugin
+# by the installed CLI (the ctest install.my_algorithm).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -21,6 +27,18 @@ if(TARGET convlab_kernels_cuda)
   list(APPEND _convlab_libs convlab_kernels_cuda)
 endif()
 set_target_properties(convlab_lib PROPERTIES EXPORT_NAME convlab)
+# A plugin compiles against the headers and links none of the libraries: the
+# executable that loads it (convlab, bench_conv: ENABLE_EXPORTS) supplies them.
+add_library(convlab_plugin INTERFACE)
+target_include_directories(convlab_plugin INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                                    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                                                    $<INSTALL_INTERFACE:include/convlab> $<INSTALL_INTERFACE:include>)
+target_compile_features(convlab_plugin INTERFACE cxx_std_20)
+set_target_properties(convlab_plugin PROPERTIES EXPORT_NAME plugin)
+list(APPEND _convlab_libs convlab_plugin)
+if(TARGET convlab_testing)
+  list(APPEND _convlab_libs convlab_testing)
+endif()
 install(TARGETS ${_convlab_libs} EXPORT convlabTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -30,6 +30,7 @@
 #include <new>
 #include <string>
 
+#include "algorithms/plugin.hpp"
 #include "autotune/build_identity.hpp"
 #include "core/build_id.hpp"
 #include "core/device.hpp"
@@ -82,6 +83,13 @@ void usage(FILE* f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Plugins (--plugin PATH anywhere on the line, CONVLAB_PLUGINS) register their algorithms before any
+  // argument is read (algorithms/plugin.hpp).
+  try {
+    convlab::load_plugins(argc, argv);
+  } catch (const std::exception& e) {
+    return error_exit(2, e.what());
+  }
   if (argc < 2) {
     usage(stderr);
     return 2;

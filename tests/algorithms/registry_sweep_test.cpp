@@ -5,7 +5,7 @@
 #include <set>
 
 #include "algorithms/registry.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 namespace convlab {
 namespace {

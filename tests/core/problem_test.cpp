@@ -4,7 +4,7 @@
 #include "core/layers.hpp"
 #include "core/problem.hpp"
 #include "core/problem_list.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 namespace convlab {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "algorithms/execute.hpp"
-#include "algorithms/registry.hpp"
 #include "core/error.hpp"
 #include "core/layers.hpp"
 
@@ -20,6 +19,23 @@ namespace convlab::testing {
 namespace {
 
 ConvProblem P(const char* desc) { return parse_problem(desc); }
+
+// S(n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w, dil, groups): symmetric
+// padding; end_padding() sets the bottom / right padding as given (the output
+// size follows from it).
+ConvProblem S(int n, int c, int h, int w, int k, int r, int s, int pad_h, int pad_w, int stride_h, int stride_w,
+              int dil = 1, int groups = 1) {
+  ConvProblem p;
+  p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
+  p.pad_h = p.pad_h_end = pad_h, p.pad_w = p.pad_w_end = pad_w;
+  p.stride_h = stride_h, p.stride_w = stride_w, p.dil_h = p.dil_w = dil, p.groups = groups;
+  return p;
+}
+ConvProblem end_padding(ConvProblem p, int pad_h_end, int pad_w_end) {
+  p.pad_h_end = pad_h_end;
+  p.pad_w_end = pad_w_end;
+  return p;
+}
 
 uint64_t hash_string(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -109,6 +125,46 @@ std::vector<TestProblem> asym_1d_sweep() {
       {"asym_dilated", P("mb1ic2ih11oc3oh9kh3ph0dh1")},         // 0 above, 2 below
       {"asym_1x1_bottom", P("mb2ic8ih6oc8oh7kh1ph0")},          // a 1x1 filter with one zero row below
       {"asym_deduced", P("mb1ic3ih12oc4oh6kh5sh2")},            // benchdnn's deduced split: 1 above, 2 below
+      // as a kernel's shape states them: the dilation set in both axes of a 1-D
+      // problem, a 1x1 filter with one zero row below and none right, groups
+      {"1d_dilated_both_axes", end_padding(S(2, 4, 1, 23, 5, 1, 3, 0, 2, 1, 3, 2), 0, -2)},
+      {"asym_1x1_bottom_only", end_padding(S(2, 8, 6, 6, 8, 1, 1, 0, 0, 1, 1), 1, 0)},
+      {"asym_groups", end_padding(S(1, 4, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 2), 0, 2)},
+  };
+}
+
+std::vector<TestProblem> tile_sweep() {
+  return {
+      {"tile_1x1", S(2, 5, 7, 6, 3, 1, 1, 0, 0, 1, 1)},
+      {"tile_3x3", S(2, 3, 9, 11, 5, 3, 3, 1, 1, 1, 1)},
+      {"tile_5x5_s2", S(1, 4, 13, 10, 6, 5, 5, 2, 2, 2, 2)},
+      {"tile_dil2", S(2, 3, 10, 9, 4, 3, 3, 1, 1, 1, 1, 2)},
+      {"tile_groups2", S(2, 6, 8, 7, 4, 3, 3, 1, 1, 1, 1, 1, 2)},
+      {"tile_depthwise", S(1, 4, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 4)},
+      {"tile_3x1_s2x1", S(1, 3, 11, 8, 2, 3, 1, 1, 0, 2, 1)},
+      {"tile_1x1_s2", S(2, 3, 9, 8, 5, 1, 1, 0, 0, 2, 2)},
+      {"tile_channels_17_65", S(1, 17, 9, 8, 65, 3, 3, 1, 1, 1, 1)},
+      {"tile_4x4_s4x1", S(1, 2, 6, 6, 3, 4, 4, 0, 3, 4, 1)},
+  };
+}
+
+std::vector<TestProblem> strided_sweep() {
+  ConvProblem mixed_dil = S(1, 2, 17, 19, 3, 5, 4, 3, 1, 4, 2, 2);
+  mixed_dil.dil_w = 3;
+  return {
+      {"strided_2", S(2, 3, 11, 13, 4, 3, 3, 1, 1, 2, 2)},
+      {"strided_3", S(1, 2, 14, 16, 3, 5, 5, 2, 2, 3, 3)},
+      {"strided_4_11x11", S(1, 3, 71, 70, 4, 11, 11, 2, 2, 4, 4)},  // AlexNet conv1-like, 2 tiles per phase
+      {"strided_2_dil2", S(1, 3, 12, 13, 2, 3, 3, 2, 2, 2, 2, 2)},
+      {"strided_3_dil2", S(1, 2, 15, 14, 3, 3, 3, 1, 2, 3, 3, 2)},
+      {"strided_4x2_dil2x3", end_padding(mixed_dil, 0, 2)},
+      {"strided_asym", end_padding(S(1, 3, 13, 12, 4, 5, 5, 2, 1, 3, 2), 0, 3)},
+      {"strided_unread_end", end_padding(S(2, 2, 14, 15, 3, 4, 4, 1, 1, 4, 4), -2, -3)},  // last rows / columns unread
+      {"strided_groups", S(1, 4, 13, 11, 6, 3, 3, 1, 1, 2, 2, 1, 2)},
+      {"strided_depthwise", S(1, 4, 10, 10, 4, 3, 3, 1, 1, 3, 3, 1, 4)},
+      {"strided_10_channels", S(1, 10, 9, 9, 3, 3, 3, 1, 1, 2, 2)},
+      {"strided_7_channels", S(1, 6, 13, 12, 7, 5, 5, 2, 2, 3, 3)},
+      {"strided_image_3x3_s4", S(1, 2, 3, 3, 2, 2, 2, 1, 1, 4, 4)},
   };
 }
 
@@ -160,23 +216,42 @@ std::vector<TestProblem> random_sweep(uint64_t seed, int count) {
 
 std::vector<TestProblem> standard_sweep() {
   auto v = edge_sweep();
+  for (auto* more : {&tile_sweep, &strided_sweep})
+    for (auto& t : more()) v.push_back(std::move(t));
   for (auto& l : network_layers("alexnet", 1)) v.push_back({l.id, l.problem});
   for (auto& t : random_sweep(test_seed(), 12)) v.push_back(t);
   return v;
 }
 
-ConvTester::ConvTester(std::string algorithm)
-    : name_(std::move(algorithm)), problems_(standard_sweep()),
-      dirs_(std::begin(kAllDirections), std::end(kAllDirections)) {}
+std::vector<TestProblem> sanitized_subset(const std::vector<TestProblem>& sweep) {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  std::vector<TestProblem> v;  // 5-10x slower emulation: every other problem, still every code path
+  for (size_t i = 0; i < sweep.size(); i += 2) v.push_back(sweep[i]);
+  return v;
+#else
+  return sweep;
+#endif
+}
 
-ConvTester& ConvTester::sweep(std::vector<TestProblem> problems) { problems_ = std::move(problems); return *this; }
+std::vector<TestProblem> emulated_sweep() {
+  std::vector<TestProblem> v = asym_1d_sweep();
+  for (auto* more : {&tile_sweep, &strided_sweep})
+    for (auto& t : more()) v.push_back(std::move(t));
+  return sanitized_subset(v);
+}
+
+ConvTester::ConvTester(const Algorithm& algorithm)
+    : algo_(&algorithm), name_(algorithm.name()), dirs_(std::begin(kAllDirections), std::end(kAllDirections)) {}
+
+ConvTester& ConvTester::sweep(std::vector<TestProblem> problems) { problems_ = std::move(problems); swept_ = true; return *this; }
+ConvTester& ConvTester::emulated(bool on) { emulated_ = on; return *this; }
 ConvTester& ConvTester::directions(std::vector<Direction> dirs) { dirs_ = std::move(dirs); return *this; }
 ConvTester& ConvTester::threads(int n) { threads_ = n; return *this; }
 ConvTester& ConvTester::require_all_supported(bool on) { require_all_ = on; return *this; }
 ConvTester& ConvTester::check_determinism(bool on) { determinism_ = on; return *this; }
 
 void ConvTester::run() {
-  const Algorithm* algo = find_algorithm(name_);
+  const Algorithm* algo = algo_;
   ASSERT_NE(algo, nullptr) << "algorithm '" << name_ << "' is not in the registry";
   if (auto why = algo->unavailable_reason(); !why.empty()) GTEST_SKIP() << name_ << ": " << why;
   ExecContext ctx;
@@ -185,7 +260,8 @@ void ConvTester::run() {
   std::map<std::string, int> reasons;
   // CONVLAB_SWEEP_LIMIT=N runs only the first N problems: for slow
   // instrumentation (compute-sanitizer in scripts/gpu-check.sh), never in CI.
-  std::vector<TestProblem> problems = problems_;
+  std::vector<TestProblem> problems = swept_ ? problems_ : standard_sweep();
+  if (emulated_) problems = swept_ ? sanitized_subset(problems) : emulated_sweep();
   if (const char* lim = std::getenv("CONVLAB_SWEEP_LIMIT"); lim && std::atoi(lim) > 0 &&
       size_t(std::atoi(lim)) < problems.size()) {
     problems.resize(size_t(std::atoi(lim)));
@@ -204,6 +280,7 @@ void ConvTester::run() {
       if (!sup) {
         ++unsupported_;
         ++reasons[std::string(to_string(dir)) + ": " + sup.reason];
+        EXPECT_FALSE(sup.reason.empty()) << where << " unsupported without a reason";
         EXPECT_FALSE(require_all_) << where << " unsupported: " << sup.reason;
         continue;
       }

@@ -1,7 +1,8 @@
-// Shared by the SIMT-emulated CUDA tests (tests/kernels/cuda: kernels and
-// launchers; tests/algorithms/cuda: the cuda.* algorithms): small ragged
-// convolution shapes and a check of one direction against the fp64 reference
-// (kernels/ref), with NaN-prefilled outputs and the K*eps (or a given) tolerance.
+// The SIMT-emulated kernel tests' check (tests/kernels/cuda: kernels and their
+// launchers, which take plain data and have no tolerance() of their own): one
+// direction against the fp64 reference (kernels/ref), NaN-prefilled outputs,
+// the K*eps (or a given) bound. The cuda.* algorithms go through the shared
+// tester instead (ConvTester(...).emulated(), <convlab/testing.hpp>).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm.hpp"
+#include "convlab/testing.hpp"
 #include "kernels/conv_shape.hpp"
 #include "kernels/cuda/simt/memory.hpp"
 #include "kernels/cuda/simt/simt.hpp"
@@ -50,61 +53,18 @@ inline std::string label(const ConvShape& sh) {
          std::to_string(sh.stride_w) + "d" + std::to_string(sh.dil_h) + "g" + std::to_string(sh.groups);
 }
 
-// General small ragged shapes: 1x1 (identity and strided), padding, stride,
-// dilation, groups, depthwise, non-square filters, channels across a 64 tile.
-inline std::vector<ConvShape> general_shapes() {
-  return {
-      shape(2, 5, 7, 6, 3, 1, 1, 0, 0, 1, 1),       shape(2, 3, 9, 11, 5, 3, 3, 1, 1, 1, 1),
-      shape(1, 4, 13, 10, 6, 5, 5, 2, 2, 2, 2),     shape(2, 3, 10, 9, 4, 3, 3, 1, 1, 1, 1, 2),
-      shape(2, 6, 8, 7, 4, 3, 3, 1, 1, 1, 1, 1, 2), shape(1, 4, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 4),
-      shape(1, 3, 11, 8, 2, 3, 1, 1, 0, 2, 1),      shape(2, 3, 9, 8, 5, 1, 1, 0, 0, 2, 2),
-      shape(1, 17, 9, 8, 65, 3, 3, 1, 1, 1, 1),     shape(1, 2, 6, 6, 3, 4, 4, 0, 3, 4, 1),
-  };
+// The shared tester's sweeps (<convlab/testing.hpp>) as kernel shapes: one
+// definition of the shapes both the kernels' launchers and the cuda.*
+// algorithms (through ConvTester(...).emulated()) are checked on.
+inline std::vector<ConvShape> shapes_of(const std::vector<testing::TestProblem>& sweep) {
+  std::vector<ConvShape> v;
+  for (const testing::TestProblem& t : sweep) v.push_back(to_shape(t.problem));
+  return v;
 }
-
-// 1-D (H = 1, one filter row) and asymmetric padding (bottom / right larger,
-// smaller or negative than top / left), as tests/support/conv_tester.cpp's
-// asym_1d_sweep: what a benchdnn shape file holds.
-inline std::vector<ConvShape> asym_1d_shapes() {
-  return {
-      shape(2, 3, 1, 17, 4, 1, 3, 0, 1, 1, 1),                             // 1-D
-      with_end_padding(shape(2, 4, 1, 23, 5, 1, 3, 0, 2, 1, 3, 2), 0, -2),  // 1-D, strided, dilated, -2 right
-      with_end_padding(shape(2, 5, 5, 5, 6, 3, 3, 3, 3, 1, 1), 2, 2),       // benchdnn's ih5oh8kh3ph3
-      with_end_padding(shape(2, 3, 8, 8, 4, 3, 3, 3, 3, 2, 2), 0, 0),       // stride 2, nothing below
-      with_end_padding(shape(1, 3, 9, 8, 4, 3, 3, 1, 2, 2, 3), -1, -1),     // a last row / column unread
-      with_end_padding(shape(2, 4, 7, 9, 5, 3, 3, 1, 0, 1, 1), 1, 4),       // 0 left, 4 right
-      with_end_padding(shape(1, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1), 4, 4),       // 1 above, 4 below
-      with_end_padding(shape(2, 8, 6, 6, 8, 1, 1, 0, 0, 1, 1), 1, 0),       // 1x1 with a zero row below
-      with_end_padding(shape(1, 4, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 2), 0, 2),  // groups
-  };
-}
-
-// Strided backward data, where a gather visits only the taps of each pixel's
-// stride phase: strides 2, 3 and 4 (phases with 1, 2 or 3 taps of a filter,
-// images wider than one 16-pixel tile of a phase), dilation sharing a factor
-// with the stride (phases no tap reaches) or not, unequal strides and
-// dilations, asymmetric and negative end padding, groups, depthwise, more
-// input channels than one block's 8 (or 4), output channels not a multiple of
-// what a kernel stages at once, an image smaller than the stride.
-inline std::vector<ConvShape> strided_shapes() {
-  ConvShape mixed_dil = shape(1, 2, 17, 19, 3, 5, 4, 3, 1, 4, 2, 2);
-  mixed_dil.dil_w = 3;
-  return {
-      shape(2, 3, 11, 13, 4, 3, 3, 1, 1, 2, 2),                              // stride 2
-      shape(1, 2, 14, 16, 3, 5, 5, 2, 2, 3, 3),                              // stride 3
-      shape(1, 3, 71, 70, 4, 11, 11, 2, 2, 4, 4),                            // AlexNet conv1-like, 2 tiles per phase
-      shape(1, 3, 12, 13, 2, 3, 3, 2, 2, 2, 2, 2),                           // stride 2, dilation 2
-      shape(1, 2, 15, 14, 3, 3, 3, 1, 2, 3, 3, 2),                           // stride 3, dilation 2
-      with_end_padding(mixed_dil, 0, 2),                                     // 4 x 2 strides, dilation 2 x 3
-      with_end_padding(shape(1, 3, 13, 12, 4, 5, 5, 2, 1, 3, 2), 0, 3),      // asymmetric padding
-      with_end_padding(shape(2, 2, 14, 15, 3, 4, 4, 1, 1, 4, 4), -2, -3),    // last rows / columns unread
-      shape(1, 4, 13, 11, 6, 3, 3, 1, 1, 2, 2, 1, 2),                        // groups, stride 2
-      shape(1, 4, 10, 10, 4, 3, 3, 1, 1, 3, 3, 1, 4),                        // depthwise, stride 3
-      shape(1, 10, 9, 9, 3, 3, 3, 1, 1, 2, 2),                               // 10 input channels
-      shape(1, 6, 13, 12, 7, 5, 5, 2, 2, 3, 3),                              // 7 output channels
-      shape(1, 2, 3, 3, 2, 2, 2, 1, 1, 4, 4),                                // 3 x 3 image, stride 4
-  };
-}
+// Small ragged shapes around a kernel's tiles (testing::tile_sweep()).
+inline std::vector<ConvShape> general_shapes() { return shapes_of(testing::tile_sweep()); }
+// Strided backward data's phases (testing::strided_sweep()).
+inline std::vector<ConvShape> strided_shapes() { return shapes_of(testing::strided_sweep()); }
 
 inline int64_t reduction(const ConvShape& sh, Dir d) {
   const int64_t cg = sh.c / sh.groups, kg = sh.k / sh.groups;

@@ -5,8 +5,11 @@
 # and every algorithms/cuda/*.cu driver compiled as C++20 (no nvcc), except
 # those that call a vendor library (*_cublas.cu, *_cufft.cu: cuBLAS and cuFFT
 # exist only on the device), with the SIMT emulator, the fp64 reference,
-# algorithms/algorithm.cpp and the part of core they need (core/cuda_none.cpp
-# standing in for the CUDA runtime, as in a CONVLAB_CUDA=OFF build):
+# algorithms/algorithm.cpp, the shared tester (tests/support/conv_tester.cpp with
+# algorithms/execute.cpp's ConvRunner) and the part of core they need, the
+# emulator's memory standing in for the CUDA runtime
+# (kernels/cuda/simt/device_emulated.cpp: a cuda.* algorithm is available and
+# runs on "device" buffers as on a GPU):
 #   plain   convlab_emulated        tests test_<folder>          names as discovered
 #   asan    convlab_emulated_asan   tests test_<folder>_asan     "asan." + name
 #           (-fsanitize=address,undefined, no recovery: UB fails the test)
@@ -71,8 +74,11 @@ set(_emu_sources ${_emu_wrappers}
   ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/emulator.cpp ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/emulator_threads.cpp
   ${PROJECT_SOURCE_DIR}/kernels/ref/conv_ref.cpp ${PROJECT_SOURCE_DIR}/algorithms/algorithm.cpp
   ${PROJECT_SOURCE_DIR}/algorithms/nominal_cost.cpp
+  ${PROJECT_SOURCE_DIR}/algorithms/execute.cpp ${PROJECT_SOURCE_DIR}/tests/support/conv_tester.cpp
   ${PROJECT_SOURCE_DIR}/core/layers.cpp ${PROJECT_SOURCE_DIR}/core/problem.cpp ${PROJECT_SOURCE_DIR}/core/error.cpp
-  ${PROJECT_SOURCE_DIR}/core/device.cpp ${PROJECT_SOURCE_DIR}/core/cuda_none.cpp)
+  ${PROJECT_SOURCE_DIR}/core/tensor.cpp ${PROJECT_SOURCE_DIR}/core/timing.cpp ${PROJECT_SOURCE_DIR}/core/cuda_stream.cpp
+  ${PROJECT_SOURCE_DIR}/core/stage_profile.cpp
+  ${PROJECT_SOURCE_DIR}/core/device.cpp ${PROJECT_SOURCE_DIR}/kernels/cuda/simt/device_emulated.cpp)
 
 foreach(v IN LISTS CONVLAB_EMULATED_VARIANTS)
   set(lib convlab_emulated)
@@ -82,7 +88,7 @@ foreach(v IN LISTS CONVLAB_EMULATED_VARIANTS)
   add_library(${lib} STATIC ${_emu_sources})
   target_include_directories(${lib} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include
                                            ${CONVLAB_CUDA_VECTOR_TYPES_DIR})
-  target_link_libraries(${lib} PUBLIC Threads::Threads)
+  target_link_libraries(${lib} PUBLIC Threads::Threads GTest::gtest)
   # conv_ref.cpp's `#pragma omp` and the kernels' `#pragma unroll` are ignored here on purpose.
   target_compile_options(${lib} PUBLIC -Wno-unknown-pragmas)
   if(v STREQUAL "asan")

@@ -10,7 +10,7 @@
 #include "core/device.hpp"
 #include "core/problem.hpp"
 #include "kernels/cpu/direct/direct_ukernel.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 namespace convlab {
 namespace {

@@ -13,7 +13,7 @@
 #include "algorithms/registry.hpp"
 #include "core/layers.hpp"
 #include "kernels/cpu/fft/fft.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 namespace convlab {
 namespace {

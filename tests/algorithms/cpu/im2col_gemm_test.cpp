@@ -6,7 +6,7 @@
 
 #include "algorithms/cpu/im2col_gemm.hpp"
 #include "core/problem.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 namespace convlab {
 namespace {

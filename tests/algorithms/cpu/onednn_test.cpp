@@ -12,7 +12,7 @@
 #include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
 #include "core/layers.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 namespace convlab {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "algorithms/registry.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 namespace convlab {
 namespace {

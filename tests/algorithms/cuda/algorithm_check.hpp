@@ -1,6 +1,8 @@
-// The emulated algorithm tests' entry point: a cuda.* algorithm class driven
-// through its own interface (supports, workspace_bytes, run) under the SIMT
-// emulator, as one test::ConvRun for check_conv (tests/support/cuda_conv_check.hpp).
+// The emulated algorithm tests' helpers: a cuda.* algorithm class goes through
+// the shared tester (<convlab/testing.hpp>, ConvTester(...).emulated()) like
+// every algorithm, on the emulator's device memory; by_algorithm() drives one
+// through its own interface as a test::ConvRun for the checks of entry points
+// below the Algorithm interface (chunk counts, stand-in transforms).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "convlab/testing.hpp"
 #include "tests/support/cuda_conv_check.hpp"
 
 namespace convlab::cuda::test {
@@ -20,6 +23,34 @@ inline ConvProblem problem_of(const ConvShape& sh) {
   p.stride_h = sh.stride_h, p.stride_w = sh.stride_w;
   p.dil_h = sh.dil_h, p.dil_w = sh.dil_w, p.groups = sh.groups;
   return p;
+}
+
+inline std::vector<testing::TestProblem> problems_of(const std::vector<ConvShape>& shapes) {
+  std::vector<testing::TestProblem> v;
+  for (const ConvShape& sh : shapes) v.push_back({label(sh), problem_of(sh)});
+  return v;
+}
+
+// Every shape of `shapes` in `dirs`, each supported, through the shared tester
+// under the algorithm's own tolerance() (every other shape under the sanitizers).
+inline void sweep(const Algorithm& a, const std::vector<ConvShape>& shapes, std::vector<Dir> dirs = {Dir::fwd, Dir::bwd_data, Dir::bwd_filter}) {
+  testing::ConvTester(a).emulated().sweep(problems_of(shapes)).directions(std::move(dirs)).require_all_supported().run();
+}
+
+// How many problems of `sweep` `a` supports in every direction; each refusal
+// must give a reason.
+inline size_t supported_in_every_direction(const Algorithm& a, const std::vector<testing::TestProblem>& sweep) {
+  size_t n = 0;
+  for (const testing::TestProblem& t : sweep) {
+    bool all = true;
+    for (Dir d : kDirs) {
+      const Support s = a.supports(t.problem, d);
+      EXPECT_TRUE(s.ok || !s.reason.empty()) << a.name() << " " << t.label;
+      all = all && s.ok;
+    }
+    n += all;
+  }
+  return n;
 }
 
 // a.supports() must accept the shape; the workspace is exactly
@@ -38,35 +69,6 @@ inline ConvRun by_algorithm(const Algorithm& a) {
     ctx.device = DeviceKind::cuda;
     a.run(p, d, ConvBuffers{src, wei, dst}, ws.get(), ctx);
   };
-}
-
-// Every shape of `shapes` (every other one under the sanitizers) in direction
-// d, with the K*eps summation bound.
-inline void sweep(const Algorithm& a, const std::vector<ConvShape>& shapes, Dir d) {
-  for (const ConvShape& sh : sanitized_subset(shapes)) check_conv(sh, d, by_algorithm(a));
-}
-
-// The shapes of asym_1d_shapes() the algorithm supports, each in every
-// direction, within the tolerance it declares (as the registry sweep checks it
-// on a GPU); `want` is how many it must support (the rest refuse with a reason).
-inline void sweep_asym_1d(const Algorithm& a, size_t want) {
-  size_t supported = 0;
-  for (const ConvShape& sh : asym_1d_shapes()) {
-    const ConvProblem p = problem_of(sh);
-    bool all = true;
-    for (Dir d : kDirs) {
-      const Support s = a.supports(p, d);
-      EXPECT_TRUE(s.ok || !s.reason.empty()) << a.name() << " " << label(sh);
-      all = all && s.ok;
-    }
-    if (!all) continue;
-    ++supported;
-    for (Dir d : kDirs) {
-      const Tolerance t = a.tolerance(p, d);
-      check_conv(sh, d, by_algorithm(a), t.elem, t.global);
-    }
-  }
-  EXPECT_EQ(supported, want) << a.name();
 }
 
 }  // namespace convlab::cuda::test

@@ -15,31 +15,20 @@ namespace {
 
 using test::Dir;
 
-std::vector<ConvShape> direct_shapes() {
-  std::vector<ConvShape> v = test::general_shapes();
-  v.pop_back();  // keep the emulated run short: drop the widest-channel case ...
-  v.pop_back();
-  v.push_back(test::shape(1, 2, 6, 6, 3, 4, 4, 0, 3, 4, 1));        // ... but keep stride 4
-  v.push_back(test::shape(1, 3, 17, 18, 9, 3, 3, 1, 1, 1, 1));      // 9 channels: 2 channel blocks, 3x2 tiles
-  v.push_back(test::shape(1, 9, 9, 17, 2, 3, 3, 0, 0, 1, 1));       // 9 input channels (bwd-data blocks)
-  v.push_back(test::shape(1, 1, 23, 27, 1, 11, 11, 2, 2, 4, 4));    // AlexNet conv1-like
-  return v;
+// The shared tester's emulated sweep: edges, 1-D and asymmetric padding, the
+// tile and strided shapes (one block per stride phase), every direction.
+TEST(CudaDirect, MatchesReferenceOnTheEmulatedSweep) { testing::ConvTester(CudaDirect()).emulated().run(); }
+
+// Its own tiles: 8 x 16 pixels, 8 channels.
+TEST(CudaDirect, TilesMatchReference) {
+  test::sweep(CudaDirect(), {test::shape(1, 3, 17, 18, 9, 3, 3, 1, 1, 1, 1),       // 9 channels: 2 channel blocks, 3x2 tiles
+                             test::shape(1, 9, 9, 17, 2, 3, 3, 0, 0, 1, 1),        // 9 input channels (bwd-data blocks)
+                             test::shape(1, 1, 23, 27, 1, 11, 11, 2, 2, 4, 4)});   // AlexNet conv1-like
 }
 
-using test::sweep;
-
-TEST(CudaDirect, FwdMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir::fwd); }
-TEST(CudaDirect, BwdDataMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir::bwd_data); }
-TEST(CudaDirect, BwdFilterMatchesReference) { sweep(CudaDirect(), direct_shapes(), Dir::bwd_filter); }
-
-// Strided backward data, one block per stride phase (fwd and bwd-filter too: the
-// same shapes).
-TEST(CudaDirect, StridedMatchesReference) {
-  for (Dir d : test::kDirs) sweep(CudaDirect(), test::strided_shapes(), d);
+TEST(CudaDirect, SupportsEvery1dAndAsymmetricPaddingProblem) {
+  EXPECT_EQ(test::supported_in_every_direction(CudaDirect(), testing::asym_1d_sweep()), testing::asym_1d_sweep().size());
 }
-
-// 1-D and asymmetric padding: every shape, every direction.
-TEST(CudaDirect, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaDirect(), 9); }
 
 // A window over 48 KiB of shared memory is the launchers' to opt into
 // (tests/kernels/cuda/direct_test.cpp); cuda.direct declines it with the reason.

@@ -53,10 +53,19 @@ CudaFftTransforms host_dft(FftSize fs) {
   return f;
 }
 
+// cuda.fft's declared tolerance (the class itself, in fft_cufft.cu, needs cuFFT).
+void check_fft(const ConvShape& sh, Dir d, double* worst = nullptr);
+
 void run_fft(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {
   simt::DeviceArray<float> ws(size_t(cuda_fft_workspace_floats(sh, d)));
   ws.fill_bytes(0xFF);
   cuda_fft_conv(sh, d, ConvBuffers{src, wei, dst}, ws.get(), nullptr, host_dft(cuda_fft_size(sh)));
+}
+
+void check_fft(const ConvShape& sh, Dir d, double* worst) {
+  const Tolerance t = cuda_fft_tolerance(test::problem_of(sh), d, "");
+  const double w = test::check_conv(sh, d, run_fft, t.elem, t.global);
+  if (worst) *worst = std::max(*worst, w);
 }
 
 TEST(CudaFft, GoodSizes) {
@@ -76,7 +85,7 @@ TEST(CudaFft, SpectraAreAlignedAfterOddRealPlanes) {
   ASSERT_EQ(cuda_fft_size(sh).fh, 15);
   for (Dir d : test::kDirs) {
     EXPECT_EQ(cuda_fft_workspace_floats(sh, d) % 4, 0);
-    test::check_conv(sh, d, run_fft, -1, kCudaFftGlobalEps * FLT_EPSILON);
+    check_fft(sh, d);
   }
 }
 
@@ -90,7 +99,7 @@ TEST(CudaFft, AllDirectionsMatchReference) {
   for (Dir d : test::kDirs) {
     double worst = 0;
     for (const ConvShape& sh : test::sanitized_subset(shapes))
-      worst = std::max(worst, test::check_conv(sh, d, run_fft, -1, kCudaFftGlobalEps * FLT_EPSILON));
+      check_fft(sh, d, &worst);
     std::printf("cuda fft (host fp64 DFT) %s: max |err|/sum|terms| = %.3g\n", test::name(d), worst);
   }
 }
@@ -100,17 +109,16 @@ TEST(CudaFft, AllDirectionsMatchReference) {
 // (in + 2 pad is short when the end padding is the larger).
 TEST(CudaFft, AsymmetricPaddingAnd1dMatchReference) {
   int checked = 0;
-  for (const ConvShape& sh : test::asym_1d_shapes()) {
+  for (const ConvShape& sh : test::shapes_of(testing::asym_1d_sweep())) {
     if (sh.stride_h != 1 || sh.stride_w != 1 || sh.dil_h != 1 || sh.dil_w != 1) continue;
-    for (Dir d : test::kDirs) test::check_conv(sh, d, run_fft, -1, kCudaFftGlobalEps * FLT_EPSILON);
+    for (Dir d : test::kDirs) check_fft(sh, d);
     ++checked;
   }
-  EXPECT_EQ(checked, 6);
+  EXPECT_EQ(checked, 9);
 }
 
-TEST(CudaFftTiled, AsymmetricPaddingAnd1dMatchReference) {
-  test::sweep_asym_1d(CudaFftTiled(), 6);
-}
+// The shared tester's emulated sweep (1-D and asymmetric padding included).
+TEST(CudaFftTiled, MatchesReferenceOnTheEmulatedSweep) { testing::ConvTester(CudaFftTiled()).emulated().run(); }
 
 // Output sizes around the tile's m = 16 - R + 1, filters 1x1 .. 11x11, padding
 // beyond R-1 (negative bwd-data padding), groups.
@@ -121,13 +129,7 @@ TEST(CudaFftTiled, AllDirectionsMatchReference) {
       shape(1, 3, 9, 20, 2, 5, 5, 2, 2, 1, 1),       shape(2, 4, 7, 6, 6, 3, 2, 0, 1, 1, 1, 1, 2),
       shape(1, 2, 5, 5, 2, 1, 1, 1, 1, 1, 1),        shape(1, 1, 23, 21, 2, 11, 11, 2, 2, 1, 1),
   };
-  const CudaFftTiled tiled;
-  for (Dir d : test::kDirs) {
-    double worst = 0;
-    for (const ConvShape& sh : test::sanitized_subset(shapes))
-      worst = std::max(worst, test::check_conv(sh, d, test::by_algorithm(tiled), -1, kCudaFftGlobalEps * FLT_EPSILON));
-    std::printf("cuda fft_tiled %s: max |err|/sum|terms| = %.3g\n", test::name(d), worst);
-  }
+  test::sweep(CudaFftTiled(), shapes);
 }
 
 }  // namespace

@@ -21,28 +21,13 @@ namespace {
 using test::Dir;
 using test::LowGridLimits;
 
-void check_all_directions(const Algorithm& a, double extra_eps) {
-  for (Dir d : test::kDirs) {
-    const double k = double(test::reduction(test::kLowGridShape, d));
-    const double w = test::check_conv(test::kLowGridShape, d, test::by_algorithm(a), (k + extra_eps) * FLT_EPSILON);
-    std::printf("%s %s: max |err|/sum|terms| = %.3g (= %.3g eps)\n", std::string(a.name()).c_str(), test::name(d),
-                w, w / FLT_EPSILON);
-  }
-}
-
-TEST_F(LowGridLimits, WinogradF2x3ChunksImagesAndChannelBlocks) {
-  check_all_directions(CudaWinogradF2x3(), kWinogradF2x3ExtraEps);
-}
+TEST_F(LowGridLimits, WinogradF2x3ChunksImagesAndChannelBlocks) { test::sweep(CudaWinogradF2x3(), {test::kLowGridShape}); }
 
 // batch = 36 * groups = 144 > 2: the SGEMM launches 72 chunks.
-TEST_F(LowGridLimits, WinogradF4x3ChunksItsBatchedGemm) {
-  check_all_directions(CudaWinograd(4), winograd_nonfused_extra_eps(4));
-}
+TEST_F(LowGridLimits, WinogradF4x3ChunksItsBatchedGemm) { test::sweep(CudaWinograd(4), {test::kLowGridShape}); }
 
 // batch = 64 * groups = 256 > 2: 128 chunks.
-TEST_F(LowGridLimits, WinogradF6x3ChunksItsBatchedGemm) {
-  check_all_directions(CudaWinograd(6), winograd_nonfused_extra_eps(6));
-}
+TEST_F(LowGridLimits, WinogradF6x3ChunksItsBatchedGemm) { test::sweep(CudaWinograd(6), {test::kLowGridShape}); }
 
 // cuda.direct's bwd-filter: 5 * 6 * 7 = 210 positions in 7 chunks (grid.y = 7 > 3).
 TEST_F(LowGridLimits, DirectBwdFilterChunksItsReductionChunks) {

@@ -16,11 +16,12 @@ using test::Dir;
 using test::shape;
 using test::sweep;
 
-TEST(CudaImplicitGemm, FwdMatchesReference) { sweep(CudaImplicitGemm(), test::general_shapes(), Dir::fwd); }
-TEST(CudaImplicitGemm, BwdDataMatchesReference) { sweep(CudaImplicitGemm(), test::general_shapes(), Dir::bwd_data); }
-TEST(CudaImplicitGemm, AsymmetricPaddingAnd1dMatchReference) { test::sweep_asym_1d(CudaImplicitGemm(), 9); }
-TEST(CudaImplicitGemm, BwdFilterMatchesReference) {
-  sweep(CudaImplicitGemm(), test::general_shapes(), Dir::bwd_filter);
+// The shared tester's emulated sweep: edges, tiles, 1-D and asymmetric padding,
+// strided, every direction.
+TEST(CudaImplicitGemm, MatchesReferenceOnTheEmulatedSweep) { testing::ConvTester(CudaImplicitGemm()).emulated().run(); }
+TEST(CudaImplicitGemm, SupportsEvery1dAndAsymmetricPaddingProblem) {
+  EXPECT_EQ(test::supported_in_every_direction(CudaImplicitGemm(), testing::asym_1d_sweep()),
+            testing::asym_1d_sweep().size());
 }
 
 // shape(n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w, dil, groups)
@@ -45,17 +46,17 @@ std::vector<ConvShape> strided_shapes() {
 std::vector<ConvShape> many_phase_shapes() {
   return {
       shape(1, 3, 17, 16, 4, 5, 5, 2, 2, 5, 5),        // 25 phases, one tap each: 16 + 9
-      shape(2, 2, 13, 19, 3, 6, 5, 1, 2, 5, 4, 1, 2),  // 20 phases, groups 2, unequal widths
+      shape(2, 2, 13, 19, 4, 6, 5, 1, 2, 5, 4, 1, 2),  // 20 phases, groups 2, unequal widths
       shape(1, 20, 11, 9, 5, 3, 3, 1, 1, 3, 2),        // 6 phases, the 32-row tile
   };
 }
 
 TEST(CudaImplicitGemm, StridedBwdDataManyPhasesInBatchedLaunchesMatchReference) {
-  sweep(CudaImplicitGemm(), many_phase_shapes(), Dir::bwd_data);
+  sweep(CudaImplicitGemm(), many_phase_shapes(), {Dir::bwd_data});
 }
 
 TEST(CudaImplicitGemm, StridedBwdDataMatchesReferenceInEveryPhase) {
-  sweep(CudaImplicitGemm(), strided_shapes(), Dir::bwd_data);
+  sweep(CudaImplicitGemm(), strided_shapes(), {Dir::bwd_data});
 }
 
 // 1x1 filters at stride 2 and 3 (ResNet's projections): one stride phase has
@@ -74,17 +75,15 @@ std::vector<ConvShape> pointwise_strided_shapes() {
 }
 
 TEST(CudaImplicitGemm, PointwiseStridedBwdDataZeroPhasesAndLivePhaseMatchReference) {
-  sweep(CudaImplicitGemm(), pointwise_strided_shapes(), Dir::bwd_data);
+  sweep(CudaImplicitGemm(), pointwise_strided_shapes(), {Dir::bwd_data});
 }
 
 TEST(CudaImplicitGemm, PointwiseStridedShapesMatchReferenceFwdAndBwdFilter) {
-  sweep(CudaImplicitGemm(), pointwise_strided_shapes(), Dir::fwd);
-  sweep(CudaImplicitGemm(), pointwise_strided_shapes(), Dir::bwd_filter);
+  sweep(CudaImplicitGemm(), pointwise_strided_shapes(), {Dir::fwd, Dir::bwd_filter});
 }
 
 TEST(CudaImplicitGemm, StridedShapesMatchReferenceFwdAndBwdFilter) {
-  sweep(CudaImplicitGemm(), strided_shapes(), Dir::fwd);
-  sweep(CudaImplicitGemm(), strided_shapes(), Dir::bwd_filter);
+  sweep(CudaImplicitGemm(), strided_shapes(), {Dir::fwd, Dir::bwd_filter});
 }
 
 // M = Cg (bwd-data) or Kg (fwd, bwd-filter): 1 and 3 (inside the 4-row tile),
@@ -102,7 +101,7 @@ std::vector<ConvShape> tile_edge_shapes() {
 }
 
 TEST(CudaImplicitGemm, TileEdgesMatchReferenceInEveryDirection) {
-  for (Dir d : test::kDirs) sweep(CudaImplicitGemm(), tile_edge_shapes(), d);
+  sweep(CudaImplicitGemm(), tile_edge_shapes());
 }
 
 // AlexNet's conv1 (11x11, stride 4, pad 2, C = 3: a 3-row GEMM per phase) at
@@ -110,8 +109,7 @@ TEST(CudaImplicitGemm, TileEdgesMatchReferenceInEveryDirection) {
 TEST(CudaImplicitGemm, AlexNetConv1BwdDataAndBwdFilterMatchReference) {
   if (test::kSanitized) GTEST_SKIP() << "AlexNet-size emulation is too slow under the sanitizers";
   const ConvShape conv1 = shape(1, 3, 224, 224, 64, 11, 11, 2, 2, 4, 4);
-  sweep(CudaImplicitGemm(), {conv1}, Dir::bwd_data);
-  sweep(CudaImplicitGemm(), {conv1}, Dir::bwd_filter);
+  sweep(CudaImplicitGemm(), {conv1}, {Dir::bwd_data, Dir::bwd_filter});
 }
 
 // Backward-filter with a small GEMM over a long reduction splits K into partial
@@ -125,7 +123,7 @@ std::vector<ConvShape> split_k_shapes() {
 }
 
 TEST(CudaImplicitGemm, BwdFilterSplitKMatchesReference) {
-  sweep(CudaImplicitGemm(), split_k_shapes(), Dir::bwd_filter);
+  sweep(CudaImplicitGemm(), split_k_shapes(), {Dir::bwd_filter});
 }
 
 TEST(CudaImplicitGemm, BwdFilterSplitKWorkspaceHoldsTheTableAndEverySplit) {

@@ -47,26 +47,15 @@ std::vector<ConvShape> nonfused_shapes(int m) {
 
 double extra_eps(int m) { return m == 2 ? kWinogradF2x3ExtraEps : winograd_nonfused_extra_eps(m); }
 
-// Every direction of the algorithm with tile m over `shapes`, within the
-// emulated per-element bound; prints the worst error in both forms.
-void sweep_winograd(const Algorithm& a, int m, const std::vector<ConvShape>& shapes) {
-  for (Dir d : test::kDirs) {
-    double worst = 0, worst_k = 0, worst_global = 0;
-    for (const ConvShape& sh : test::sanitized_subset(shapes)) {
-      const double k = double(test::reduction(sh, d));
-      double global = 0;
-      const double w = test::check_conv(sh, d, test::by_algorithm(a), (k + extra_eps(m)) * FLT_EPSILON, 0, &global);
-      worst = std::max(worst, w);
-      worst_k = std::max(worst_k, w / (k * FLT_EPSILON));
-      worst_global = std::max(worst_global, global);
-    }
-    std::printf("%s %s: max |err|/sum|terms| = %.3g (= %.3g eps, %.3g K*eps); max |err| / max sum|terms| = %.3g eps\n",
-                std::string(a.name()).c_str(), test::name(d), worst, worst / FLT_EPSILON, worst_k,
-                worst_global / FLT_EPSILON);
-  }
-}
+// The shared tester's emulated sweep (the 3x3 stride-1 problems of it: edges,
+// tiles around 2, 4, 6, 1-D and asymmetric padding), then the family's own
+// shapes, within the tolerance each declares (the tester prints the measured
+// error in that eps x max sum|terms| form).
+TEST(CudaWinogradF2x3, MatchesReferenceOnTheEmulatedSweep) { testing::ConvTester(CudaWinogradF2x3()).emulated().run(); }
+TEST(CudaWinogradF4x3, MatchesReferenceOnTheEmulatedSweep) { testing::ConvTester(CudaWinograd(4)).emulated().run(); }
+TEST(CudaWinogradF6x3, MatchesReferenceOnTheEmulatedSweep) { testing::ConvTester(CudaWinograd(6)).emulated().run(); }
 
-TEST(CudaWinogradF2x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinogradF2x3(), 2, winograd_shapes()); }
+TEST(CudaWinogradF2x3, AllDirectionsMatchReference) { test::sweep(CudaWinogradF2x3(), winograd_shapes()); }
 // The filters are transformed once per call into the workspace (fwd, bwd-data;
 // bwd-filter needs none): it is declared, and the run, on a NaN-poisoned
 // workspace, matches the reference with groups whose channels cross the fused
@@ -80,20 +69,25 @@ TEST(CudaWinogradF2x3, FiltersTransformedOnceIntoTheWorkspace) {
   EXPECT_EQ(a.workspace_bytes(p, Dir::fwd), size_t(2 * 2 * 2 * 2048 * 4));
   EXPECT_EQ(a.workspace_bytes(p, Dir::bwd_data), size_t(2 * 1 * 3 * 2048 * 4));
   EXPECT_EQ(a.workspace_bytes(p, Dir::bwd_filter), 0u);
-  sweep_winograd(a, 2, {sh});
+  test::sweep(a, {sh});
 }
 
-TEST(CudaWinogradF4x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinograd(4), 4, nonfused_shapes(4)); }
-TEST(CudaWinogradF6x3, AllDirectionsMatchReference) { sweep_winograd(CudaWinograd(6), 6, nonfused_shapes(6)); }
+TEST(CudaWinogradF4x3, AllDirectionsMatchReference) { test::sweep(CudaWinograd(4), nonfused_shapes(4)); }
+TEST(CudaWinogradF6x3, AllDirectionsMatchReference) { test::sweep(CudaWinograd(6), nonfused_shapes(6)); }
 
-// 1-D and asymmetric padding: the 3x3 stride-1 shapes with top / left padding
-// <= 2 (0 left and 4 right, 1 above and 4 below, groups; the others refused),
-// within the declared eps x max sum|terms| bound: outputs whose window lies
-// wholly in the bottom padding have no terms, so no per-element bound holds
-// for them (a transform spreads its neighbours' rounding there).
-TEST(CudaWinogradF2x3, AsymmetricPaddingMatchesReference) { test::sweep_asym_1d(CudaWinogradF2x3(), 3); }
-TEST(CudaWinogradF4x3, AsymmetricPaddingMatchesReference) { test::sweep_asym_1d(CudaWinograd(4), 3); }
-TEST(CudaWinogradF6x3, AsymmetricPaddingMatchesReference) { test::sweep_asym_1d(CudaWinograd(6), 3); }
+// 1-D and asymmetric padding (run in the emulated sweep): the 3x3 stride-1
+// problems with top / left padding <= 2 are supported (0 left and 4 right, 1
+// above and 4 below, 1 above and 2 below), the others refused with a reason.
+// The declared bound is eps x max sum|terms|: outputs whose window lies wholly
+// in the bottom padding have no terms, so no per-element bound holds for them
+// (a transform spreads its neighbours' rounding there).
+TEST(CudaWinograd, SupportsThe3x3AsymmetricPaddingProblems) {
+  const CudaWinogradF2x3 f2;
+  const CudaWinograd f4(4), f6(6);
+  for (const Algorithm* a : {static_cast<const Algorithm*>(&f2), static_cast<const Algorithm*>(&f4),
+                             static_cast<const Algorithm*>(&f6)})
+    EXPECT_EQ(test::supported_in_every_direction(*a, testing::asym_1d_sweep()), 3u) << a->name();
+}
 
 // The shapes cuda.winograd_* decline, with their reasons.
 TEST(CudaWinograd, UnsupportedShapesSayWhy) {

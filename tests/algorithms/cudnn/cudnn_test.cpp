@@ -8,7 +8,7 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/layers.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 #if CONVLAB_HAS_CUDA
 #include <cudnn.h>
 

@@ -11,7 +11,7 @@
 #include "core/problem.hpp"
 #include "core/tensor.hpp"
 #include "kernels/ref/conv_ref.hpp"
-#include "tests/support/conv_tester.hpp"
+#include "convlab/testing.hpp"
 
 namespace convlab {
 namespace {

@@ -1,7 +1,12 @@
-// The shared convolution tester: drop any registered algorithm in and it runs
-// every direction over a sweep of problems against the fp64 reference.
+// The convolution tester: drop any algorithm in -- a registered one by name, or
+// an object of your own -- and it runs every direction over a sweep of
+// problems against the fp64 reference, with GoogleTest assertions.
 //
 //   ConvTester("cpu.winograd_f4x3").sweep(winograd_edges).run();
+//   ConvTester(my_algorithm).run();                 // an algorithm of your own
+//   ConvTester(CudaDirect()).emulated().run();      // a cuda.* class under the SIMT emulator
+//
+// Library target convlab::testing (cmake/install.cmake), header <convlab/testing.hpp>.
 //
 // For every (problem, direction) the algorithm supports: random inputs from a
 // seed derived from the problem (printed on failure), output pre-filled with
@@ -10,6 +15,9 @@
 // tolerance the algorithm declares. Unsupported cases are counted and their
 // reasons printed; an algorithm that supports nothing in a sweep fails.
 // CUDA algorithms without a device are skipped with GTEST_SKIP and the reason.
+// The same tester drives the cuda.* classes in the SIMT-emulated test builds
+// (tests/support/emulated_cuda.cmake), where device memory is the emulator's:
+// emulated() keeps the sweep's problems the emulator runs in reasonable time.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -45,15 +53,39 @@ struct RandomProblemLimits {
   int groups, n, per_group, hw, rs, stride, pad, dil;
 };
 ConvProblem random_problem(uint64_t& state, const RandomProblemLimits& lim);
-// edge_sweep + AlexNet's five layers at batch 1 + random_sweep(test seed, 12). The seed is
-// CONVLAB_TEST_SEED from the environment when set, else fixed.
+// Small ragged shapes around a GPU kernel's tiles: 1x1 (identity and strided),
+// padding, stride, dilation, groups, depthwise, non-square filters, channels
+// across a 64-wide tile.
+std::vector<TestProblem> tile_sweep();
+// Strided shapes, where a backward-data gather visits only the taps of each
+// pixel's stride phase: strides 2, 3 and 4, dilation sharing a factor with the
+// stride or not, unequal strides and dilations, asymmetric and negative end
+// padding, groups, depthwise, an image smaller than the stride.
+std::vector<TestProblem> strided_sweep();
+// edge_sweep + tile_sweep + strided_sweep + AlexNet's five layers at batch 1 +
+// random_sweep(test seed, 12). The seed is CONVLAB_TEST_SEED from the
+// environment when set, else fixed.
 std::vector<TestProblem> standard_sweep();
+// The part of standard_sweep() the SIMT emulator runs in the time of a CI
+// stage: asym_1d_sweep + tile_sweep + strided_sweep (a GPU kernel's tiles,
+// stride phases and edges), every other problem under the sanitizers.
+std::vector<TestProblem> emulated_sweep();
+// Every other problem of `sweep` in a build under ASan or TSan (5-10x slower
+// emulation), else the sweep itself.
+std::vector<TestProblem> sanitized_subset(const std::vector<TestProblem>& sweep);
 uint64_t test_seed();
 
 class ConvTester {
  public:
+  // A registered algorithm by name (a failure when the registry has no such name).
   explicit ConvTester(std::string algorithm);
+  // Any algorithm object, registered or not; it must outlive run().
+  explicit ConvTester(const Algorithm& algorithm);
   ConvTester& sweep(std::vector<TestProblem> problems);
+  // The SIMT-emulated test builds (device memory is the emulator's):
+  // emulated_sweep() unless a sweep() is given (that one through
+  // sanitized_subset()).
+  ConvTester& emulated(bool on = true);
   ConvTester& directions(std::vector<Direction> dirs);
   ConvTester& threads(int n);
   // Require every problem of the sweep to be supported in every direction.
@@ -67,8 +99,10 @@ class ConvTester {
   int cases_unsupported() const { return unsupported_; }
 
  private:
+  const Algorithm* algo_ = nullptr;
   std::string name_;
   std::vector<TestProblem> problems_;
+  bool swept_ = false, emulated_ = false;
   std::vector<Direction> dirs_;
   int threads_ = 0;
   bool require_all_ = false;
