@@ -2,6 +2,7 @@
 """The tree's size and layering targets, checked from the sources alone.
 
   python3 scripts/check_structure.py [ROOT] [--list]
+  python3 scripts/check_structure.py --self-test   plants each breach in a scratch tree and expects it caught
 
 Checks, over every tracked C++/CUDA source (.cpp .hpp .h .cu .cuh .inc) and Python script:
   * no file over 500 lines;
@@ -9,7 +10,7 @@ Checks, over every tracked C++/CUDA source (.cpp .hpp .h .cu .cuh .inc) and Pyth
     a test body counts as a function);
   * no function in tools/cmd_*.cpp over 60 lines (a command parses, makes one call, prints);
   * the floors above the algorithms (autotune/, net/, train/, dist/, report/, bench/) name no algorithm
-    ("cpu.im2col_gemm"), compare no family (family() == ..., or a literal that is a family's name) and cast to
+    ("cpu.im2col_gemm"), compare no family with a literal (family() == "fft", or any literal that is a family's name) and cast to
     no algorithm class: each algorithm describes itself through the Algorithm interface.
 
 Prints one line per breach ("FILE:LINE: what") and exits 1 if there is any, 0 otherwise; --list also
@@ -27,7 +28,7 @@ CPP_EXT = (".cpp", ".hpp", ".h", ".cu", ".cuh", ".inc")
 TUNER_FLOORS = ("autotune/", "net/", "train/", "dist/", "report/", "bench/")
 FAMILIES = {"reference", "gemm", "implicit_gemm", "direct", "depthwise", "winograd", "fft"}
 ALGO_NAME = re.compile(r'"(?:cpu|cuda|cudnn|onednn|user)\.[a-z0-9_]+"')
-FAMILY_CALL = re.compile(r"\bfamily\s*\(\s*\)\s*[!=]=|[!=]=\s*[\w.>-]*family\s*\(\s*\)")
+FAMILY_CALL = re.compile(r'\bfamily\s*\(\s*\)\s*[!=]=\s*"|"\s*[!=]=\s*[\w.>-]*family\s*\(\s*\)')
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 DYNAMIC_CAST = re.compile(r"dynamic_cast\s*<\s*(?:const\s+)?([A-Za-z_][A-Za-z_0-9:]*)")
 TYPE_BLOCK = re.compile(r"^(?:template\s*<.*>\s*)?(?:namespace|class|struct|union|enum)\b|^extern\s*\"C\"", re.S)
@@ -157,11 +158,57 @@ def algorithm_classes(root, files):
     return names
 
 
+def self_test():
+    """Each planted breach is reported, and a clean tree passes."""
+    import contextlib
+    import io
+    import tempfile
+    body = "\n".join("  x += %d;" % i for i in range(101))
+    plants = {
+        "core/long.cpp": ("int a;\n" * 501, "501 lines"),
+        "core/fn.cpp": ("int f(int x) {\n" + body + "\n  return x;\n}\n", "function f is 104 lines"),
+        "tools/cmd_x.cpp": ("int cmd_x(int x) {\n" + body[:61 * 13] + "\n  return x;\n}\n", "(at most 60)"),
+        "autotune/n.cpp": ('const char* n = "cpu.direct";\n', 'names the algorithm "cpu.direct"'),
+        "train/f.cpp": ('bool f(const A& a) { return a.family() == "fft"; }\n', "family() with a literal"),
+        "bench/c.cpp": ("void f(const Algorithm* a) { auto* o = dynamic_cast<const MyAlgo*>(a); }\n",
+                        "casts to the algorithm class MyAlgo"),
+        "algorithms/my.hpp": ("class MyAlgo : public Algorithm {};\n", None),
+    }
+    ok = True
+    with tempfile.TemporaryDirectory() as d:
+        for rel, (text, _) in plants.items():
+            os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(d, rel), "w") as fh:
+                fh.write(text)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            rc = main([d])
+        for rel, (_, expect) in plants.items():
+            if expect and not any(line.startswith(rel) and expect in line for line in out.getvalue().splitlines()):
+                print(f"self-test: {rel}: '{expect}' not reported")
+                ok = False
+        if rc != 1:
+            print(f"self-test: exit {rc} with breaches planted (expected 1)")
+            ok = False
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "autotune"))
+        with open(os.path.join(d, "autotune", "ok.cpp"), "w") as fh:
+            fh.write("// names \"cpu.direct\" in a comment only\nint f(int x) { return x; }\n")
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            if main([d]) != 0:
+                print("self-test: a clean tree was reported")
+                ok = False
+    print("check_structure self-test: " + ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
 def main(argv):
+    if argv == ["--self-test"]:
+        return self_test()
     args = [a for a in argv if not a.startswith("--")]
     flags = [a for a in argv if a.startswith("--")]
     if len(args) > 1 or any(f not in ("--list",) for f in flags):
-        print("error: usage: check_structure.py [ROOT] [--list]", file=sys.stderr)
+        print("error: usage: check_structure.py [ROOT] [--list] | --self-test", file=sys.stderr)
         return 2
     root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     if not os.path.isdir(root):
@@ -190,8 +237,8 @@ def main(argv):
             for i, (raw, blank) in enumerate(zip(lines, code.split("\n")), 1):
                 for m in ALGO_NAME.finditer(raw):
                     breaches.append(f"{f}:{i}: names the algorithm {m.group(0)}")
-                if FAMILY_CALL.search(blank):
-                    breaches.append(f"{f}:{i}: compares an algorithm's family()")
+                if FAMILY_CALL.search(raw):
+                    breaches.append(f"{f}:{i}: compares an algorithm's family() with a literal")
                 for m in STRING.finditer(raw):
                     if m.group(1) in FAMILIES:
                         breaches.append(f"{f}:{i}: compares or names the family \"{m.group(1)}\"")
