@@ -21,6 +21,16 @@ class UserDirect : public convlab::NamedAlgorithm {
     return convlab::summation_tolerance(p, dir);
   }
 
+  // Its cost, for get (algorithms/cost.hpp): scalar FMAs, one lane of eight
+  // with no unrolling: a sixteenth of the FMA peak, our estimate until find
+  // measures it; the same share for the model without a probe.
+  convlab::CostPhases cost_phases(const convlab::ConvProblem& p, convlab::Direction) const override {
+    return {{{convlab::CostKind::fma, p.flops(), 1, 0, 1.0 / 16}}, "scalar direct loops", ""};
+  }
+  convlab::NominalCost nominal_cost(const convlab::ConvProblem& p, convlab::Direction) const override {
+    return convlab::nominal_flops(p, "direct", 1.0 / 16);
+  }
+
   void run(const convlab::ConvProblem& p, convlab::Direction, const convlab::ConvBuffers& buf, void*,
            const convlab::ExecContext&) const override {
     const int cg = p.c / p.groups, kg = p.k / p.groups, P = p.p(), Q = p.q();

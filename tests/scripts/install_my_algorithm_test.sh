@@ -42,6 +42,10 @@ grep -q 'user.direct_naive' "$tmp/layers.txt" || { cat "$tmp/layers.txt"; fail "
 "$cl" --plugin "$plugin" tune "$p" --mode find --dir fwd --cache "$tmp/c.jsonl" --quiet >"$tmp/tune.txt" \
   || { cat "$tmp/tune.txt"; fail "tune --mode find"; }
 grep -q '"user.direct_naive"' "$tmp/c.jsonl" || fail "find's cache holds no measurement of it"
+# get prices it from the cost it states (never "cannot price it").
+"$cl" --plugin "$plugin" tune "$p" --mode get --dir fwd --no-cache --list >"$tmp/get.txt" \
+  || { cat "$tmp/get.txt"; fail "tune --mode get"; }
+grep 'user.direct_naive' "$tmp/get.txt" | grep -q 'scalar direct loops' || { cat "$tmp/get.txt"; fail "get does not price it"; }
 "$cl" --plugin "$plugin" train tiny --policy fixed:user.direct_naive --iters 2 --warmup 0 --batch 4 \
   >"$tmp/train.txt" 2>&1 || { cat "$tmp/train.txt"; fail "train --policy fixed:user.direct_naive"; }
 grep -q '^| fixed:user.direct_naive | .* | yes |' "$tmp/train.txt" || { cat "$tmp/train.txt"; fail "no trained row"; }
