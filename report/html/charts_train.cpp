@@ -217,7 +217,12 @@ Figure chart_layers(const TrainView& t, const std::string& suffix) {
       for (size_t i : g.layers) {
         if (i >= p->layers.size()) continue;
         if (std::isfinite(p->layers[i].bound_ms)) any_bound = true;
-        if (p->layers[i].ms_ci.ok()) any_ci = true, hi = std::max(hi, p->layers[i].ms_ci.hi);
+        // A single layer's whiskers sit at the ends of its direction segments.
+        const LayerView& l = p->layers[i];
+        const double med[3] = {l.fwd_ms, l.bwd_data_ms, l.bwd_filter_ms};
+        for (int k = 0; k < 3; ++k)
+          if (g.layers.size() == 1 && l.dir_ci[k].ok())
+            any_ci = true, hi = std::max(hi, v[0] + v[1] + v[2] - med[k] + l.dir_ci[k].hi);
       }
     }
   const Scale x{0, nice_ceil(hi * 1.02), x0, x1};
@@ -243,8 +248,9 @@ Figure chart_layers(const TrainView& t, const std::string& suffix) {
       group_times(p, g, v);
       s.text(x0 - 8, y + bar - 1, shorten(p.name, 30), "end", 10, "fill=\"#444\"");
       const char* colours[3] = {kFwdColour, kBwdDataColour, kBwdFilterColour};
-      double at = 0;
+      double at = 0, starts[3] = {0, 0, 0};
       for (int k = 0; k < 3; ++k) {
+        starts[k] = at;
         if (v[k] <= 0) continue;
         s.rect(x(at), y, x(at + v[k]) - x(at), bar, colours[k]);
         at += v[k];
@@ -253,7 +259,9 @@ Figure chart_layers(const TrainView& t, const std::string& suffix) {
       // One layer in the group: its interval and bandwidth bound, when the run recorded them.
       if (g.layers.size() == 1 && g.layers[0] < p.layers.size()) {
         const LayerView& l = p.layers[g.layers[0]];
-        if (l.ms_ci.ok()) s.line(x(l.ms_ci.lo), y + bar / 2, x(l.ms_ci.hi), y + bar / 2, "#111", 1.2);
+        for (int k = 0; k < 3; ++k)  // where the segment's end may lie: its start + the direction's interval
+          if (v[k] > 0 && l.dir_ci[k].ok())
+            s.line(x(starts[k] + l.dir_ci[k].lo), y + bar / 2, x(starts[k] + l.dir_ci[k].hi), y + bar / 2, "#111", 1.2);
         if (std::isfinite(l.bound_ms)) s.line(x(l.bound_ms), y - 1, x(l.bound_ms), y + bar + 1, "#c0392b", 2);
         if (std::isfinite(l.pct_of_bound))
           s.text(x1 + 10, y + bar - 1, fmt("%.0f %% of bound", l.pct_of_bound), "start", 10, "fill=\"#444\"");

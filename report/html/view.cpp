@@ -41,7 +41,7 @@ LayerView layer_view(const LayerResult& l) {
   o.bwd_filter_ms = in_ms(l.median.bwd_filter);
   o.input_grad = l.input_grad;
   for (int i = 0; i < 3; ++i) o.algo[i] = l.algo[i];
-  // ms_ci stays unknown: train.json holds one interval per direction, the page draws none per layer.
+  for (int i = 0; i < 3; ++i) o.dir_ci[i] = ms_interval(l.ci[i]);
   o.bound_ms = in_ms(l.bound_seconds);
   o.pct_of_bound = report_detail::pct_of_bound(l);
   return o;

@@ -33,8 +33,9 @@ struct LayerView {
   double fwd_ms = 0, bwd_data_ms = 0, bwd_filter_ms = 0;  // other layers: fwd_ms and backward in bwd_data_ms
   std::string algo[3];                                     // conv: per direction (fwd, bwd-data, bwd-filter)
   bool input_grad = true;
-  // Optional: the layer's interval, its bandwidth bound and how close it is.
-  Interval ms_ci;
+  // Optional: each direction's 95 % interval of its median (fwd, bwd-data or
+  // the other layers' backward, bwd-filter), its bandwidth bound and how close it is.
+  Interval dir_ci[3];
   double bound_ms = NAN, pct_of_bound = NAN;
   double total_ms() const { return fwd_ms + bwd_data_ms + bwd_filter_ms; }
 };
