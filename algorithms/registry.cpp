@@ -99,7 +99,7 @@ const std::vector<const Algorithm*>& registry() { return mutable_registry(); }
 void register_algorithm(const Algorithm& a) {
   const std::string name(a.name());
   const std::string what = "cannot register algorithm '" + printable(name) + "': ";
-  for (const char* reserved : {"cpu.", "cuda.", "cudnn."})
+  for (const char* reserved : {"cpu.", "cuda.", "cudnn.", "onednn."})
     if (name.rfind(reserved, 0) == 0)
       fail(what + "the prefix '" + reserved + "' is reserved for the built-in algorithms; name it user.<name>");
   if (name.rfind("user.", 0) != 0 || name.size() == 5)
@@ -117,7 +117,21 @@ bool registered_at_run_time(const Algorithm& a) {
   return std::find(v.begin() + std::ptrdiff_t(builtin_count()), v.end(), &a) != v.end();
 }
 
+std::string_view canonical_algorithm_name(std::string_view name) {
+  // Names follow <provider>.<family>[_variant][_library] (docs/algorithms.md); these were given before.
+  static const std::pair<std::string_view, std::string_view> kRenamed[] = {
+      {"cpu.onednn_direct", "onednn.direct"},
+      {"cpu.onednn_winograd", "onednn.winograd"},
+      {"cpu.onednn_auto", "onednn.auto"},
+      {"cuda.fft", "cuda.fft_cufft"},
+  };
+  for (const auto& [old_name, now] : kRenamed)
+    if (name == old_name) return now;
+  return name;
+}
+
 const Algorithm* find_algorithm(std::string_view name) {
+  name = canonical_algorithm_name(name);
   for (const Algorithm* a : registry())
     if (a->name() == name) return a;
   return nullptr;

@@ -22,7 +22,12 @@ const std::vector<const Algorithm*>& registry();
 void register_algorithm(const Algorithm& a);
 // True for an algorithm added by register_algorithm().
 bool registered_at_run_time(const Algorithm& a);
-// nullptr when no algorithm has that name.
+// The name an algorithm goes by now, for a name an older convlab gave it
+// (cpu.onednn_direct -> onednn.direct, cuda.fft -> cuda.fft_cufft); any other
+// name as it is. find_algorithm reads names through it, and the autotune cache
+// its entries, so old caches, policies and --algo arguments keep working.
+std::string_view canonical_algorithm_name(std::string_view name);
+// nullptr when no algorithm has that name (or had it: canonical_algorithm_name).
 const Algorithm* find_algorithm(std::string_view name);
 // Throws Error naming the known algorithms when `name` is unknown.
 const Algorithm& get_algorithm(std::string_view name);

@@ -194,6 +194,7 @@ std::optional<CacheEntry> from_value(const Value& v, std::string* err) {
       return std::nullopt;
     }
     r.deterministic = det->b;
+    r.algo = std::string(canonical_algorithm_name(r.algo));  // a name an older convlab gave it
     // Added later (absent in older lines): the median's interval and what produced the result.
     for (auto [k, out] : {std::pair{"lo", &r.lo}, std::pair{"hi", &r.hi}})
       if (x.get(k) && !get_number(x, k, *out, err, true)) return std::nullopt;

@@ -274,7 +274,7 @@ double cgemm_gflops(int threads) {
   return per_thread_rate(threads, body, 8.0 * m * l * nb * 16, 0.003) * 1e-9;
 }
 
-// Every CPU algorithm (but the reference and cpu.onednn_auto, whose model
+// Every CPU algorithm (but the reference and onednn.auto, whose model
 // follows the implementation oneDNN picks) on the 3x3 probe problem, and those
 // whose plan changes for 1x1 filters (all but the FFT and Winograd families)
 // on the 1x1 one, every direction it supports: direct-convolution GFLOP/s.

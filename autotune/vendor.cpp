@@ -64,7 +64,7 @@ VendorReport vendor_choices([[maybe_unused]] const ConvProblem& p, [[maybe_unuse
   VendorReport rep;
   if (ctx.device == DeviceKind::cpu) {
 #ifdef CONVLAB_HAS_ONEDNN
-    // The registered CPU algorithm that lets oneDNN pick its implementation (cpu.onednn_auto).
+    // The registered CPU algorithm that lets oneDNN pick its implementation (onednn.auto).
     const Algorithm* onednn = nullptr;
     for (const Algorithm* a : registry())
       if (!onednn && a->device() == DeviceKind::cpu && a->picks_own_implementation()) onednn = a;

@@ -8,7 +8,7 @@
 //         "cudnnGet_v7"  cudnnGetConvolution*Algorithm_v7: cuDNN's heuristic,
 //                        nothing runs; its first successful entry likewise.
 //   CPU   "onednn_auto"  oneDNN has no Find/Get pair, only convolution_auto:
-//                        cpu.onednn_auto's implementation string (oneDNN's
+//                        onednn.auto's implementation string (oneDNN's
 //                        impl_info_str) and the family it amounts to.
 //
 // The family of oneDNN's pick is the algorithm's word for it
@@ -32,13 +32,13 @@ namespace convlab {
 
 struct VendorChoice {
   std::string source;          // "cudnnFind", "cudnnGet_v7" or "onednn_auto"
-  std::string algo;            // the convlab algorithm it corresponds to (cudnn.*, cpu.onednn_auto)
+  std::string algo;            // the convlab algorithm it corresponds to (cudnn.*, onednn.auto)
   std::string family;          // oneDNN: the algorithm's implementation_family(); cuDNN: the registered entry's family
   std::string implementation;  // oneDNN's impl_info_str; "" for cuDNN
   std::string vendor_status;   // cuDNN's status string for the entry; "ok" for oneDNN
   std::string math;            // cuDNN's math type for the entry ("fma", "tensor_op", ...); "fp32" for oneDNN
   double vendor_time = std::numeric_limits<double>::quiet_NaN();  // seconds, cudnnFind's own timing; else NaN
-  size_t workspace = 0;        // bytes, as the vendor reports it (oneDNN: cpu.onednn_auto's workspace_bytes)
+  size_t workspace = 0;        // bytes, as the vendor reports it (oneDNN: onednn.auto's workspace_bytes)
   bool deterministic = true;   // as the vendor reports it
   double our_time = std::numeric_limits<double>::quiet_NaN();  // seconds, find's median for `algo`
   // cuDNN picked an algorithm id convlab registers no entry for (algo is
@@ -72,7 +72,7 @@ double measured_time(const std::vector<AlgoPerf>& found, std::string_view algo);
 // measured by find; get's time NaN -> "-"), e.g.
 //   cudnnFind -> cudnn.implicit_precomp_gemm (its time 1.234 ms, ws 2.1 MB, det, fma): our find 1.300 ms
 //     = 1.05x find's pick cuda.implicit_gemm (1.238 ms), 0.90x get's pick cudnn.gemm (1.444 ms)
-//   onednn_auto -> jit:avx512_core (direct), cpu.onednn_auto: our find 23.827 ms
+//   onednn_auto -> jit:avx512_core (direct), onednn.auto: our find 23.827 ms
 //     = 1.13x find's and get's pick cpu.fft_tiled (21.066 ms)
 std::string vendor_text(const VendorChoice& v, const std::string& find_algo, double find_time,
                         const std::string& get_algo, double get_time);

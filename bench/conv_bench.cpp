@@ -4,25 +4,25 @@
 //   conv/alexnet.conv3/fwd/cpu.winograd_f4x3/real_time      CPU: wall clock around run() (OpenMP threads)
 //   conv/alexnet.conv3/fwd/cudnn.fft/manual_time            CUDA: events around one run, L2 flushed first
 // Every algorithm of the chosen device(s) but cpu.reference; the vendors' own convolutions are registry
-// entries like any other (cpu.onednn_*, cudnn.*), so nothing here calls a vendor library. An algorithm that
+// entries like any other (onednn.*, cudnn.*), so nothing here calls a vendor library. An algorithm that
 // is unavailable here or does not support a layer and direction reports its reason as a skipped entry.
 // The JSON "run_name" is the name above; aggregates add "_median" etc.
 // Counters: GFLOP/s (the direct convolution's FLOPs, every algorithm and direction), %peak (CPU: of the
 // FMA peak measured at start, core/peak.hpp), images/s, workspace bytes. Medians over --reps repetitions.
-// Labels: oneDNN's implementation (cpu.onednn_*), the FFT tiling (cpu.fft*). After the run (console
+// Labels: oneDNN's implementation (onednn.*), the FFT tiling (cpu.fft*). After the run (console
 // format) a table: median ms per layer/direction x algorithm, the fastest marked *.
 //
 //   bench_conv [--device=cpu|cuda|all] [--family=NAME] [--net=alexnet] [--batch=32] [--threads=N] [--reps=5]
 //              [--process_time] [--stages] [--stages_csv=F] [benchmark flags...]
 //
 // --family=NAME keeps that family (gemm, direct, fft, winograd, implicit_gemm) and the vendor peers of its
-// device (cpu.onednn_*, cudnn.*); the table then ends with the best family member / best fp32 peer.
+// device (onednn.*, cudnn.*); the table then ends with the best family member / best fp32 peer.
 // The per-family comparisons of the old family benches, as filters (names are matched as regexes):
 //   bench_conv --family=direct                                           cpu.direct vs oneDNN
 //   bench_conv --family=winograd --benchmark_filter='alexnet.conv[345]/' cpu.winograd_* vs oneDNN
 //   bench_conv --family=fft --benchmark_filter='alexnet.conv2/'          cpu.fft* vs oneDNN
 //   bench_conv --family=gemm                                             cpu.im2col_* vs oneDNN
-//   bench_conv --benchmark_filter='/cpu\.(winograd|onednn)'              Winograd vs oneDNN, as a plain filter
+//   bench_conv --benchmark_filter='/(cpu\.winograd|onednn\.)'       Winograd vs oneDNN, as a plain filter
 //   bench_conv --device=cuda                                             every cuda.* and cudnn.* entry
 // --threads: CPU threads (0, the default, = all). --reps sets the repetitions (and shows aggregates only)
 // unless --benchmark_repetitions is given. --process_time: the CPU column is the CPU time of all threads

@@ -5,7 +5,7 @@
 #
 # Inputs:  CONVLAB_CUDA, CONVLAB_ONEDNN (ON/OFF).
 # Targets: OpenMP::OpenMP_CXX, convlab::openblas (cpu.im2col_openblas, the GEMM
-#          benchmark's peer: Debian's OpenMP build), convlab::fftw3f (cpu.fft_fftw), DNNL::dnnl (cpu.onednn_*),
+#          benchmark's peer: Debian's OpenMP build), convlab::fftw3f (cpu.fft_fftw), DNNL::dnnl (onednn.*),
 #          CUDA::cudart_static and CUDA::toolkit (CUDAToolkit), convlab::cudnn (cudnn.*).
 # cuDNN, cuBLAS, cuFFT and NCCL are not linked: convlab opens them on first use
 # (core/cuda_libraries.hpp) by the names of the files found here, so their

@@ -190,7 +190,7 @@ Args tune_args() {
             "are listed under the pair and marked \u2248 in --list; the machine's load around find is measured\n"
             "and a disturbed run is said, with its numbers.\n"
             "Under each pair, the vendor's own pick:\n"
-            "on the CPU cpu.onednn_auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
+            "on the CPU onednn.auto's oneDNN implementation, on a GPU cuDNN's Find (it times every\n"
             "algorithm itself) and Get_v7 (its heuristic), each with our find's measured time for it.\n"
             "Reduced-precision algorithms (the cuDNN *_tf32 variants) are candidates only with --tf32.");
   args.positionals("NET|PROBLEM|@FILE",

@@ -52,7 +52,7 @@ struct TrainConfig {
 
 // default, get, find, find-context, and fixed:<first algorithm of each family on `device`>
 // plus the named baselines when registered: on the CPU cpu.im2col_openblas and
-// cpu.onednn_auto, on CUDA cuda.im2col_cublas and cuDNN's usual forward default
+// onednn.auto, on CUDA cuda.im2col_cublas and cuDNN's usual forward default
 // cudnn.implicit_precomp_gemm (directions it lacks fall back to default).
 std::vector<std::string> default_policies(DeviceKind device = DeviceKind::cpu);
 

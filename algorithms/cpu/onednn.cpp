@@ -329,16 +329,16 @@ struct OnednnNames {
 OnednnNames onednn_names(OnednnKind kind) {
   switch (kind) {
     case OnednnKind::direct:
-      return {"cpu.onednn_direct", "direct",
+      return {"onednn.direct", "direct",
               "oneDNN 2.6 convolution_direct (its JIT direct or GEMM-based kernels), blocked layouts, reorders timed"};
     case OnednnKind::winograd:
-      return {"cpu.onednn_winograd", "winograd",
+      return {"onednn.winograd", "winograd",
               "oneDNN 2.6 convolution_winograd (F(4x4,3x3), AVX-512; 3x3, stride 1, no groups or dilation, "
               "pad <= 1), reorders timed"};
     case OnednnKind::automatic:
       break;
   }
-  return {"cpu.onednn_auto", "direct",
+  return {"onednn.auto", "direct",
           "oneDNN 2.6 convolution_auto: oneDNN picks direct or Winograd per problem, reorders timed"};
 }
 
@@ -460,7 +460,7 @@ void CpuOnednn::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
 // above K*eps*mag_i never exceeded 7.43 eps * max mag (fwd 2.44, bwd-data
 // 2.12, bwd-filter 7.43); on the AlexNet layers it was 0 (all within K*eps;
 // max err / max mag 2.95 eps). 16 eps is that worst case with a 2x margin.
-// At batch 32 (`convlab conv alexnet.conv3 --algo cpu.onednn_winograd --dir D
+// At batch 32 (`convlab conv alexnet.conv3 --algo onednn.winograd --dir D
 // --check`) the worst error/bound was 0.0015 (fwd), 0.0010 (bwd-data), 0.00017
 // (bwd-filter).
 // Per element alone the error reached 364 eps * mag_i on outputs whose own
@@ -470,7 +470,7 @@ constexpr double kWinogradGlobalEps = 16;
 Tolerance CpuOnednn::tolerance(const ConvProblem& p, Direction dir) const {
   // Direct and GEMM-based kernels sum the same products in some order: K*eps.
   Tolerance t = summation_tolerance(p, dir);
-  // cpu.onednn_auto declares Winograd's bound wherever oneDNN's Winograd
+  // onednn.auto declares Winograd's bound wherever oneDNN's Winograd
   // exists: its choice may depend on the thread count, which tolerance() is not told.
   // Where Winograd cannot run (no AVX-512, or CONVLAB_ISA below it) auto cannot
   // pick it, and supports() says no: K*eps.

@@ -1,4 +1,4 @@
-// cpu.onednn_direct, cpu.onednn_winograd, cpu.onednn_auto: oneDNN's (2.6)
+// onednn.direct, onednn.winograd, onednn.auto: oneDNN's (2.6)
 // convolution primitives as algorithms — the CPU peers, playing the role cuDNN
 // plays on the GPU.
 //
@@ -53,7 +53,7 @@ class CpuOnednn final : public NamedAlgorithm {
   // oneDNN's name for the implementation it picked (e.g. "jit:avx512_core",
   // "jit_wino_4x3:avx512_core", "x64:gemm:jit") for that many threads (0 = all
   // hardware threads); throws Error when unsupported. For tests and reports
-  // (autotune/vendor.hpp shows cpu.onednn_auto's pick).
+  // (autotune/vendor.hpp shows onednn.auto's pick).
   std::string implementation(const ConvProblem& p, Direction dir, int threads = 0) const override;
   CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
   NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;

@@ -29,9 +29,9 @@ const Algorithm& CpuOnednn::priced_as(const ConvProblem& p, Direction dir) const
     impl = implementation(p, dir);
   } catch (const std::exception&) {
   }
-  if (impl.find("wino") != std::string::npos) return registered("cpu.onednn_winograd");
+  if (impl.find("wino") != std::string::npos) return registered("onednn.winograd");
   if (impl.find("gemm") != std::string::npos) return registered("cpu.im2col_gemm");
-  return kind_ == OnednnKind::direct ? *this : registered("cpu.onednn_direct");
+  return kind_ == OnednnKind::direct ? *this : registered("onednn.direct");
 }
 
 }  // namespace convlab

@@ -1,4 +1,4 @@
-// cuda.fft's composition over its transforms (the cuFFT plumbing is in
+// cuda.fft_cufft's composition over its transforms (the cuFFT plumbing is in
 // fft_cufft.cu) and cuda.fft_tiled (contract in fft.hpp).
 #include "algorithms/cuda/fft.hpp"
 

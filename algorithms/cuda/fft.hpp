@@ -1,9 +1,9 @@
-// cuda.fft and cuda.fft_tiled: FFT convolution, stride 1, dilation 1, any
+// cuda.fft_cufft and cuda.fft_tiled: FFT convolution, stride 1, dilation 1, any
 // padding, groups, all three directions.
 //   fwd        Y(n,k)  = sum_c X(n,c) conj(W(k,c))     (correlation)
 //   bwd-data   DX(n,c) = sum_k DY(n,k) W(k,c)           (convolution, cropped at pad)
 //   bwd-filter DW(k,c) = sum_n X(n,c) conj(DY(n,k))     (correlation, first R x S)
-// cuda.fft: whole padded planes (2^a 3^b 5^c 7^d sizes), 2-D transforms by
+// cuda.fft_cufft: whole padded planes (2^a 3^b 5^c 7^d sizes), 2-D transforms by
 // cuFFT's batched R2C / C2R (fft_cufft.cu: plans cached per geometry for the
 // process's life, their work area carved from the workspace), the padding,
 // cropping and the pointwise multiply-accumulate across channels (a
@@ -31,7 +31,7 @@ inline constexpr double kCudaFftGlobalEps = 64.0;
 // That tolerance, its basis naming where the constant was measured.
 Tolerance cuda_fft_tolerance(const ConvProblem& p, Direction dir, const char* measured);
 
-// cuda.fft's whole-plane composition.
+// cuda.fft_cufft's whole-plane composition.
 struct CudaFftTransforms {
   // `planes` real fh x fw planes -> spectra; and back (unnormalised inverse).
   std::function<void(const float* in, float2* out, int planes)> r2c;

@@ -1,4 +1,4 @@
-// cuda.fft's cuFFT half (built by nvcc only): the plan cache, supports(),
+// cuda.fft_cufft's cuFFT half (built by nvcc only): the plan cache, supports(),
 // workspace_bytes() and run(), which hands cuda_fft_conv (fft.cu) cuFFT's
 // R2C / C2R as its transforms. libcufft is opened on first use
 // (core/cuda_libraries.hpp).
@@ -44,7 +44,7 @@ void check(cufftResult r, const char* what) {
 
 // cuFFT plans, cached by transform geometry (device, fh, fw, batch, type) for
 // the life of the process: planning costs far more than a small transform, and
-// cuda.fft runs inside timed repetitions and every training step. Plans are
+// cuda.fft_cufft runs inside timed repetitions and every training step. Plans are
 // made with auto-allocation off; their work area is carved from convlab's
 // workspace at each run (cufftSetWorkArea), so CudaFft::workspace_bytes counts
 // it. One mutex covers planning and whole runs: a plan's stream and work area
@@ -121,7 +121,7 @@ size_t work_offset(const ConvShape& sh, Direction d) {
 }  // namespace
 
 CudaFft::CudaFft()
-    : NamedAlgorithm("cuda.fft", DeviceKind::cuda, "fft",
+    : NamedAlgorithm("cuda.fft_cufft", DeviceKind::cuda, "fft",
                      "cuFFT R2C/C2R over padded planes (2^a3^b5^c7^d sizes) + hand-written batched complex GEMM "
                      "per frequency across channels; cuFFT plans cached per geometry, their work area carved "
                      "from the workspace") {}

@@ -31,7 +31,10 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 
 INSTANTIATE_TEST_SUITE_P(All, RegistrySweep, ::testing::ValuesIn(names()), test_name);
 
-TEST(Registry, NamesAreUniqueDottedAndPrefixedByDevice) {
+// <provider>.<family>[_variant][_library] (docs/algorithms.md): the provider is
+// the device for convlab's own compositions, the library for a vendor's own
+// convolution.
+TEST(Registry, NamesAreUniqueDottedAndPrefixedByProvider) {
   std::set<std::string> seen;
   for (const Algorithm* a : registry()) {
     const std::string n(a->name());
@@ -40,15 +43,30 @@ TEST(Registry, NamesAreUniqueDottedAndPrefixedByDevice) {
     ASSERT_NE(dot, std::string::npos) << n;
     const std::string prefix = n.substr(0, dot);
     if (a->device() == DeviceKind::cpu) {
-      EXPECT_EQ(prefix, "cpu") << n;
+      EXPECT_TRUE(prefix == "cpu" || prefix == "onednn") << n;
     } else {
       EXPECT_TRUE(prefix == "cuda" || prefix == "cudnn") << n;
     }
+    EXPECT_EQ(a->vendor_peer(), prefix == "onednn" || prefix == "cudnn") << n;
     EXPECT_FALSE(a->description().empty()) << n;
   }
   EXPECT_NE(find_algorithm("cpu.reference"), nullptr);
   EXPECT_EQ(find_algorithm("cpu.nope"), nullptr);
   EXPECT_EQ(registry().back()->name(), "cpu.reference") << "the reference comes last";
+}
+
+// Names an older convlab gave still find the algorithm (caches, policies, --algo).
+TEST(Registry, OlderNamesFindTheAlgorithmTheyNowName) {
+  for (const auto& [old_name, now] : {std::pair<const char*, const char*>{"cpu.onednn_direct", "onednn.direct"},
+                                      {"cpu.onednn_winograd", "onednn.winograd"},
+                                      {"cpu.onednn_auto", "onednn.auto"},
+                                      {"cuda.fft", "cuda.fft_cufft"}}) {
+    EXPECT_EQ(canonical_algorithm_name(old_name), now);
+    EXPECT_EQ(find_algorithm(old_name), find_algorithm(now)) << old_name;
+  }
+  EXPECT_EQ(canonical_algorithm_name("cpu.direct"), "cpu.direct");
+  EXPECT_EQ(canonical_algorithm_name("cuda.fft_tiled"), "cuda.fft_tiled");
+  EXPECT_EQ(get_algorithm("cpu.onednn_auto").name(), "onednn.auto");
 }
 
 TEST(Registry, UnsupportedAlwaysHasAReason) {

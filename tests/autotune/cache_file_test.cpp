@@ -1,6 +1,8 @@
 // The autotune cache file refused or read with care (folders, special and oversize files, overlong
 // lines, read-only files, dead writers' temporaries), entries keyed on older builds and other algorithm
 // versions, the check's per-line warnings; the JSON value reader.
+#include <set>
+
 #include "tests/autotune/cache_fixture.hpp"
 
 namespace convlab {
@@ -290,6 +292,28 @@ TEST(JsonValue, ParsesAndRejects) {
     EXPECT_FALSE(json::parse(bad, &err)) << bad;
     EXPECT_FALSE(err.empty()) << bad;
   }
+}
+
+// A line written before an algorithm was renamed (cpu.onednn_auto, now onednn.auto) reads as the name it goes
+// by now, so the entry still answers for it; a line naming both is one algorithm listed twice.
+TEST(CacheLineNames, OlderAlgorithmNamesReadAsTheCurrentOnes) {
+  auto result = [](const char* algo) {
+    return std::string("{\"algo\":\"") + algo +
+           "\",\"status\":\"ok\",\"time\":1e-06,\"spread\":0,\"reps\":3,\"workspace\":0,"
+           "\"max_rel_error\":1e-07,\"err_ratio\":0.1,\"deterministic\":true,\"note\":\"\"}";
+  };
+  const std::string head = "{\"format\":1,\"problem\":\"mb1ic1ih4oc1oh2kh3\",\"dir\":\"fwd\",\"dtype\":\"f32\","
+                           "\"device\":\"Example x86-64 CPU | avx2 | 4 threads\",\"version\":\"0.1.0\","
+                           "\"tuned_at\":1795416697,\"workspace_limit\":null,\"results\":[";
+  const CacheLine one = parse_cache_line(head + result("cpu.onednn_auto") + "," + result("cpu.direct") + "]}");
+  ASSERT_TRUE(one.entry) << one.error;
+  ASSERT_EQ(one.entry->results.size(), 2u);
+  std::set<std::string> names;
+  for (const AlgoPerf& r : one.entry->results) names.insert(r.algo);
+  EXPECT_EQ(names, (std::set<std::string>{"cpu.direct", "onednn.auto"}));
+  const CacheLine both = parse_cache_line(head + result("cpu.onednn_auto") + "," + result("onednn.auto") + "]}");
+  EXPECT_FALSE(both.entry);
+  EXPECT_NE(both.error.find("listed twice"), std::string::npos) << both.error;
 }
 
 }  // namespace

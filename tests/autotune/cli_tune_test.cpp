@@ -94,7 +94,7 @@ TEST_F(TuneCli, VendorPickBesideFindAndGet) {
   ASSERT_EQ(vendor->arr.size(), 1u) << r.out;
   const json::Value& c = vendor->arr[0];
   EXPECT_EQ(c.get("source")->str, "onednn_auto");
-  EXPECT_EQ(c.get("algorithm")->str, "cpu.onednn_auto");
+  EXPECT_EQ(c.get("algorithm")->str, "onednn.auto");
   EXPECT_FALSE(c.get("implementation")->str.empty());
   ASSERT_EQ(c.get("time_ms")->type, json::Value::Type::number) << r.out;  // our find measured it
   EXPECT_GT(c.get("time_ms")->num, 0);

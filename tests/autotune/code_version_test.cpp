@@ -133,7 +133,7 @@ TEST(CodeVersion, EveryRegisteredAlgorithmHasItsUnit) {
   EXPECT_EQ(version("cpu.fft_fftw").libs.rfind("FFTW ", 0), 0u) << version("cpu.fft_fftw").libs;
   EXPECT_NE(version("cpu.im2col_openblas").libs.find("OpenBLAS"), std::string::npos) << version("cpu.im2col_openblas").libs;
 #ifdef CONVLAB_HAS_ONEDNN
-  EXPECT_EQ(version("cpu.onednn_auto").libs.rfind("oneDNN ", 0), 0u) << version("cpu.onednn_auto").libs;
+  EXPECT_EQ(version("onednn.auto").libs.rfind("oneDNN ", 0), 0u) << version("onednn.auto").libs;
 #endif
   // The probe's key: its own code and every CPU algorithm's.
   EXPECT_EQ(probe_identity().rfind("probe ", 0), 0u) << probe_identity();

@@ -121,7 +121,7 @@ TEST(Vendor, CpuReportsOnednnAutoPickWithOurTime) {
   ExecContext ctx;
   FindOptions fo;
   fo.max_seconds = 0.02;
-  const std::vector<const Algorithm*> cands = {&get_algorithm("cpu.onednn_auto"), &get_algorithm("cpu.im2col_gemm")};
+  const std::vector<const Algorithm*> cands = {&get_algorithm("onednn.auto"), &get_algorithm("cpu.im2col_gemm")};
   for (Direction dir : kAllDirections) {
     const auto found = find(p, dir, ctx, fo, cands);
     const VendorReport r = vendor_choices(p, dir, ctx, found);
@@ -129,12 +129,12 @@ TEST(Vendor, CpuReportsOnednnAutoPickWithOurTime) {
     ASSERT_EQ(r.choices.size(), 1u) << r.status;
     const VendorChoice& v = r.choices[0];
     EXPECT_EQ(v.source, "onednn_auto");
-    EXPECT_EQ(v.algo, "cpu.onednn_auto");
+    EXPECT_EQ(v.algo, "onednn.auto");
     EXPECT_FALSE(v.implementation.empty());
     EXPECT_EQ(v.family, onednn_family(v.implementation));
     EXPECT_NE(v.family, "unknown") << v.implementation;
     EXPECT_TRUE(v.our_time > 0) << to_string(dir) << ": " << v.implementation;
-    EXPECT_DOUBLE_EQ(v.our_time, measured_time(found, "cpu.onednn_auto"));
+    EXPECT_DOUBLE_EQ(v.our_time, measured_time(found, "onednn.auto"));
     EXPECT_TRUE(std::isnan(v.vendor_time));  // oneDNN times nothing itself
   }
   // Without find's list the pick is still reported, its time honestly unknown.
@@ -196,7 +196,7 @@ TEST(Vendor, CudaOnDeviceReportsFindAndGet) {
 
 TEST(Vendor, MarkdownMarksTheVendorPick) {
   Comparison c;
-  for (const char* a : {"cpu.x", "cpu.onednn_auto"}) {
+  for (const char* a : {"cpu.x", "onednn.auto"}) {
     ComparisonRow r;
     r.layer = "l1";
     r.dir = "fwd";
@@ -214,7 +214,7 @@ TEST(Vendor, MarkdownMarksTheVendorPick) {
   v.threads = 2;
   v.status = "ok";
   v.choice.source = "onednn_auto";
-  v.choice.algo = "cpu.onednn_auto";
+  v.choice.algo = "onednn.auto";
   c.vendor.push_back(v);
   VendorRow g = v;
   g.choice.source = "cudnnGet_v7";

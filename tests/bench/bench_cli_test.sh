@@ -16,13 +16,13 @@ has_gpu() { command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; }
 grep -qx 'conv/alexnet.conv3/fwd/cpu.winograd_f4x3/real_time' "$work/list" || fail "no conv/alexnet.conv3/fwd/cpu.winograd_f4x3"
 grep -q 'cpu.reference' "$work/list" && fail "cpu.reference is listed"
 grep -qE '/(cuda|cudnn)\.' "$work/list" && fail "CUDA entries without --device"
-grep -qvE '^conv/alexnet\.conv[1-5]/(fwd|bwd-data|bwd-filter)/cpu\.[a-z0-9_]+/real_time$' "$work/list" \
-  && fail "a name outside conv/<layer>/<dir>/<cpu algorithm>/real_time: $(grep -vE '^conv/.*/real_time$' "$work/list" | head -1)"
+grep -qvE '^conv/alexnet\.conv[1-5]/(fwd|bwd-data|bwd-filter)/(cpu|onednn)\.[a-z0-9_]+/real_time$' "$work/list" \
+  && fail "a name outside conv/<layer>/<dir>/<cpu algorithm>/real_time: $(grep -vE '^conv/alexnet\.conv[1-5]/(fwd|bwd-data|bwd-filter)/(cpu|onednn)\.[a-z0-9_]+/real_time$' "$work/list" | head -1)"
 
 # --family: the family and the vendor peers of its device, nothing else.
 "$conv" --family=winograd --benchmark_list_tests > "$work/family" 2>&1 || fail "--family=winograd exit $?"
 grep -q '/cpu.winograd_f6x3/' "$work/family" || fail "--family=winograd lacks cpu.winograd_f6x3"
-grep -vE '/cpu\.(winograd_|onednn_)' "$work/family" | grep -q '^conv/' && fail "--family=winograd keeps $(grep -vE '/cpu\.(winograd_|onednn_)' "$work/family" | head -1)"
+grep -vE '/(cpu\.winograd_|onednn\.)' "$work/family" | grep -q '^conv/' && fail "--family=winograd keeps $(grep -vE '/(cpu\.winograd_|onednn\.)' "$work/family" | head -1)"
 
 # A short run: counters, the label, a skipped unsupported case with its reason, the closing table.
 "$conv" --family=winograd --batch=1 --reps=1 --benchmark_min_time=0.01 \
@@ -52,7 +52,7 @@ for st in 'input transform' 'batched GEMM' 'output transform'; do
   grep -E "^alexnet.conv5/fwd +cpu.winograd_f4x3 +$st " "$work/stages" | grep -qE '(peak|bandwidth) [0-9]+%' \
     || fail "--stages: no '$st' row for cpu.winograd_f4x3 with its limit"
 done
-grep -qE '^alexnet.conv5/fwd +cpu.onednn_direct +whole run ' "$work/stages" || fail "--stages: oneDNN has no whole-run row"
+grep -qE '^alexnet.conv5/fwd +onednn.direct +whole run ' "$work/stages" || fail "--stages: oneDNN has no whole-run row"
 head -1 "$work/stages.csv" | grep -qx 'layer,direction,algorithm,stage,kind,ms,share,gflops,pct_peak,gbs,pct_bandwidth' \
   || fail "--stages_csv header: $(head -1 "$work/stages.csv")"
 grep -q '^alexnet.conv5,fwd,cpu.winograd_f4x3,batched GEMM,compute,' "$work/stages.csv" || fail "--stages_csv lacks the GEMM row"

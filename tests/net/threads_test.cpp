@@ -62,7 +62,7 @@ TEST(OneThreadRuntime, FcOpenblasAndOnednnShareOneOpenmpPool) {
   fc.backward(x.data(), y.data(), dy.data(), dx.data());
   const ConvProblem p = parse_problem("mb4_ic32oc32_ih28iw28_kh3kw3_ph1pw1");
   run_conv("cpu.im2col_openblas", p, T);
-  run_conv("cpu.onednn_direct", p, T);
+  run_conv("onednn.direct", p, T);
   run_conv("cpu.im2col_gemm", p, T);
   // Nothing beyond the one pool: a pthread OpenBLAS adds CPUs - 1 threads.
   EXPECT_EQ(base, T) << "threads other than one OpenMP pool of " << T << " exist";

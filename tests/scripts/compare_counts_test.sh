@@ -16,7 +16,7 @@ cat "$work/out.md"
 [ "$(grep -c '^| cuda.winograd_f2x3 | conv3 | fwd |' "$work/out.md")" = 2 ] || fail "both launches must be matched"
 grep -q '^| cuda.winograd_f2x3 | conv3 | fwd | winograd_f2x3_fused_kernel | 1.00 |' "$work/out.md" || fail "fused kernel's load requests"
 grep -q '^summary: 2 launches, 16 counts compared' "$work/out.md" || fail "summary line"
-mkdir -p "$work/none" && echo 'kernel,function' > "$work/none/cuda.fft.conv3.fwd.csv"
+mkdir -p "$work/none" && echo 'kernel,function' > "$work/none/cuda.fft_cufft.conv3.fwd.csv"
 python3 "$src/scripts/compare_counts.py" "$src/docs/results/2026-11-26-h200/ncu-kernels.csv" "$work/none" > /dev/null \
   && fail "nothing matched must exit 1"
 echo ok

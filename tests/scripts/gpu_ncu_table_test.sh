@@ -19,6 +19,6 @@ row=$(grep '^| cuda.direct | conv1 | bwd-data |' "$work/table.md")
 tail -1 "$work/table.md" | grep -q '^summary: 1 kernel rows from 1 profiled runs$' || fail "summary line"
 [ "$(wc -l < "$work/kernels.csv")" = 2 ] || fail "kernels.csv: a header and one row"
 # No kernel row at all (ncu failed, or profiled nothing): exit 1.
-rm "$work"/*.csv && echo '==PROF== Connected' > "$work/cuda.fft.conv3.fwd.csv"
+rm "$work"/*.csv && echo '==PROF== Connected' > "$work/cuda.fft_cufft.conv3.fwd.csv"
 python3 "$src/scripts/gpu_ncu_table.py" "$work" > /dev/null && fail "no kernel rows must exit 1"
 echo ok

@@ -59,12 +59,12 @@ TEST_F(IsaCli, AlgosUnderAvx2Cap) {
       << r.out;
 #ifdef CONVLAB_HAS_ONEDNN
   EXPECT_NE(r.out.find("| oneDNN avx2"), std::string::npos) << r.out;
-  EXPECT_EQ(available(r.out, "cpu.onednn_winograd").rfind("oneDNN's Winograd needs AVX-512; this CPU has avx2", 0), 0u)
+  EXPECT_EQ(available(r.out, "onednn.winograd").rfind("oneDNN's Winograd needs AVX-512; this CPU has avx2", 0), 0u)
       << r.out;
-  EXPECT_EQ(available(r.out, "cpu.onednn_direct"), "yes") << r.out;
+  EXPECT_EQ(available(r.out, "onednn.direct"), "yes") << r.out;
   const Result j = run_with("avx2", "algos --json");
   ASSERT_EQ(j.code, 0) << j.err;
-  EXPECT_NE(j.out.find("{\"name\": \"cpu.onednn_winograd\", \"device\": \"cpu\", \"family\": \"winograd\", "
+  EXPECT_NE(j.out.find("{\"name\": \"onednn.winograd\", \"device\": \"cpu\", \"family\": \"winograd\", "
                        "\"available\": false, \"reason\": \"oneDNN's Winograd needs AVX-512"),
             std::string::npos)
       << j.out;
@@ -81,9 +81,9 @@ TEST_F(IsaCli, AlgosWithoutCap) {
   EXPECT_NE(r.out.find("isa " + cpu_info().detected_isa + " (all this CPU has"), std::string::npos) << r.out;
 #ifdef CONVLAB_HAS_ONEDNN
   if (cpu_info().detected_isa == "avx512") {
-    EXPECT_EQ(available(r.out, "cpu.onednn_winograd"), "yes") << r.out;
+    EXPECT_EQ(available(r.out, "onednn.winograd"), "yes") << r.out;
   } else {
-    EXPECT_NE(available(r.out, "cpu.onednn_winograd").find("needs AVX-512"), std::string::npos) << r.out;
+    EXPECT_NE(available(r.out, "onednn.winograd").find("needs AVX-512"), std::string::npos) << r.out;
   }
 #endif
 }

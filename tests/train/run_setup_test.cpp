@@ -38,7 +38,7 @@ TEST(DefaultPolicies, TuningPoliciesOneFixedPerFamilyThenTheBaselines) {
   }
   // The CPU build declares the classic im2col + BLAS path and oneDNN's own choice.
   EXPECT_TRUE(seen.count("fixed:cpu.im2col_openblas"));
-  EXPECT_TRUE(seen.count("fixed:cpu.onednn_auto"));
+  EXPECT_TRUE(seen.count("fixed:onednn.auto"));
 }
 
 }  // namespace

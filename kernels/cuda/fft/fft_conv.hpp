@@ -3,7 +3,7 @@
 // them back, and the pointwise complex multiply-accumulate across channels (a
 // batched complex GEMM, one matrix product per frequency).
 // The 2-D transforms between them (cuFFT, or the tile DFT of fft_tiled.hpp) and
-// the composition are cuda.fft / cuda.fft_tiled (algorithms/cuda/fft.cu).
+// the composition are cuda.fft_cufft / cuda.fft_tiled (algorithms/cuda/fft.cu).
 // Planes are fh x fw real, spectra fh x (fw/2 + 1) complex (the R2C layout).
 #pragma once
 

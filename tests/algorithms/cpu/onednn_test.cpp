@@ -1,4 +1,4 @@
-// cpu.onednn_*: sweeps around oneDNN's blocking (channels around 16, grouped
+// onednn.*: sweeps around oneDNN's blocking (channels around 16, grouped
 // and depthwise blocked kernels), Winograd's own sweep (3x3 stride 1, tile
 // edges), thread counts, and the honesty of supports().
 #ifdef CONVLAB_HAS_ONEDNN
@@ -26,11 +26,11 @@ const CpuOnednn& onednn(const char* name) { return dynamic_cast<const CpuOnednn&
 
 // oneDNN's Winograd runs only with AVX-512 (this CPU's, under CONVLAB_ISA):
 // tests of it skip with the reason elsewhere (an AVX2-only CPU, CONVLAB_ISA=avx2).
-std::string winograd_unavailable() { return onednn("cpu.onednn_winograd").unavailable_reason(); }
+std::string winograd_unavailable() { return onednn("onednn.winograd").unavailable_reason(); }
 #define SKIP_WITHOUT_ONEDNN_WINOGRAD()                              \
   do {                                                             \
     if (const std::string why = winograd_unavailable(); !why.empty()) \
-      GTEST_SKIP() << "cpu.onednn_winograd: " << why;              \
+      GTEST_SKIP() << "onednn.winograd: " << why;              \
   } while (0)
 
 // Around oneDNN's 16-channel blocking: channel counts one below / at / above,
@@ -75,39 +75,39 @@ std::vector<TestProblem> winograd_sweep() {
 }
 
 TEST(OnednnDirect, BlockingEdges) {
-  ConvTester("cpu.onednn_direct").sweep(blocking_sweep()).require_all_supported().check_determinism().run();
+  ConvTester("onednn.direct").sweep(blocking_sweep()).require_all_supported().check_determinism().run();
 }
 
 TEST(OnednnAuto, BlockingEdges) {
-  ConvTester("cpu.onednn_auto").sweep(blocking_sweep()).require_all_supported().check_determinism().run();
+  ConvTester("onednn.auto").sweep(blocking_sweep()).require_all_supported().check_determinism().run();
 }
 
 TEST(OnednnWinograd, TileEdges) {
   SKIP_WITHOUT_ONEDNN_WINOGRAD();
-  ConvTester("cpu.onednn_winograd").sweep(winograd_sweep()).require_all_supported().check_determinism().run();
+  ConvTester("onednn.winograd").sweep(winograd_sweep()).require_all_supported().check_determinism().run();
 }
 
 TEST(OnednnAuto, WinogradShapes) {
-  ConvTester("cpu.onednn_auto").sweep(winograd_sweep()).require_all_supported().run();
+  ConvTester("onednn.auto").sweep(winograd_sweep()).require_all_supported().run();
 }
 
 // Primitives are built per thread count: one thread must work (and give the
 // right answer) beside the default.
 TEST(OnednnThreads, OneThread) {
   std::vector<TestProblem> few = {blocking_sweep()[1], blocking_sweep()[4], winograd_sweep()[0]};
-  for (const char* a : {"cpu.onednn_direct", "cpu.onednn_auto"}) ConvTester(a).sweep(few).threads(1).run();
+  for (const char* a : {"onednn.direct", "onednn.auto"}) ConvTester(a).sweep(few).threads(1).run();
 }
 
 TEST(OnednnThreads, OneThreadWinograd) {
   SKIP_WITHOUT_ONEDNN_WINOGRAD();
-  ConvTester("cpu.onednn_winograd").sweep({winograd_sweep()[0], winograd_sweep()[1]}).threads(1).run();
+  ConvTester("onednn.winograd").sweep({winograd_sweep()[0], winograd_sweep()[1]}).threads(1).run();
 }
 
 // The plan cache is shared: callers on several threads at once, on the same
 // and on new (problem, direction, threads) keys, each get a correct answer.
 TEST(OnednnThreads, ConcurrentCallers) {
   const std::vector<TestProblem> probs = {winograd_sweep()[0], blocking_sweep()[2]};
-  for (const char* a : {"cpu.onednn_direct", "cpu.onednn_winograd"}) {
+  for (const char* a : {"onednn.direct", "onednn.winograd"}) {
     const Algorithm& algo = get_algorithm(a);
     for (Direction dir : kAllDirections)
       for (const auto& tp : probs) {
@@ -146,7 +146,7 @@ TEST(OnednnThreads, ConcurrentCallers) {
 
 TEST(OnednnSupports, WinogradRejectionsSayWhy) {
   SKIP_WITHOUT_ONEDNN_WINOGRAD();
-  const auto& wino = onednn("cpu.onednn_winograd");
+  const auto& wino = onednn("onednn.winograd");
   struct Case { const char* problem; const char* says; };
   for (auto [problem, says] : {Case{"g2mb1ic32ih8oc32kh3ph1", "groups 2"}, Case{"mb1ic16ih9oc16kh3sh2ph1", "stride 2x2"},
                                Case{"mb1ic16ih9oc16kh5ph2", "5x5 filter"}, Case{"mb1ic16ih9oc16kh3ph2dh1", "dilation"},
@@ -167,7 +167,7 @@ TEST(OnednnSupports, WinogradRejectionsSayWhy) {
 // Winograd one, in every direction.
 TEST(OnednnSupports, WinogradIsWinograd) {
   SKIP_WITHOUT_ONEDNN_WINOGRAD();
-  const auto& wino = onednn("cpu.onednn_winograd");
+  const auto& wino = onednn("onednn.winograd");
   for (const auto& tp : winograd_sweep())
     for (Direction d : kAllDirections) {
       ASSERT_TRUE(wino.supports(tp.problem, d)) << tp.label;
@@ -179,8 +179,8 @@ TEST(OnednnSupports, WinogradIsWinograd) {
 // convolution_auto may choose Winograd, never fewer problems than direct; direct
 // (with oneDNN's reference kernels behind its JIT ones) takes every valid problem.
 TEST(OnednnSupports, AutoAndDirectCoverEverything) {
-  const auto& direct = onednn("cpu.onednn_direct");
-  const auto& autom = onednn("cpu.onednn_auto");
+  const auto& direct = onednn("onednn.direct");
+  const auto& autom = onednn("onednn.auto");
   auto all = testing::standard_sweep();
   for (auto& t : blocking_sweep()) all.push_back(t);
   for (auto& t : winograd_sweep()) all.push_back(t);
@@ -197,7 +197,7 @@ TEST(OnednnSupports, AutoAndDirectCoverEverything) {
 TEST(OnednnSupports, InvalidProblemIsRejectedWithItsReason) {
   ConvProblem bad = P("mb1ic4ih8oc4kh3");
   bad.groups = 3;  // 4 channels in 3 groups
-  for (const char* a : {"cpu.onednn_direct", "cpu.onednn_winograd", "cpu.onednn_auto"}) {
+  for (const char* a : {"onednn.direct", "onednn.winograd", "onednn.auto"}) {
     const Support s = onednn(a).supports(bad, Direction::fwd);
     EXPECT_FALSE(s) << a;
     EXPECT_EQ(s.reason, bad.validate()) << a;
@@ -208,20 +208,20 @@ TEST(OnednnSupports, InvalidProblemIsRejectedWithItsReason) {
 // term is what allows the transforms' mixing, and it is not zero.
 TEST(OnednnTolerance, WinogradDeclaresMeasuredBound) {
   const ConvProblem p = P("mb1ic16ih8oc16kh3ph1");
-  const Tolerance direct = onednn("cpu.onednn_direct").tolerance(p, Direction::fwd);
-  const Tolerance wino = onednn("cpu.onednn_winograd").tolerance(p, Direction::fwd);
+  const Tolerance direct = onednn("onednn.direct").tolerance(p, Direction::fwd);
+  const Tolerance wino = onednn("onednn.winograd").tolerance(p, Direction::fwd);
   EXPECT_EQ(direct.elem, summation_tolerance(p, Direction::fwd).elem);
   EXPECT_EQ(direct.global, 0);
   EXPECT_EQ(wino.elem, direct.elem);
   EXPECT_DOUBLE_EQ(wino.global, 16 * double(FLT_EPSILON));
   // auto: Winograd's bound where Winograd applies (oneDNN may pick it), K*eps elsewhere;
   // without AVX-512 (or under CONVLAB_ISA=avx2) auto cannot pick Winograd: K*eps everywhere.
-  const double auto_global = onednn("cpu.onednn_auto").tolerance(p, Direction::fwd).global;
+  const double auto_global = onednn("onednn.auto").tolerance(p, Direction::fwd).global;
   if (winograd_unavailable().empty())
     EXPECT_DOUBLE_EQ(auto_global, wino.global);
   else
     EXPECT_EQ(auto_global, 0) << "auto claims Winograd's bound where Winograd cannot run: " << winograd_unavailable();
-  EXPECT_EQ(onednn("cpu.onednn_auto").tolerance(P("mb1ic16ih8oc16kh3sh2ph1"), Direction::fwd).global, 0);
+  EXPECT_EQ(onednn("onednn.auto").tolerance(P("mb1ic16ih8oc16kh3sh2ph1"), Direction::fwd).global, 0);
 }
 
 // "Available here" follows the (capped) CPU: oneDNN's Winograd exactly where
@@ -229,10 +229,10 @@ TEST(OnednnTolerance, WinogradDeclaresMeasuredBound) {
 // supports() answers the same reason for every problem. Runs both ways in CI:
 // plain and under CONVLAB_ISA=avx2 (tests/algorithms/cpu/CMakeLists.txt).
 TEST(OnednnAvailability, WinogradFollowsTheIsa) {
-  const auto& wino = onednn("cpu.onednn_winograd");
+  const auto& wino = onednn("onednn.winograd");
   const std::string why = wino.unavailable_reason();
-  EXPECT_TRUE(onednn("cpu.onednn_direct").unavailable_reason().empty()) << onednn("cpu.onednn_direct").unavailable_reason();
-  EXPECT_TRUE(onednn("cpu.onednn_auto").unavailable_reason().empty()) << onednn("cpu.onednn_auto").unavailable_reason();
+  EXPECT_TRUE(onednn("onednn.direct").unavailable_reason().empty()) << onednn("onednn.direct").unavailable_reason();
+  EXPECT_TRUE(onednn("onednn.auto").unavailable_reason().empty()) << onednn("onednn.auto").unavailable_reason();
   if (cpu_info().isa() == "avx512") {
     EXPECT_TRUE(why.empty()) << why;
     return;
@@ -246,8 +246,8 @@ TEST(OnednnAvailability, WinogradFollowsTheIsa) {
   }
   // auto runs there, and what oneDNN picks for it is no Winograd.
   const ConvProblem p = winograd_sweep()[0].problem;
-  ASSERT_TRUE(onednn("cpu.onednn_auto").supports(p, Direction::fwd));
-  EXPECT_EQ(onednn("cpu.onednn_auto").implementation(p, Direction::fwd).find("wino"), std::string::npos);
+  ASSERT_TRUE(onednn("onednn.auto").supports(p, Direction::fwd));
+  EXPECT_EQ(onednn("onednn.auto").implementation(p, Direction::fwd).find("wino"), std::string::npos);
 }
 
 // oneDNN is capped with convlab: under CONVLAB_ISA below avx512 no oneDNN
@@ -264,7 +264,7 @@ TEST(OnednnAvailability, OnednnFollowsTheIsaCap) {
     EXPECT_EQ(dnnl.rfind("avx2", 0), 0u) << dnnl;
   }
   for (const auto& tp : blocking_sweep())
-    for (const char* a : {"cpu.onednn_direct", "cpu.onednn_auto"}) {
+    for (const char* a : {"onednn.direct", "onednn.auto"}) {
       const std::string impl = onednn(a).implementation(tp.problem, Direction::fwd);
       EXPECT_EQ(impl.find("avx512"), std::string::npos) << a << " " << tp.label << ": " << impl;
     }
@@ -274,7 +274,7 @@ TEST(OnednnAvailability, OnednnFollowsTheIsaCap) {
 // explain (groups, filter size, stride, dilation, padding), none unexplained.
 TEST(OnednnSupports, WinogradRejectionsAreExplained) {
   SKIP_WITHOUT_ONEDNN_WINOGRAD();
-  const auto& wino = onednn("cpu.onednn_winograd");
+  const auto& wino = onednn("onednn.winograd");
   int taken = 0;
   for (const auto& tp : testing::standard_sweep())
     for (Direction d : kAllDirections) {
@@ -314,13 +314,13 @@ std::vector<TestProblem> winograd_measure_sweep(uint64_t seed, int random) {
   return v;
 }
 
-// Measures the error of cpu.onednn_winograd against the fp64 reference, in
+// Measures the error of onednn.winograd against the fp64 reference, in
 // units of eps: per element err/sum|terms|, and what remains over the K*eps
 // summation bound relative to the largest sum|terms| of the output — the
 // numbers behind its declared tolerance (onednn.cpp). Slow (fp64 reference on
 // AlexNet layers); run with --gtest_also_run_disabled_tests, vary CONVLAB_TEST_SEED.
 TEST(OnednnMeasure, DISABLED_WinogradError) {
-  const Algorithm& algo = get_algorithm("cpu.onednn_winograd");
+  const Algorithm& algo = get_algorithm("onednn.winograd");
   const double eps = FLT_EPSILON;
   for (Direction dir : kAllDirections) {
     double worst_elem = 0, worst_global = 0, worst_resid = 0;

@@ -1,5 +1,5 @@
-// cuda.fft and cuda.fft_tiled under the SIMT emulator, every direction, against
-// the fp64 reference. cuda.fft's composition (pad / crop / pointwise complex
+// cuda.fft_cufft and cuda.fft_tiled under the SIMT emulator, every direction, against
+// the fp64 reference. cuda.fft_cufft's composition (pad / crop / pointwise complex
 // GEMM kernels, workspace carving) runs with a host fp64 DFT
 // standing in for cuFFT (device memory is host memory under emulation);
 // cuda.fft_tiled (no cuFFT) runs through its class.
@@ -53,7 +53,7 @@ CudaFftTransforms host_dft(FftSize fs) {
   return f;
 }
 
-// cuda.fft's declared tolerance (the class itself, in fft_cufft.cu, needs cuFFT).
+// cuda.fft_cufft's declared tolerance (the class itself, in fft_cufft.cu, needs cuFFT).
 void check_fft(const ConvShape& sh, Dir d, double* worst = nullptr);
 
 void run_fft(Dir d, const ConvShape& sh, float* src, float* wei, float* dst) {

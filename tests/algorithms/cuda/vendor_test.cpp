@@ -92,7 +92,7 @@ void expect_clean_error(const char* name, const char* needle) {
 }
 
 TEST(CudaNoDevice, CublasPathThrowsCleanError) { expect_clean_error("cuda.im2col_cublas", "cuBLAS"); }
-TEST(CudaNoDevice, CufftPathThrowsCleanError) { expect_clean_error("cuda.fft", "cuFFT"); }
+TEST(CudaNoDevice, CufftPathThrowsCleanError) { expect_clean_error("cuda.fft_cufft", "cuFFT"); }
 TEST(CudaNoDevice, HandWrittenKernelLaunchThrowsCleanError) { expect_clean_error("cuda.im2col_gemm", "CUDA"); }
 #endif
 
