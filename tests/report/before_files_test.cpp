@@ -5,25 +5,19 @@
 // writers: the same bytes.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "core/json_value.hpp"
 #include "report/layers.hpp"
 #include "report/report.hpp"
 #include "report/tune_json.hpp"
+#include "tests/report/results_data.hpp"
 #include "train/trainer.hpp"
 
 namespace convlab {
 namespace {
 
-std::string slurp(const std::string& name) {
-  std::ifstream in(std::string(CONVLAB_SOURCE_DIR) + "/tests/data/results/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const std::string& name) { return testing::results_data(name); }
 
 json::Value parse(const std::string& text) {
   std::string err;

@@ -3,22 +3,16 @@
 // so; a train.json without them gets the note instead.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <regex>
 #include <sstream>
 
 #include "report/html/report_html.hpp"
+#include "tests/report/results_data.hpp"
 
 namespace convlab::train {
 namespace {
 
-std::string slurp(const std::string& name) {
-  std::ifstream in(std::string(CONVLAB_SOURCE_DIR) + "/tests/data/results/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const std::string& name) { return testing::results_data(name); }
 
 std::string page(const std::string& train_json) {
   HtmlInputs in;
