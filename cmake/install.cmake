@@ -1,7 +1,10 @@
 # `cmake --install build [--prefix DIR]`: the convlab library for other projects.
 #
 #   DIR/include/convlab/convlab.hpp          the public API (include/convlab/convlab.hpp)
-#   DIR/include/convlab/{core,kernels,algorithms,autotune,net,train,dist,report}/...   the headers it builds on
+#   DIR/include/convlab/{core,kernels,algorithms,autotune}/...   the headers the public ones include, and
+#                                            no others, their includes prefixed <convlab/...>
+#                                            (cmake/install_headers.cmake); DIR/include is the consumer's
+#                                            only include path
 #   DIR/lib/libconvlab_*.a                   the static libraries, one per floor
 #   DIR/include/convlab/testing.hpp          the tester (ConvTester and its sweeps)
 #   DIR/lib/libconvlab_testing.a             its library (when the tests are built: GoogleTest)
@@ -32,7 +35,7 @@ set_target_properties(convlab_lib PROPERTIES EXPORT_NAME convlab)
 add_library(convlab_plugin INTERFACE)
 target_include_directories(convlab_plugin INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
                                                     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-                                                    $<INSTALL_INTERFACE:include/convlab> $<INSTALL_INTERFACE:include>)
+                                                    $<INSTALL_INTERFACE:include>)
 target_compile_features(convlab_plugin INTERFACE cxx_std_20)
 set_target_properties(convlab_plugin PROPERTIES EXPORT_NAME plugin)
 list(APPEND _convlab_libs convlab_plugin)
@@ -40,14 +43,10 @@ if(TARGET convlab_testing)
   list(APPEND _convlab_libs convlab_testing)
 endif()
 install(TARGETS ${_convlab_libs} EXPORT convlabTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS convlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/convlab DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(floor core kernels algorithms autotune net train dist report)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${floor} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/convlab
-          FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
-endforeach()
+install(CODE "set(CONVLAB_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")")
+install(SCRIPT ${PROJECT_SOURCE_DIR}/cmake/install_headers.cmake)
 install(EXPORT convlabTargets NAMESPACE convlab:: DESTINATION ${CONVLAB_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/convlabConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/convlabConfig.cmake INSTALL_DESTINATION ${CONVLAB_INSTALL_CMAKEDIR})

@@ -16,6 +16,37 @@ for f in include/convlab/convlab.hpp include/convlab/core/problem.hpp lib/cmake/
          lib/cmake/convlab/convlabTargets.cmake lib/cmake/convlab/dependencies.cmake bin/convlab; do
   [ -e "$prefix/$f" ] || { echo "FAIL: install did not write $f"; exit 1; }
 done
+# The public API only, under <convlab/...>: the headers convlab.hpp, testing.hpp and
+# algorithms/plugin.hpp include, each compiling alone with PREFIX/include as the
+# only include path, every include of convlab's own prefixed.
+for f in include/convlab/testing.hpp include/convlab/algorithms/plugin.hpp include/convlab/autotune/policy.hpp; do
+  [ -e "$prefix/$f" ] || { echo "FAIL: install did not write $f"; exit 1; }
+done
+for d in include/convlab/train include/convlab/net include/convlab/dist include/convlab/report \
+         include/convlab/kernels/cpu include/convlab/kernels/cuda include/convlab/algorithms/cpu include/core; do
+  [ ! -e "$prefix/$d" ] || { echo "FAIL: install wrote the internal folder $d"; exit 1; }
+done
+[ -z "$(find "$prefix/include" -type f ! -path "$prefix/include/convlab/*")" ] \
+  || { echo "FAIL: headers installed outside include/convlab/"; exit 1; }
+if grep -rn '#include "' "$prefix/include"; then
+  echo "FAIL: an installed header includes by a tree-relative path (above)"
+  exit 1
+fi
+while IFS= read -r h; do
+  c++ -std=c++20 -fsyntax-only -I"$prefix/include" -x c++ "$h" 2>"$tmp/header.log" \
+    || { echo "FAIL: ${h#$prefix/} does not compile alone"; cat "$tmp/header.log"; exit 1; }
+done < <(find "$prefix/include" -name '*.hpp' | grep -v '/testing.hpp$')
+targets=$(cat "$prefix"/lib/cmake/convlab/convlabTargets.cmake)
+if grep -n 'INTERFACE_INCLUDE_DIRECTORIES' <<<"$targets" | grep -v '"\${_IMPORT_PREFIX}/include"$'; then
+  echo "FAIL: an exported target puts more than PREFIX/include on the consumer's include path (above)"
+  exit 1
+fi
+# CUDA, cuDNN, oneDNN, OpenBLAS, FFTW, MPI and NCCL: link-only, never in a consumer's compile.
+if grep -n 'INTERFACE_LINK_LIBRARIES' <<<"$targets" | sed 's/\$<LINK_ONLY:[^>]*>//g' \
+     | grep -E 'CUDA::|cudnn|DNNL|openblas|fftw|MPI|nccl'; then
+  echo "FAIL: an exported target links a device or vendor library publicly (above)"
+  exit 1
+fi
 # Nothing installed may point back into the source or build tree.
 if grep -rlF -e "$src" -e "$build" "$prefix/lib/cmake/convlab"; then
   echo "FAIL: the installed CMake files name the source or build folder (above)"
