@@ -172,7 +172,7 @@ void im2col_rates(int threads, MachineProbe& out) {
 // shapes, in the packed layouts algorithms/cpu/winograd.cpp writes and reads;
 // each thread transforms every tile into its own buffers.
 void winograd_rates(int threads, MachineProbe& out) {
-  namespace wg = winograd;
+  namespace wg = cpu::winograd;
   const wg::Kernels& kn = wg::best_kernels();
   const wg::GemmTile tile = wg::gemm_tile(kn);
   const ConvProblem& p = probe_problem_3x3();
@@ -256,7 +256,7 @@ void fft_engine_rates(const FftEngine& e, const std::string& prefix, const std::
 double cgemm_gflops(int threads) {
   const int m = 64, l = 64, nb = 4;
   const size_t a_floats = size_t(m) * l * 2, b_floats = size_t(l) * nb * 32, c_floats = size_t(m) * nb * 32;
-  const size_t pk = (fft::packed_a_floats(m, l) + 15) / 16 * 16;
+  const size_t pk = (cpu::fft::packed_a_floats(m, l) + 15) / 16 * 16;
   const size_t per = a_floats + b_floats + c_floats + pk + 64;
   AlignedBuffer<float> buf(per * size_t(threads));
   fill(buf.data(), buf.size(), 8);
@@ -267,8 +267,8 @@ double cgemm_gflops(int threads) {
     float* c = b + b_floats;
     float* packed = c + c_floats;
     for (int r = 0; r < reps; ++r) {
-      fft::pack_a(m, l, a, 16 * ib, ib, 32, 1, false, packed);
-      fft::cgemm(m, nb, l, packed, b, nb * 32, c, nb * 32, r & 1);
+      cpu::fft::pack_a(m, l, a, 16 * ib, ib, 32, 1, false, packed);
+      cpu::fft::cgemm(m, nb, l, packed, b, nb * 32, c, nb * 32, r & 1);
     }
   };
   return per_thread_rate(threads, body, 8.0 * m * l * nb * 16, 0.003) * 1e-9;

@@ -22,7 +22,7 @@
 namespace convlab {
 namespace {
 
-constexpr int V = fft::kLanes;
+constexpr int V = cpu::fft::kLanes;
 constexpr int kBlocks = 64;  // x 16 lanes = 1024 transforms per iteration
 
 // FFTW in its own favourite layout: 16 contiguous lh x lw images per
@@ -61,7 +61,7 @@ void BM_transform_fftw_contig(benchmark::State& state, int lh, int lw, bool inve
 }
 
 void BM_transform(benchmark::State& state, int lh, int lw, bool inverse, bool use_fftw) {
-  fft::Plan2D plan(lh, lw);
+  cpu::fft::Plan2D plan(lh, lw);
   const size_t frame_f = size_t(lh) * lw * V, spec_f = size_t(plan.frequencies()) * 2 * V;
   AlignedBuffer<float> frames(frame_f * kBlocks), specs(spec_f * kBlocks), scratch(plan.scratch_floats());
   for (size_t i = 0; i < frames.size(); ++i) frames[i] = float(int(i % 17) - 8) * 0.125f;
@@ -88,8 +88,8 @@ void BM_transform(benchmark::State& state, int lh, int lw, bool inverse, bool us
         if (inverse) fftwf_execute_split_dft_c2r(fp, sp, sp + V, fr);
         else fftwf_execute_split_dft_r2c(fp, fr, sp, sp + V);
       } else {
-        if (inverse) fft::c2r_2d(plan, sp, 2 * V, 0, lh, fr, scratch.data());
-        else fft::r2c_2d(plan, fr, 0, lh, sp, 2 * V, scratch.data());
+        if (inverse) cpu::fft::c2r_2d(plan, sp, 2 * V, 0, lh, fr, scratch.data());
+        else cpu::fft::r2c_2d(plan, fr, 0, lh, sp, 2 * V, scratch.data());
       }
     }
     benchmark::ClobberMemory();
@@ -99,7 +99,7 @@ void BM_transform(benchmark::State& state, int lh, int lw, bool inverse, bool us
   state.counters["GFLOP"] = benchmark::Counter(2.5 * n * std::log2(n) * kBlocks * V * 1e-9 *
                                                      double(state.iterations()),
                                                  benchmark::Counter::kIsRate);
-  state.SetLabel(fft::isa_used());
+  state.SetLabel(cpu::fft::isa_used());
 }
 
 void register_all() {

@@ -61,34 +61,34 @@ void BM_sgemm_ukernel(benchmark::State& state, cpu::GemmIsa isa) {
 
 void BM_fft_cgemm(benchmark::State& state) {
   constexpr int m = 48, nb = 2, l = 48;  // rows, 16-lane column blocks, reduction
-  AlignedBuffer<float> a(size_t(m) * l * 2 * fft::kLanes), packed(fft::packed_a_floats(m, l)),
-      b(size_t(l) * nb * 2 * fft::kLanes), c(size_t(m) * nb * 2 * fft::kLanes);
+  AlignedBuffer<float> a(size_t(m) * l * 2 * cpu::fft::kLanes), packed(cpu::fft::packed_a_floats(m, l)),
+      b(size_t(l) * nb * 2 * cpu::fft::kLanes), c(size_t(m) * nb * 2 * cpu::fft::kLanes);
   fill_uniform(a.data(), a.size(), 4);
   fill_uniform(b.data(), b.size(), 5);
-  const ptrdiff_t e = 2 * fft::kLanes;  // A as (m/16, l/16, ...) blocks is not needed: element (i, j) at (i*l + j)*e
-  fft::pack_a(m, l, a.data(), 16 * l * e, l * e, 16 * e, e, false, packed.data());
+  const ptrdiff_t e = 2 * cpu::fft::kLanes;  // A as (m/16, l/16, ...) blocks is not needed: element (i, j) at (i*l + j)*e
+  cpu::fft::pack_a(m, l, a.data(), 16 * l * e, l * e, 16 * e, e, false, packed.data());
   const double t0 = thread_seconds();
   for (auto _ : state) {
-    fft::cgemm(m, nb, l, packed.data(), b.data(), nb * e, c.data(), nb * e, false);
+    cpu::fft::cgemm(m, nb, l, packed.data(), b.data(), nb * e, c.data(), nb * e, false);
     benchmark::ClobberMemory();
   }
-  set_rate(state, 8.0 * m * nb * fft::kLanes * l, t0);
-  state.SetLabel(fft::isa_used());
+  set_rate(state, 8.0 * m * nb * cpu::fft::kLanes * l, t0);
+  state.SetLabel(cpu::fft::isa_used());
 }
 
 void BM_fft_r2c(benchmark::State& state) {
-  const fft::Plan2D plan(32, 32);
-  AlignedBuffer<float> frame(size_t(32) * 32 * fft::kLanes), out(size_t(plan.frequencies()) * 2 * fft::kLanes),
+  const cpu::fft::Plan2D plan(32, 32);
+  AlignedBuffer<float> frame(size_t(32) * 32 * cpu::fft::kLanes), out(size_t(plan.frequencies()) * 2 * cpu::fft::kLanes),
       scratch(plan.scratch_floats());
   fill_uniform(frame.data(), frame.size(), 6);
   const double t0 = thread_seconds();
   for (auto _ : state) {
-    fft::r2c_2d(plan, frame.data(), 0, 32, out.data(), 2 * fft::kLanes, scratch.data());
+    cpu::fft::r2c_2d(plan, frame.data(), 0, 32, out.data(), 2 * cpu::fft::kLanes, scratch.data());
     benchmark::ClobberMemory();
   }
   const double n = 32.0 * 32;
-  set_rate(state, 2.5 * n * std::log2(n) * fft::kLanes, t0);
-  state.SetLabel(fft::isa_used());
+  set_rate(state, 2.5 * n * std::log2(n) * cpu::fft::kLanes, t0);
+  state.SetLabel(cpu::fft::isa_used());
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 
-namespace convlab::cuda_rt {
+namespace convlab::cuda::rt {
 
 CudaInfo query() {
   CudaInfo info;
@@ -18,4 +18,4 @@ void copy_d2d(void*, const void*, size_t, void*) { fail("no CUDA device: built w
 void synchronize(void*) { fail("no CUDA device: built without CUDA"); }
 size_t free_bytes() { return 0; }
 
-}  // namespace convlab::cuda_rt
+}  // namespace convlab::cuda::rt

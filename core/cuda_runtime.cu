@@ -16,7 +16,7 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 
-namespace convlab::cuda_rt {
+namespace convlab::cuda::rt {
 
 namespace {
 // A failed call: clears the (non-sticky) error it left so the next launch check
@@ -133,4 +133,4 @@ size_t free_bytes() {
   return free;
 }
 
-}  // namespace convlab::cuda_rt
+}  // namespace convlab::cuda::rt

@@ -142,7 +142,7 @@ const CpuInfo& cpu_info() {
 }
 
 const CudaInfo& cuda_info() {
-  static const CudaInfo info = cuda_rt::query();
+  static const CudaInfo info = cuda::rt::query();
   return info;
 }
 
@@ -173,7 +173,7 @@ void fail_allocation(DeviceKind d, size_t bytes, const std::string& detail) {
 void* device_alloc(DeviceKind d, size_t bytes) {
   if (d == DeviceKind::cuda) {
     try {
-      return cuda_rt::alloc(bytes);
+      return cuda::rt::alloc(bytes);
     } catch (const OutOfMemory& e) {
       fail_allocation(d, bytes, e.what());
     }
@@ -185,27 +185,27 @@ void* device_alloc(DeviceKind d, size_t bytes) {
 }
 
 void device_free(DeviceKind d, void* p) noexcept {
-  if (d == DeviceKind::cuda) cuda_rt::free(p);
+  if (d == DeviceKind::cuda) cuda::rt::free(p);
   else std::free(p);
 }
 
 void copy_to_device(DeviceKind d, void* dst, const void* src, size_t bytes) {
-  if (d == DeviceKind::cuda) cuda_rt::copy_h2d(dst, src, bytes);
+  if (d == DeviceKind::cuda) cuda::rt::copy_h2d(dst, src, bytes);
   else if (bytes) std::memcpy(dst, src, bytes);
 }
 
 void copy_to_host(DeviceKind d, void* dst, const void* src, size_t bytes) {
-  if (d == DeviceKind::cuda) cuda_rt::copy_d2h(dst, src, bytes);
+  if (d == DeviceKind::cuda) cuda::rt::copy_d2h(dst, src, bytes);
   else if (bytes) std::memcpy(dst, src, bytes);
 }
 
 void device_fill_bytes(DeviceKind d, void* dst, unsigned char value, size_t bytes) {
-  if (d == DeviceKind::cuda) cuda_rt::fill_bytes(dst, value, bytes);
+  if (d == DeviceKind::cuda) cuda::rt::fill_bytes(dst, value, bytes);
   else if (bytes) std::memset(dst, value, bytes);
 }
 
 void device_copy(const ExecContext& ctx, void* dst, const void* src, size_t bytes) {
-  if (ctx.device == DeviceKind::cuda) cuda_rt::copy_d2d(dst, src, bytes, ctx.stream);
+  if (ctx.device == DeviceKind::cuda) cuda::rt::copy_d2d(dst, src, bytes, ctx.stream);
   else if (bytes) std::memmove(dst, src, bytes);
 }
 
@@ -285,7 +285,7 @@ size_t cgroup_memory_room(const std::string& proc_cgroup, const std::string& roo
 size_t available_memory_bytes(DeviceKind d, std::string* source) {
   if (d == DeviceKind::cuda) {
     if (source) *source = "cudaMemGetInfo free";
-    return cuda_rt::free_bytes();
+    return cuda::rt::free_bytes();
   }
   size_t avail = mem_available();
   std::string from = "MemAvailable";
@@ -320,7 +320,7 @@ void require_memory(DeviceKind d, size_t need, const std::string& what) {
 }
 
 void device_synchronize(const ExecContext& ctx) {
-  if (ctx.device == DeviceKind::cuda) cuda_rt::synchronize(ctx.stream);
+  if (ctx.device == DeviceKind::cuda) cuda::rt::synchronize(ctx.stream);
 }
 
 }  // namespace convlab

@@ -156,7 +156,7 @@ class DeviceBuffer {
 };
 
 // Implemented by core/cuda_runtime.cu (nvcc) or core/cuda_none.cpp.
-namespace cuda_rt {
+namespace cuda::rt {
 CudaInfo query();
 void* alloc(size_t bytes);
 void free(void* p) noexcept;
@@ -166,6 +166,6 @@ void fill_bytes(void* dst, unsigned char value, size_t bytes);
 void copy_d2d(void* dst, const void* src, size_t bytes, void* stream);
 void synchronize(void* stream);
 size_t free_bytes();  // cudaMemGetInfo's free memory; 0 without a device
-}  // namespace cuda_rt
+}  // namespace cuda::rt
 
 }  // namespace convlab

@@ -20,7 +20,7 @@
 // F(6): {0, -1, 1, 1/2, -1/2, 2, -2}.
 #pragma once
 
-namespace convlab::winograd {
+namespace convlab::winograd_math {
 
 inline constexpr int kR = 3;            // filter size (3 x 3 only)
 inline constexpr int kMaxAlpha = 8;     // F(6, 3)
@@ -91,4 +91,4 @@ constexpr long long round_up(long long a, long long b) { return (a + b - 1) / b 
 // Tiles of an output P x Q covered by m x m tiles.
 constexpr int tiles_1d(int out, int m) { return ceil_div(out, m); }
 
-}  // namespace convlab::winograd
+}  // namespace convlab::winograd_math

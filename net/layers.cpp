@@ -350,7 +350,7 @@ Shape4 FcLayer::setup(const Shape4& in, const ExecContext& ctx) {
          " features is not a valid fully connected layer");
 #if CONVLAB_HAS_CUDA
   if (ctx.device == DeviceKind::cuda)  // its GEMMs are cuBLAS's: say so now, not at the first step
-    if (std::string why = cublas::unavailable_reason(); !why.empty()) fail(name_ + " on cuda: " + why);
+    if (std::string why = cuda::cublas::unavailable_reason(); !why.empty()) fail(name_ + " on cuda: " + why);
 #endif
   wei_ = std::make_unique<Param>(name_ + ".wei", std::vector<int64_t>{out_features_, in.per_sample()});
   bias_ = std::make_unique<Param>(name_ + ".bias", std::vector<int64_t>{out_features_}, false);
@@ -394,7 +394,7 @@ void FcLayer::forward(const float* x, float* y, bool, int64_t) {
     // cuBLAS is column-major: row-major Y (n, out) is column-major Y^T (out, n) = W X^T,
     // with W row-major (out, in) = column-major (in, out), hence op(A) = T.
     const float one = 1.f, zero_f = 0.f;
-    cublas::check(cublas::api().cublasSgemm(cublas::handle(ctx_.stream), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one,
+    cuda::cublas::check(cuda::cublas::api().cublasSgemm(cuda::cublas::handle(ctx_.stream), CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one,
                                             wei_->w(), in, x, in, &zero_f, y, out),
                   "fc forward");
     cuda::bias_add(n, out, 1, bias_->w(), y, ctx_.stream);
@@ -413,15 +413,15 @@ void FcLayer::backward(const float* x, const float*, const float* dy, float* dx)
 #if CONVLAB_HAS_CUDA
   if (on_gpu()) {
     const float one = 1.f, zero_f = 0.f;
-    cublasHandle_t h = cublas::handle(ctx_.stream);
-    const auto sgemm = cublas::api().cublasSgemm;
+    cublasHandle_t h = cuda::cublas::handle(ctx_.stream);
+    const auto sgemm = cuda::cublas::api().cublasSgemm;
     // dW (out, in) row-major = column-major (in, out) = X^T (in, n) * dY (n, out); dY^T is column-major (out, n).
-    cublas::check(sgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &zero_f, wei_->g(), in),
+    cuda::cublas::check(sgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &zero_f, wei_->g(), in),
                   "fc weight gradient");
     cuda::bias_grad(n, out, 1, dy, bias_->g(), ctx_.stream);
     // dX (n, in) row-major = column-major (in, n) = W^T (in, out) * dY^T (out, n).
     if (dx)
-      cublas::check(sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, wei_->w(), in, dy, out, &zero_f, dx, in),
+      cuda::cublas::check(sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, wei_->w(), in, dy, out, &zero_f, dx, in),
                     "fc input gradient");
     return;
   }

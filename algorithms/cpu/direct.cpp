@@ -58,8 +58,8 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
-    direct::block_act(pl.xs, src, ws.xs, ithr, nthr);
-    direct::block_wei_fwd(pl.wb, wei, ws.wf, ithr, nthr);
+    cpu::direct::block_act(pl.xs, src, ws.xs, ithr, nthr);
+    cpu::direct::block_wei_fwd(pl.wb, wei, ws.wf, ithr, nthr);
     // Taps: with dil_w == 1 the (s, c) of one filter row are contiguous both in
     // the blocked src row (offset s*BI + c) and in the weights ((s*BI + c)*V),
     // so one tap per r runs S*BI channels deep; otherwise one tap per (r, s).
@@ -73,7 +73,7 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
         }
 #pragma omp barrier
     float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * PQ * V;  // (<= 3, P, Q, V)
-    int64_t pix_off[direct::kMaxNj];
+    int64_t pix_off[cpu::direct::kMaxNj];
     // Items handed out as threads free up: one slowed thread (a shared core)
     // no longer holds the other at the end. An item's result does not depend
     // on which thread computes it.
@@ -82,7 +82,7 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
       const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
       const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
       const int k_first = g * pl.KG + kb * V, k_count = std::min(nkb * V, pl.KG - kb * V);
-      direct::prefetch_for_write(dst + (int64_t(n) * s.k + k_first) * PQ, int64_t(k_count) * PQ * int64_t(sizeof(float)));
+      cpu::direct::prefetch_for_write(dst + (int64_t(n) * s.k + k_first) * PQ, int64_t(k_count) * PQ * int64_t(sizeof(float)));
       const PixelRuns pruns(s.p, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI,
                             pl.uk->max_nj / nkb);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
@@ -118,7 +118,7 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
       }
       for (int x = 0; x < nkb; ++x) {
         const int k0 = g * pl.KG + (kb + x) * V;
-        direct::unblock_tile(tile + x * PQ * V, PQ, V, std::min(V, pl.KG - (kb + x) * V),
+        cpu::direct::unblock_tile(tile + x * PQ * V, PQ, V, std::min(V, pl.KG - (kb + x) * V),
                              dst + (int64_t(n) * s.k + k0) * PQ);
       }
     }
@@ -136,7 +136,7 @@ Support CpuDirect::supports(const ConvProblem& p, Direction) const {
 
 size_t CpuDirect::workspace_bytes(const ConvProblem& p, Direction dir) const {
   const ConvShape s = to_shape(p);
-  const Ukernels& uk = direct::select_ukernels();
+  const Ukernels& uk = cpu::direct::select_ukernels();
   Carver c{nullptr};
   switch (dir) {
     case Direction::fwd: FwdPlan(s, uk).carve(c); break;
@@ -155,7 +155,7 @@ size_t CpuDirect::workspace_bytes(const ConvProblem& p, Direction dir) const {
 void CpuDirect::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                     const ExecContext& ctx) const {
   const ConvShape s = to_shape(p);
-  const Ukernels& uk = direct::select_ukernels();
+  const Ukernels& uk = cpu::direct::select_ukernels();
   const int threads = std::clamp(ctx.resolved_threads(), 1, max_threads());
   switch (dir) {
     case Direction::fwd: run_fwd(FwdPlan(s, uk), buf.src, buf.wei, buf.dst, workspace, threads); break;

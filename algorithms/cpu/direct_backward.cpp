@@ -73,21 +73,21 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
-    direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
-    direct::block_wei_bwd_data(pl.wb, wei, ws.wb, flat, ithr, nthr);
+    cpu::direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
+    cpu::direct::block_wei_bwd_data(pl.wb, wei, ws.wb, flat, ithr, nthr);
 #pragma omp barrier
     float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * HW * V;  // (<= 3, H, W, V)
     int64_t* in_off = ws.taps + int64_t(ithr) * 2 * RS;
     int64_t* wei_off = in_off + RS;
     const bool unit_stride = sh == 1 && sw == 1;
     const int ntaps1 = unit_stride ? unit_stride_taps(pl, in_off, wei_off) : 0;
-    int64_t pix_off[direct::kMaxNj];
+    int64_t pix_off[cpu::direct::kMaxNj];
 #pragma omp for schedule(dynamic) nowait
     for (int64_t item = 0; item < int64_t(pl.G) * CP * s.n; ++item) {  // (G, CP, N), as in forward
       const int n = int(item % s.n), cp = int(item / s.n % CP), g = int(item / s.n / CP);
       const int cb = cgroups.begin(cp), ncb = cgroups.size(cp);
       const int c_first = g * pl.CG + cb * V, c_count = std::min(ncb * V, pl.CG - cb * V);
-      direct::prefetch_for_write(diff_src + (int64_t(n) * s.c + c_first) * HW,
+      cpu::direct::prefetch_for_write(diff_src + (int64_t(n) * s.c + c_first) * HW,
                                  int64_t(c_count) * HW * int64_t(sizeof(float)));
       const float* in_img = ws.yd + (int64_t(n) * pl.G + g) * pl.KB * plane;  // (KB, PP, QP, BK)
       ConvUkernelArgs a{};
@@ -139,7 +139,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
       }
       for (int x = 0; x < ncb; ++x) {
         const int c0 = g * pl.CG + (cb + x) * V;
-        direct::unblock_tile(tile + x * HW * V, HW, V, std::min(V, pl.CG - (cb + x) * V),
+        cpu::direct::unblock_tile(tile + x * HW * V, HW, V, std::min(V, pl.CG - (cb + x) * V),
                              diff_src + (int64_t(n) * s.c + c0) * HW);
       }
     }
@@ -156,7 +156,7 @@ void run_bwd_data_pix(const BwdDataPixPlan& pl, const float* diff_dst, const flo
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
-    direct::block_wei_pix(pl.wb, wei, ws.wp, ithr, nthr);
+    cpu::direct::block_wei_pix(pl.wb, wei, ws.wp, ithr, nthr);
 #pragma omp barrier
     float* yd = ws.yd + int64_t(ithr) * pl.pp * row;  // (PP, KG, QP)
     float* tmp = ws.tmp + int64_t(ithr) * pl.NC * pl.mv * V;  // (NC, mv*V)
@@ -165,9 +165,9 @@ void run_bwd_data_pix(const BwdDataPixPlan& pl, const float* diff_dst, const flo
 #pragma omp for schedule(dynamic) nowait
     for (int64_t item = 0; item < int64_t(s.n) * pl.G; ++item) {  // (N, G), as in forward
       const int g = int(item % pl.G), n = int(item / pl.G);
-      direct::pad_rows_interleaved(diff_dst + (int64_t(n) * s.k + int64_t(g) * pl.KG) * PQ, pl.KG, s.p, s.q, pl.mt,
+      cpu::direct::pad_rows_interleaved(diff_dst + (int64_t(n) * s.k + int64_t(g) * pl.KG) * PQ, pl.KG, s.p, s.q, pl.mt,
                                    pl.ml, pl.pp, pl.qp, yd);
-      direct::PixUkernelArgs a{};
+      cpu::direct::PixUkernelArgs a{};
       a.in_off = in_off;
       a.wei_off = wei_off;
       a.nk = pl.KG;
@@ -195,7 +195,7 @@ void run_bwd_data_pix(const BwdDataPixPlan& pl, const float* diff_dst, const flo
             }
             a.ntaps = nt;
             const int nw = ceil_div(s.w - phi, sw);
-            const Runs vruns(ceil_div(nw, V), direct::kPixMaxJ);
+            const Runs vruns(ceil_div(nw, V), cpu::direct::kPixMaxJ);
             for (int vr = 0; vr < vruns.count; ++vr) {
               a.in = yd + int64_t(vruns.begin(vr)) * V;
               a.out = tmp + int64_t(vruns.begin(vr)) * V;
@@ -224,8 +224,8 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
-    direct::block_act(pl.xs, src, ws.xs, ithr, nthr);
-    direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
+    cpu::direct::block_act(pl.xs, src, ws.xs, ithr, nthr);
+    cpu::direct::block_act(pl.yd, diff_dst, ws.yd, ithr, nthr);
     if (ithr == 0) {
       pixel_offsets(0, pl.prows * s.q, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI, ws.pix);
       for (int u = 0; u < units; ++u) {  // (R, runs): src offset, weight-gradient offset, taps
@@ -244,7 +244,7 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
     }
 #pragma omp barrier
     int64_t begin, end;
-    direct::share(int64_t(pl.G) * KP * pl.CB * units, ithr, nthr, begin, end);
+    cpu::direct::share(int64_t(pl.G) * KP * pl.CB * units, ithr, nthr, begin, end);
     WgradUkernelArgs a{};
     a.nq = s.q;
     a.in_n_stride = int64_t(pl.G) * pl.CB * xplane;
@@ -281,7 +281,7 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
         }
       }
 #pragma omp barrier
-    direct::unblock_wei_fwd(pl.wb, ws.ww, diff_wei, ithr, nthr);
+    cpu::direct::unblock_wei_fwd(pl.wb, ws.ww, diff_wei, ithr, nthr);
   }
 }
 

@@ -13,11 +13,11 @@
 
 namespace convlab::direct_plan {
 
-using direct::ActBlocking;
-using direct::ConvUkernelArgs;
-using direct::Ukernels;
-using direct::WeiBlocking;
-using direct::WgradUkernelArgs;
+using cpu::direct::ActBlocking;
+using cpu::direct::ConvUkernelArgs;
+using cpu::direct::Ukernels;
+using cpu::direct::WeiBlocking;
+using cpu::direct::WgradUkernelArgs;
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 // ceil(a / b) for b > 0 and any sign of a.
@@ -197,7 +197,7 @@ struct BwdDataPixPlan {
   WeiBlocking wb;
   BwdDataPixPlan(const ConvShape& s, const Ukernels& u) : sh(s), uk(&u) {
     V = u.v, G = s.groups, KG = s.kg(), CG = s.cg();
-    NC = std::min(direct::kPixMaxC, CG), CC = ceil_div(CG, NC);
+    NC = std::min(cpu::direct::kPixMaxC, CG), CC = ceil_div(CG, NC);
     mt = std::max(0, ceil_div_signed((s.r - 1) * s.dil_h - s.pad_h, s.stride_h));
     ml = std::max(0, ceil_div_signed((s.s - 1) * s.dil_w - s.pad_w, s.stride_w));
     const int mb = std::max(0, (s.h - 1 + s.pad_h) / s.stride_h - (s.p - 1));

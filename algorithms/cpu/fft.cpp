@@ -26,7 +26,7 @@ namespace convlab {
 
 namespace {
 
-constexpr int V = fft::kLanes;
+constexpr int V = cpu::fft::kLanes;
 constexpr ptrdiff_t kV2 = 2 * V;  // floats of one complex 16-lane element
 
 size_t round16(size_t n) { return (n + 15) / 16 * 16; }
@@ -89,7 +89,7 @@ Layout make_layout(const ConvProblem& p, Direction dir, const FftGeometry& geo, 
   L.blocks_c = L.fs_c / kV2;
   L.frame_floats = round16(size_t(geo.h.t) * geo.w.t * V);
   L.scratch_floats = round16(engine.scratch_floats(geo.h.t, geo.w.t));
-  L.packed_floats = round16(fft::packed_a_floats(L.gemm_m, L.gemm_l));
+  L.packed_floats = round16(cpu::fft::packed_a_floats(L.gemm_m, L.gemm_l));
   L.per_thread_floats = L.frame_floats + std::max(L.scratch_floats, L.packed_floats);
   L.spectra_floats = size_t(L.freqs) * size_t(L.fs_a + L.fs_b + L.fs_c);
   return L;
@@ -165,7 +165,7 @@ FftGeometry whole_image_geometry(const ConvProblem& p, Direction dir) {
     // (the circular wrap lands in the zero padding: the frame holds the image
     // after `pad` zeros, and an output's window that runs past the frame's end
     // wraps into them); see cpu.fft in docs/algorithms.md.
-    a.t = fft::next_smooth(std::max({in + pad, in + pad_end, out, r}));
+    a.t = cpu::fft::next_smooth(std::max({in + pad, in + pad_end, out, r}));
     a.step = len;
     a.tiles = 1;
     a.bd_shift = 0;
@@ -375,22 +375,22 @@ void pointwise_products(const FftRun& r) {
       switch (dir) {
         case Direction::fwd: {  // Y(m, k) = sum_c X(m, c) conj(W(c, k))
           const ptrdiff_t ib = ptrdiff_t(G) * CB * kV2;
-          fft::pack_a(L.gemm_m, L.gemm_l, a + g * CB * kV2, V * ib, ib, kV2, 1, false, packed);
-          fft::cgemm(L.gemm_m, KB, L.gemm_l, packed, b + ptrdiff_t(g) * Cg * KB * kV2, KB * kV2, c + g * KB * kV2,
+          cpu::fft::pack_a(L.gemm_m, L.gemm_l, a + g * CB * kV2, V * ib, ib, kV2, 1, false, packed);
+          cpu::fft::cgemm(L.gemm_m, KB, L.gemm_l, packed, b + ptrdiff_t(g) * Cg * KB * kV2, KB * kV2, c + g * KB * kV2,
                      ptrdiff_t(G) * KB * kV2, true);
           break;
         }
         case Direction::bwd_data: {  // DX(m, c) = sum_k DY(m, k) W(k, c)
           const ptrdiff_t ib = ptrdiff_t(G) * KB * kV2;
-          fft::pack_a(L.gemm_m, L.gemm_l, a + g * KB * kV2, V * ib, ib, kV2, 1, false, packed);
-          fft::cgemm(L.gemm_m, CB, L.gemm_l, packed, b + ptrdiff_t(g) * Kg * CB * kV2, CB * kV2, c + g * CB * kV2,
+          cpu::fft::pack_a(L.gemm_m, L.gemm_l, a + g * KB * kV2, V * ib, ib, kV2, 1, false, packed);
+          cpu::fft::cgemm(L.gemm_m, CB, L.gemm_l, packed, b + ptrdiff_t(g) * Kg * CB * kV2, CB * kV2, c + g * CB * kV2,
                      ptrdiff_t(G) * CB * kV2, false);
           break;
         }
         case Direction::bwd_filter: {  // DW(k, c) = sum_m conj(DY(m, k)) X(m, c)
           const ptrdiff_t lb = ptrdiff_t(G) * KB * kV2;
-          fft::pack_a(L.gemm_m, L.gemm_l, b + g * KB * kV2, kV2, 1, V * lb, lb, true, packed);
-          fft::cgemm(L.gemm_m, CB, L.gemm_l, packed, a + g * CB * kV2, ptrdiff_t(G) * CB * kV2,
+          cpu::fft::pack_a(L.gemm_m, L.gemm_l, b + g * KB * kV2, kV2, 1, V * lb, lb, true, packed);
+          cpu::fft::cgemm(L.gemm_m, CB, L.gemm_l, packed, a + g * CB * kV2, ptrdiff_t(G) * CB * kV2,
                      c + ptrdiff_t(g) * Kg * CB * kV2, CB * kV2, false);
           break;
         }

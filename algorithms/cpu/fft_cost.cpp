@@ -69,7 +69,7 @@ NominalCost FftConvolution::nominal_cost(const ConvProblem& p, Direction dir) co
 std::string FftConvolution::implementation(const ConvProblem& p, Direction dir, int) const {
   const FftGeometry g = geometry(p, dir);
   return "T=" + std::to_string(g.h.t) + "x" + std::to_string(g.w.t) + " tiles=" + std::to_string(g.h.tiles) + "x" +
-         std::to_string(g.w.tiles) + " " + fft::isa_used();
+         std::to_string(g.w.tiles) + " " + cpu::fft::isa_used();
 }
 
 }  // namespace convlab

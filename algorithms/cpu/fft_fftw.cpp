@@ -24,7 +24,7 @@ namespace convlab {
 
 namespace {
 
-constexpr int V = fft::kLanes;
+constexpr int V = cpu::fft::kLanes;
 
 struct FftwPlans {
   int lh, lw, wc;

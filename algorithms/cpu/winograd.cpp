@@ -34,7 +34,7 @@
 
 namespace convlab {
 
-namespace wg = winograd;
+namespace wg = cpu::winograd;
 
 namespace {
 

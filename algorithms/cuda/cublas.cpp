@@ -8,7 +8,7 @@
 #include "core/cuda_stream.hpp"
 #include "core/error.hpp"
 
-namespace convlab::cublas {
+namespace convlab::cuda::cublas {
 
 const Api& api() {
   return lazy_table<Api>(cuda_library(CudaLibrary::cublas),
@@ -58,4 +58,4 @@ cublasHandle_t handle(void* stream) {
   return t.h;
 }
 
-}  // namespace convlab::cublas
+}  // namespace convlab::cuda::cublas

@@ -10,7 +10,7 @@
 
 #include "core/lazy_library.hpp"
 
-namespace convlab::cublas {
+namespace convlab::cuda::cublas {
 
 // The entry points convlab calls, under their cuBLAS names (cublasCreate is
 // cublasCreate_v2, ...): api().cublasSgemm(...).
@@ -36,4 +36,4 @@ void check(cublasStatus_t s, const char* what);
 // call. Without a device cublasCreate fails and this throws.
 cublasHandle_t handle(void* stream);
 
-}  // namespace convlab::cublas
+}  // namespace convlab::cuda::cublas

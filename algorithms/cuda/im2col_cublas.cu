@@ -12,20 +12,20 @@ CudaIm2colCublas::CudaIm2colCublas()
 
 std::string CudaIm2colCublas::unavailable_reason() const {
   if (std::string why = Algorithm::unavailable_reason(); !why.empty()) return why;
-  return cublas::unavailable_reason();
+  return cuda::cublas::unavailable_reason();
 }
 
 void CudaIm2colCublas::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                            const ExecContext& ctx) const {
-  (void)cublas::handle(ctx.stream);
+  (void)cuda::cublas::handle(ctx.stream);
   CudaIm2colGemm::run(p, dir, buf, workspace, ctx);
 }
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
 void CudaIm2colCublas::gemm(const cuda::SgemmArgs& g, void* stream) const {
-  cublasHandle_t h = cublas::handle(stream);
+  cublasHandle_t h = cuda::cublas::handle(stream);
   const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
-  cublas::check(cublas::api().cublasSgemmStridedBatched(
+  cuda::cublas::check(cuda::cublas::api().cublasSgemmStridedBatched(
                     h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.n, g.m, g.k,
                     &one, g.b, g.ldb, g.stride_b, g.a, g.lda, g.stride_a, &beta, g.c, g.ldc, g.stride_c, g.batch),
                 "cublasSgemmStridedBatched");

@@ -96,9 +96,9 @@ TEST(DeviceIsaCap, EveryKernelTableFollowsTheCpu) {
   EXPECT_EQ(cpu::to_string(cpu::sgemm_resolve_isa(cpu::GemmIsa::auto_)), isa);
   const std::string sgemm = cpu::sgemm_ukernel(cpu::GemmIsa::auto_).name;
   EXPECT_EQ(sgemm.substr(sgemm.rfind('_') + 1), isa) << sgemm;
-  EXPECT_EQ(direct::select_ukernels().isa, isa);
-  EXPECT_EQ(winograd::best_kernels().isa, isa);
-  EXPECT_EQ(fft::isa_used(), isa);
+  EXPECT_EQ(cpu::direct::select_ukernels().isa, isa);
+  EXPECT_EQ(cpu::winograd::best_kernels().isa, isa);
+  EXPECT_EQ(cpu::fft::isa_used(), isa);
   if (isa != "avx512") {
     EXPECT_FALSE(cpu::sgemm_isa_supported(cpu::GemmIsa::avx512));
   }

@@ -28,7 +28,7 @@
 #pragma once
 #include <cstdint>
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 
 struct ConvUkernelArgs {
   const float* in;
@@ -103,4 +103,4 @@ const Ukernels& select_ukernels();
 // choice), to run the whole algorithm on the narrower ISAs. Not thread-safe.
 void override_ukernels(const Ukernels* uk);
 
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

@@ -5,7 +5,7 @@
 
 #include "kernels/cpu/direct/direct_ukernel_impl.inc"
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 namespace {
 struct Avx512 {
   using vec = __m512;
@@ -24,4 +24,4 @@ const Ukernels& ukernels_avx512() {
   return k;
 }
 
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

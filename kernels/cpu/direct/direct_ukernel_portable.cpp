@@ -5,7 +5,7 @@
 #include "core/device.hpp"
 #include "kernels/cpu/direct/direct_ukernel_impl.inc"
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 namespace {
 struct Portable {
   static constexpr int V = 8;
@@ -53,4 +53,4 @@ const Ukernels& select_ukernels() {
   return ukernels_portable();
 }
 
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

@@ -9,7 +9,7 @@
 #include <cassert>
 #include <cstring>
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 
 namespace {
 bool have_avx512() {
@@ -211,4 +211,4 @@ void block_wei_pix(const WeiBlocking& b, const float* wei, float* dst, int ithr,
   }
 }
 
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

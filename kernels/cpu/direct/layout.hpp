@@ -14,7 +14,7 @@
 #pragma once
 #include <cstdint>
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 
 // Blocked activation geometry of one (N, G*CG, H, W) tensor.
 struct ActBlocking {
@@ -71,4 +71,4 @@ inline void share(int64_t total, int ithr, int nthr, int64_t& begin, int64_t& en
   end = total * (ithr + 1) / nthr;
 }
 
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

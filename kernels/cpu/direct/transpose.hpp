@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 
 // dst[i*dst_stride + j] = src[j*src_stride + i] for i, j < 16.
 void transpose16x16_avx512(const float* src, int64_t src_stride, float* dst, int64_t dst_stride);
@@ -14,4 +14,4 @@ void transpose16x16_part_avx512(const float* src, int64_t src_stride, float* dst
                                 int nj);
 void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni, int nj);
 
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

@@ -7,7 +7,7 @@
 
 #include "kernels/cpu/direct/transpose.hpp"
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 
 namespace {
 // r[j] (row j) -> r[i] (column i), in registers.
@@ -50,4 +50,4 @@ void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, in
   for (int i = 0; i < ni; ++i) _mm256_maskstore_ps(dst + i * dst_stride, mj, r[i]);
 }
 
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

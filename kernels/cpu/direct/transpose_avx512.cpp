@@ -14,7 +14,7 @@
 
 #include "kernels/cpu/direct/transpose.hpp"
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 
 namespace {
 // r[j] (row j) -> r[i] (column i), in registers.
@@ -64,4 +64,4 @@ void transpose16x16_part_avx512(const float* src, int64_t src_stride, float* dst
   for (int i = 0; i < ni; ++i) _mm512_mask_storeu_ps(dst + i * dst_stride, mj, r[i]);
 }
 
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

@@ -9,7 +9,7 @@
 
 #include "core/device.hpp"
 
-namespace convlab::fft {
+namespace convlab::cpu::fft {
 
 #define CONVLAB_FFT_DECLARE(isa)                                                                                \
   namespace isa {                                                                                               \
@@ -142,4 +142,4 @@ const char* isa_used() {
   return "portable";
 }
 
-}  // namespace convlab::fft
+}  // namespace convlab::cpu::fft

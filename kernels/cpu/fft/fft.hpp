@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace convlab::fft {
+namespace convlab::cpu::fft {
 
 inline constexpr int kLanes = 16;
 
@@ -81,4 +81,4 @@ void cgemm(int m, int nb, int l, const float* packed_a, const float* b, ptrdiff_
 // Which implementation the dispatchers use here: "avx512", "avx2" or "portable".
 const char* isa_used();
 
-}  // namespace convlab::fft
+}  // namespace convlab::cpu::fft

@@ -4,7 +4,10 @@
 
 #include "kernels/winograd_math.hpp"
 
-namespace convlab::winograd {
+namespace convlab::cpu::winograd {
+
+// The shared transform math (points, matrices, tile counts) under this family's name.
+using namespace convlab::winograd_math;
 
 // Register blocking of the batched GEMM: the MR x NR tile of the sgemm
 // micro-kernel that runs it (kernels/cpu/gemm's table, one per ISA, picked at
@@ -36,4 +39,4 @@ constexpr long long workspace_floats_bwd_filter(int m, int k, int c, int tc, Gem
   return a2 * ((long long)tc * cp + (long long)tc * kp + kp * cp);
 }
 
-}  // namespace convlab::winograd
+}  // namespace convlab::cpu::winograd

@@ -15,7 +15,7 @@
 #include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/winograd/winograd_kernels.hpp"
 
-namespace convlab::winograd {
+namespace convlab::cpu::winograd {
 
 GemmTile gemm_tile(const Kernels& kn) {
   const cpu::SgemmUkernel& uk = cpu::sgemm_ukernel(kn.gemm_isa);
@@ -47,4 +47,4 @@ void filter_grad_transform(int m, const float* mbuf, int kg, int cg, GemmTile ti
     for (int cb = 0; cb < cblocks; ++cb) kn.filter_grad_block(m, mbuf, cg, kp, cp, k, cb * kLanes, diff_wei_group);
 }
 
-}  // namespace convlab::winograd
+}  // namespace convlab::cpu::winograd

@@ -5,7 +5,7 @@
 // Single-threaded per call; the algorithm splits the work.
 #include "kernels/cpu/winograd/transforms_impl.inc"
 
-namespace convlab::winograd {
+namespace convlab::cpu::winograd {
 
 const Kernels& kernels_avx2() {
   static const Kernels k = {"avx2", input_transform, output_transform, dst_transform, filter_transform_block,
@@ -13,4 +13,4 @@ const Kernels& kernels_avx2() {
   return k;
 }
 
-}  // namespace convlab::winograd
+}  // namespace convlab::cpu::winograd

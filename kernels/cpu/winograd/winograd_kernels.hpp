@@ -17,7 +17,7 @@
 #include "kernels/cpu/gemm/gemm_isa.hpp"
 #include "kernels/cpu/winograd/blocking.hpp"
 
-namespace convlab::winograd {
+namespace convlab::cpu::winograd {
 
 inline constexpr int kLanes = 16;  // tiles per transform call
 
@@ -94,4 +94,4 @@ constexpr bool filter_transform_supports_mr(int mr) { return mr == 4 || mr == 6 
 void filter_grad_transform(int m, const float* mbuf, int kg, int cg, GemmTile tile, float* diff_wei_group,
                            int threads);
 
-}  // namespace convlab::winograd
+}  // namespace convlab::cpu::winograd

@@ -4,7 +4,7 @@
 #include "core/device.hpp"
 #include "kernels/cpu/winograd/transforms_impl.inc"
 
-namespace convlab::winograd {
+namespace convlab::cpu::winograd {
 
 const Kernels& kernels_portable() {
   static const Kernels k = {"portable", input_transform, output_transform, dst_transform, filter_transform_block,
@@ -19,4 +19,4 @@ const Kernels& best_kernels() {
   return kernels_portable();
 }
 
-}  // namespace convlab::winograd
+}  // namespace convlab::cpu::winograd

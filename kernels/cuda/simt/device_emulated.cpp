@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "kernels/cuda/simt/memory.hpp"
 
-namespace convlab::cuda_rt {
+namespace convlab::cuda::rt {
 
 CudaInfo query() {
   CudaInfo info;
@@ -29,4 +29,4 @@ void synchronize(void* stream) { simt::synchronize(stream); }
 // The host's memory is the emulated device's.
 size_t free_bytes() { return available_memory_bytes(DeviceKind::cpu); }
 
-}  // namespace convlab::cuda_rt
+}  // namespace convlab::cuda::rt

@@ -51,8 +51,8 @@ struct WinogradGeom {
   int n, cin, ih, iw, cout, oh, ow, pad_h, pad_w, groups;
   bool rotate;  // filter read as w(i, o, 2 - r, 2 - s), wei (cin, cout / groups, 3, 3) (bwd-data)
   __host__ __device__ int alpha() const { return m + 2; }
-  __host__ __device__ int tiles_h() const { return winograd::tiles_1d(oh, m); }
-  __host__ __device__ int tiles_w() const { return winograd::tiles_1d(ow, m); }
+  __host__ __device__ int tiles_h() const { return winograd_math::tiles_1d(oh, m); }
+  __host__ __device__ int tiles_w() const { return winograd_math::tiles_1d(ow, m); }
   __host__ __device__ int64_t tiles() const { return int64_t(n) * tiles_h() * tiles_w(); }
 };
 

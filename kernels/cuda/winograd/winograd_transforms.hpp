@@ -2,7 +2,7 @@
 // for the fused F(2x2) kernel (winograd_f2x3.cu) and the non-fused F(4x4) /
 // F(6x6) transform kernels (winograd_nonfused.cu).
 //
-// The matrices are winograd::make_matrices(M) (kernels/winograd_math.hpp, the
+// The matrices are winograd_math::make_matrices(M) (kernels/winograd_math.hpp, the
 // one definition the CPU kernels and the tests use too: same interpolation
 // points), converted to float at compile time into a constexpr local (nvcc:
 // --expt-relaxed-constexpr). The loops are fully unrolled, so every coefficient
@@ -24,20 +24,20 @@ namespace convlab::cuda::wino {
 
 template <int M>
 struct FloatMatrices {
-  static constexpr int kAlpha = M + winograd::kR - 1;
+  static constexpr int kAlpha = M + winograd_math::kR - 1;
   float AT[M][kAlpha];
-  float G[kAlpha][winograd::kR];
+  float G[kAlpha][winograd_math::kR];
   float BT[kAlpha][kAlpha];
 };
 
 template <int M>
 __host__ __device__ constexpr FloatMatrices<M> float_matrices() {
-  static_assert(winograd::supported_tile(M), "F(m x m, 3 x 3) for m = 2, 4, 6");
-  const winograd::Matrices W = winograd::make_matrices(M);
+  static_assert(winograd_math::supported_tile(M), "F(m x m, 3 x 3) for m = 2, 4, 6");
+  const winograd_math::Matrices W = winograd_math::make_matrices(M);
   FloatMatrices<M> f{};
   for (int i = 0; i < FloatMatrices<M>::kAlpha; ++i) {
     for (int j = 0; j < M; ++j) f.AT[j][i] = float(W.AT[j][i]);
-    for (int k = 0; k < winograd::kR; ++k) f.G[i][k] = float(W.G[i][k]);
+    for (int k = 0; k < winograd_math::kR; ++k) f.G[i][k] = float(W.G[i][k]);
     for (int j = 0; j < FloatMatrices<M>::kAlpha; ++j) f.BT[i][j] = float(W.BT[i][j]);
   }
   return f;
@@ -48,7 +48,7 @@ enum class Tf { input, filter, output, grad, weight_grad };
 // L of a transform (out = L x L^T): rows x cols.
 template <int M, Tf K>
 struct Side {
-  static constexpr int A = M + winograd::kR - 1, R = winograd::kR;
+  static constexpr int A = M + winograd_math::kR - 1, R = winograd_math::kR;
   static constexpr int rows = K == Tf::output ? M : K == Tf::weight_grad ? R : A;
   static constexpr int cols = K == Tf::filter ? R : K == Tf::grad ? M : A;
   __host__ __device__ static constexpr float at(const FloatMatrices<M>& f, int i, int k) {

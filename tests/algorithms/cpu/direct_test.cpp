@@ -83,20 +83,20 @@ TEST(CpuDirect, AlexNetConv1Batch2TwoThreads) {
 
 // The whole algorithm on the 8-wide tables (AVX2, portable): other block
 // sizes, other register tiles, same answers.
-void run_with(const direct::Ukernels& uk) {
-  direct::override_ukernels(&uk);
+void run_with(const cpu::direct::Ukernels& uk) {
+  cpu::direct::override_ukernels(&uk);
   auto v = testing::edge_sweep();
   for (auto& t : channel_edges()) v.push_back(t);
   for (auto& t : pixel_bwd_data()) v.push_back(t);
   ConvTester("cpu.direct").sweep(v).threads(2).check_determinism().run();
-  direct::override_ukernels(nullptr);
+  cpu::direct::override_ukernels(nullptr);
 }
 
-TEST(CpuDirect, PortableMicroKernels) { run_with(direct::ukernels_portable()); }
+TEST(CpuDirect, PortableMicroKernels) { run_with(cpu::direct::ukernels_portable()); }
 
 TEST(CpuDirect, Avx2MicroKernels) {
   if (!(cpu_info().avx2 && cpu_info().fma)) GTEST_SKIP() << "no AVX2+FMA on this CPU";
-  run_with(direct::ukernels_avx2());
+  run_with(cpu::direct::ukernels_avx2());
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ TEST(CpuFft, RejectsStrideAndDilationWithReason) {
 TEST(CpuFft, GeometryChoices) {
   const ConvProblem c2 = network_layer("alexnet.conv2", 32).problem;
   const FftGeometry g = whole_image_geometry(c2, Direction::fwd);
-  EXPECT_TRUE(fft::is_smooth(g.h.t));
+  EXPECT_TRUE(cpu::fft::is_smooth(g.h.t));
   EXPECT_GE(g.h.t, 29);
   const FftGeometry t = tiled_geometry(network_layer("vgg16.conv1_2", 1).problem, Direction::fwd);
   EXPECT_GT(t.h.tiles, 1);

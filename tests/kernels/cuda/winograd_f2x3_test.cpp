@@ -35,7 +35,7 @@ void check_filter_transform(const WinogradFusedGeom& geo) {
   du.fill_bytes(0xFF);  // NaN: a slot left unwritten fails
   winograd_f2x3_filter_transform(geo, dw.get(), du.get(), nullptr);
   const std::vector<float> u = du.download();
-  const winograd::Matrices W = winograd::make_matrices(2);
+  const winograd_math::Matrices W = winograd_math::make_matrices(2);
   int64_t checked = 0;
   for (int g = 0; g < geo.groups; ++g)
     for (int kb = 0; kb < kblocks; ++kb)

@@ -7,7 +7,7 @@
 
 #include "kernels/cpu/direct/layout.hpp"
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 namespace {
 
 std::vector<float> iota(size_t n) {
@@ -129,4 +129,4 @@ TEST(DirectLayout, PadRowsInterleaved) {
 }
 
 }  // namespace
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

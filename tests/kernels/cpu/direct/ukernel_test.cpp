@@ -11,7 +11,7 @@
 #include "core/device.hpp"
 #include "kernels/cpu/direct/direct_ukernel.hpp"
 
-namespace convlab::direct {
+namespace convlab::cpu::direct {
 namespace {
 
 std::vector<const Ukernels*> tables() {
@@ -125,4 +125,4 @@ TEST(DirectUkernel, PixMatchesLoops) {
 }
 
 }  // namespace
-}  // namespace convlab::direct
+}  // namespace convlab::cpu::direct

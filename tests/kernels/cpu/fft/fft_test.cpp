@@ -18,7 +18,7 @@
 #include "core/tensor.hpp"
 #include "kernels/cpu/fft/fft.hpp"
 
-namespace convlab::fft {
+namespace convlab::cpu::fft {
 namespace {
 
 constexpr int V = kLanes;
@@ -190,4 +190,4 @@ TEST(Cgemm, MatchesNaiveComplexLoops) {
 }
 
 }  // namespace
-}  // namespace convlab::fft
+}  // namespace convlab::cpu::fft

@@ -13,7 +13,7 @@
 #include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/winograd/winograd_kernels.hpp"
 
-namespace convlab::winograd {
+namespace convlab::cpu::winograd {
 namespace {
 
 TEST(WinogradMath, F2MatchesHandDerivation) {
@@ -246,4 +246,4 @@ TEST(WinogradKernels, FilterTransformDeltaAndRotation) {
 }
 
 }  // namespace
-}  // namespace convlab::winograd
+}  // namespace convlab::cpu::winograd
