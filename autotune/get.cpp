@@ -194,11 +194,11 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
     const std::string scale_algo(who.name());
     std::string_view cls = probe_class(p);
     double rate = m.probe->rate(probe_algo_key(scale_algo, dir, cls)) * 1e9;
-    if (!(rate > 0) && cls == "1x1") {  // not measured on the 1x1 problem: the 3x3 rate
+    if (!(rate > 0) && cls != "3x3") {  // not measured on its class's problem: the 3x3 rate
       cls = "3x3";
       rate = m.probe->rate(probe_algo_key(scale_algo, dir, cls)) * 1e9;
     }
-    const ConvProblem& pp = cls == "1x1" ? probe_problem_1x1() : probe_problem_3x3();
+    const ConvProblem& pp = probe_problem(cls);
     // The probe timed it on one thread and stored threads x its rate: its one-thread time over the
     // sum there with one thread's kernel rates.
     const double there = rate > 0 ? total_on(who, pp, dir, r1) : 0;
