@@ -93,10 +93,12 @@ struct Rates {
     }
   }
   // Seconds to move `bytes` (read + written) of a working set of `footprint` bytes: the
-  // cache-resident copy rate up to the copy probe's 32 MiB, the memory rate from 6x that,
-  // in between a mix.
+  // cache-resident copy rate up to the copy probe's 32 MiB, the memory rate from twice that,
+  // in between a mix. A phase streams its working set: past the cache's capacity a
+  // least-recently-used cache keeps almost none of it, so the memory rate applies soon after
+  // the cache-resident size, not only at the memory probe's 192 MiB.
   double move(double bytes, double footprint) const {
-    const double lo = 32.0 * (1 << 20), hi = 6 * lo;
+    const double lo = 32.0 * (1 << 20), hi = 2 * lo;
     const double f = std::clamp((footprint - lo) / (hi - lo), 0.0, 1.0);
     return bytes * ((1 - f) / copy + f / dram);
   }
