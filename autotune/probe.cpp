@@ -287,8 +287,9 @@ double cgemm_gflops(int threads) {
 // Every CPU algorithm (but the reference and onednn.auto, whose model
 // follows the implementation oneDNN picks) on the 3x3 probe problem, and those
 // whose plan changes for 1x1 filters (all but the FFT and Winograd families)
-// on the 1x1 one, and every one that supports it on the depthwise one (last:
-// on a busy machine the time limit drops these first), every direction it
+// on the 1x1 one and on the depthwise one (last: on a busy machine the time
+// limit drops these first; the FFT's and Winograd's transforms run per group as
+// on any layer, and take 10-100x the others' time there), every direction it
 // supports: direct-convolution GFLOP/s.
 //
 // Each runs on ONE thread; its rate is stored counted `threads` times and the
@@ -330,7 +331,7 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
         if (a->device() != DeviceKind::cpu || a->is_oracle() || a->picks_own_implementation() ||
             !a->unavailable_reason().empty())
           continue;
-        if (probe_class(*p) == "1x1" && !a->probe_1x1()) continue;
+        if (probe_class(*p) != "3x3" && !a->probe_1x1()) continue;
         if (!a->supports(*p, dir) || now_seconds() > hard) continue;
         try {
           Item it{probe_algo_key(a->name(), dir, probe_class(*p)), a, p, dir, tensors.back().get(),

@@ -36,9 +36,9 @@
 //                           direction it supports; on the 1x1 one only those whose plan
 //                           changes for 1x1 filters (Algorithm::probe_1x1; not the FFT's and
 //                           Winograd's: their 1x1 predictions are scaled by the 3x3 rate); on
-//                           the depthwise one every algorithm that supports it (one input
-//                           channel per group runs other code, or the general code at other
-//                           speeds, than the 3x3 problem's: a model scaled there misprices it)
+//                           the depthwise one the same ones (one input channel per group runs
+//                           other code, or the general code at other speeds, than the 3x3
+//                           problem's: a model scaled there misprices it)
 //
 // The probe problems are synthetic, not any network's layer:
 //   3x3: mb2ic96ih20oc128oh20kh3ph1        1x1: mb2ic256ih20oc256oh20kh1
