@@ -93,10 +93,12 @@ struct Rates {
     }
   }
   // Seconds to move `bytes` (read + written) of a working set of `footprint` bytes: the
-  // cache-resident copy rate up to the copy probe's 32 MiB, the memory rate from 6x that,
-  // in between a mix.
+  // cache-resident copy rate up to the copy probe's 32 MiB, the memory rate from twice that,
+  // in between a mix. A phase streams its working set: past the cache's capacity a
+  // least-recently-used cache keeps almost none of it, so the memory rate applies soon after
+  // the cache-resident size, not only at the memory probe's 192 MiB.
   double move(double bytes, double footprint) const {
-    const double lo = 32.0 * (1 << 20), hi = 6 * lo;
+    const double lo = 32.0 * (1 << 20), hi = 2 * lo;
     const double f = std::clamp((footprint - lo) / (hi - lo), 0.0, 1.0);
     return bytes * ((1 - f) / copy + f / dram);
   }
@@ -194,11 +196,11 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
     const std::string scale_algo(who.name());
     std::string_view cls = probe_class(p);
     double rate = m.probe->rate(probe_algo_key(scale_algo, dir, cls)) * 1e9;
-    if (!(rate > 0) && cls == "1x1") {  // not measured on the 1x1 problem: the 3x3 rate
+    if (!(rate > 0) && cls != "3x3") {  // not measured on its class's problem: the 3x3 rate
       cls = "3x3";
       rate = m.probe->rate(probe_algo_key(scale_algo, dir, cls)) * 1e9;
     }
-    const ConvProblem& pp = cls == "1x1" ? probe_problem_1x1() : probe_problem_3x3();
+    const ConvProblem& pp = probe_problem(cls);
     // The probe timed it on one thread and stored threads x its rate: its one-thread time over the
     // sum there with one thread's kernel rates.
     const double there = rate > 0 ? total_on(who, pp, dir, r1) : 0;

@@ -9,7 +9,8 @@
 // phases, each its work over the probed rate of its kind of kernel (the sgemm
 // micro-kernel, the FMA peak, the complex GEMM, im2col / col2im, the Winograd
 // and FFT transforms, copies in cache or memory), then scaled to its measured
-// time on the probe problem of the same filter class (3x3 or 1x1):
+// time on the probe problem of the same class (3x3, 1x1 or depthwise; a class the
+// algorithm was not timed on: the 3x3 one):
 //
 //     t = s(algo, dir, class) * sum over phases of count * work / probed rate
 //     s = measured time on the probe problem / the same sum for the probe problem

@@ -55,7 +55,17 @@ const ConvProblem& probe_problem_1x1() {
   static const ConvProblem p = parse_problem("mb2ic256ih20oc256oh20kh1");
   return p;
 }
-std::string_view probe_class(const ConvProblem& p) { return p.r == 1 && p.s == 1 ? "1x1" : "3x3"; }
+const ConvProblem& probe_problem_dw() {
+  static const ConvProblem p = parse_problem("g96mb2ic96ih20oc96oh20kh3ph1");
+  return p;
+}
+const ConvProblem& probe_problem(std::string_view cls) {
+  return cls == "dw" ? probe_problem_dw() : cls == "1x1" ? probe_problem_1x1() : probe_problem_3x3();
+}
+std::string_view probe_class(const ConvProblem& p) {
+  if (p.groups > 1 && p.c_per_group() == 1) return "dw";
+  return p.r == 1 && p.s == 1 ? "1x1" : "3x3";
+}
 std::string probe_algo_key(std::string_view algo, Direction dir, std::string_view cls) {
   return std::string(algo) + "|" + std::string(to_string(dir)) + "|" + std::string(cls);
 }
@@ -277,7 +287,10 @@ double cgemm_gflops(int threads) {
 // Every CPU algorithm (but the reference and onednn.auto, whose model
 // follows the implementation oneDNN picks) on the 3x3 probe problem, and those
 // whose plan changes for 1x1 filters (all but the FFT and Winograd families)
-// on the 1x1 one, every direction it supports: direct-convolution GFLOP/s.
+// on the 1x1 one and on the depthwise one (last: on a busy machine the time
+// limit drops these first; the FFT's and Winograd's transforms run per group as
+// on any layer, and take 10-100x the others' time there), every direction it
+// supports: direct-convolution GFLOP/s.
 //
 // Each runs on ONE thread; its rate is stored counted `threads` times and the
 // model relates it to one thread's kernel rates (copy1_gbs and dram1_gbs
@@ -311,14 +324,14 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
   };
   std::vector<std::unique_ptr<ConvData>> tensors;
   std::vector<Item> items;
-  for (const ConvProblem* p : {&probe_problem_3x3(), &probe_problem_1x1()}) {
+  for (const ConvProblem* p : {&probe_problem_3x3(), &probe_problem_1x1(), &probe_problem_dw()}) {
     for (Direction dir : kAllDirections) {
       tensors.push_back(std::make_unique<ConvData>(ConvData::random(*p, 17)));
       for (const Algorithm* a : registry()) {
         if (a->device() != DeviceKind::cpu || a->is_oracle() || a->picks_own_implementation() ||
             !a->unavailable_reason().empty())
           continue;
-        if (probe_class(*p) == "1x1" && !a->probe_1x1()) continue;
+        if (probe_class(*p) != "3x3" && !a->probe_1x1()) continue;
         if (!a->supports(*p, dir) || now_seconds() > hard) continue;
         try {
           Item it{probe_algo_key(a->name(), dir, probe_class(*p)), a, p, dir, tensors.back().get(),

@@ -31,14 +31,18 @@
 //   thread's kernel rates: see probe.cpp for why)
 //     <algorithm>|<dir>|3x3   effective GFLOP/s (direct-convolution flops / time) of every
 //     <algorithm>|<dir>|1x1   registered CPU algorithm but the oracle and the one that lets
-//                           a vendor library pick (Algorithm::is_oracle,
+//     <algorithm>|<dir>|dw    a vendor library pick (Algorithm::is_oracle,
 //                           picks_own_implementation) on the probe problems below, every
 //                           direction it supports; on the 1x1 one only those whose plan
 //                           changes for 1x1 filters (Algorithm::probe_1x1; not the FFT's and
-//                           Winograd's: their 1x1 predictions are scaled by the 3x3 rate)
+//                           Winograd's: their 1x1 predictions are scaled by the 3x3 rate); on
+//                           the depthwise one the same ones (one input channel per group runs
+//                           other code, or the general code at other speeds, than the 3x3
+//                           problem's: a model scaled there misprices it)
 //
 // The probe problems are synthetic, not any network's layer:
 //   3x3: mb2ic96ih20oc128oh20kh3ph1        1x1: mb2ic256ih20oc256oh20kh1
+//   dw:  g96mb2ic96ih20oc96oh20kh3ph1      (depthwise: groups = input channels)
 // The model builds each algorithm's time from the kernel rates and the phases
 // the algorithm states (its plan: GEMM shapes, tiles, transforms, copies), then scales it so that it equals
 // the algorithm's measured time on the probe problem of the same filter class
@@ -57,7 +61,7 @@ namespace convlab {
 
 // Bumped when the probe's problems or rate definitions change: probes of
 // another version are not used (re-measured).
-constexpr int kProbeVersion = 1;
+constexpr int kProbeVersion = 2;
 
 struct MachineProbe {
   std::string device;   // device_fingerprint() of the context it was measured for
@@ -75,8 +79,12 @@ const std::vector<std::string>& probe_required_rates();
 // The probe problems.
 const ConvProblem& probe_problem_3x3();
 const ConvProblem& probe_problem_1x1();
-// "3x3" or "1x1": which probe problem stands for p (1x1 filters, all else 3x3).
+const ConvProblem& probe_problem_dw();
+// "3x3", "1x1" or "dw": which probe problem stands for p (one input channel per group: dw;
+// else 1x1 filters: 1x1; all else 3x3).
 std::string_view probe_class(const ConvProblem& p);
+// The probe problem of a class.
+const ConvProblem& probe_problem(std::string_view cls);
 // The algorithm-rate key: "cpu.direct|fwd|3x3".
 std::string probe_algo_key(std::string_view algo, Direction dir, std::string_view cls);
 

@@ -15,7 +15,7 @@ struct NetLayer {
   int count = 1;        // how many times this shape occurs in the network
 };
 
-// Names of the built-in networks: alexnet, alexnet-owt, vgg16, resnet50, tiny.
+// Names of the built-in networks: alexnet, alexnet-owt, vgg16, resnet50, mobilenet_v2, densenet121, tiny.
 std::vector<std::string> network_names();
 bool is_network(std::string_view net);
 // The convolution layers of `net` at batch `batch`, in network order. Throws

@@ -1,7 +1,7 @@
 // Problems as users have them: the one expansion of the PROBLEM... arguments
 // that every command (problem, conv, tune, layers) accepts.
 //
-//   NET       alexnet, alexnet-owt, vgg16, resnet50, tiny: every convolution layer
+//   NET       alexnet, alexnet-owt, vgg16, resnet50, mobilenet_v2, densenet121, tiny: every convolution layer
 //   LAYER     a layer id, alexnet.conv2
 //   PROBLEM   a benchdnn descriptor, g2mb32ic96ih27oc256oh27kh5ph2n"alexnet:conv2"
 //   @FILE     a file (@- = stdin) holding either

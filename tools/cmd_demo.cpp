@@ -12,7 +12,7 @@ int cmd_demo(int argc, char** argv) {
             "The built-in example: runs every available CPU algorithm on every layer of a network in all\n"
             "three directions, checks each result against the fp64 reference and prints time, GFLOP/s\n"
             "and error. Exit 1 if any algorithm exceeds its declared error bound.");
-  args.option("net", "NET", "alexnet, alexnet-owt, vgg16 or resnet50", "alexnet");
+  args.option("net", "NET", "alexnet, alexnet-owt, vgg16, resnet50, mobilenet_v2 or densenet121", "alexnet");
   args.option("batch", "N", "minibatch", "2");
   args.option("threads", "N", "CPU threads (0 = all)", "0");
   if (!args.parse(argc, argv)) return 0;

@@ -62,9 +62,10 @@ Args layers_args() {
             "get (cost model, nothing runs) and find (fastest measured within tolerance) pick, and beside\n"
             "them the vendor's own pick (oneDNN auto's implementation on the CPU; cuDNN Find and Get_v7\n"
             "on a GPU) with our measured time for it.\n"
-            "NET is alexnet, alexnet-owt, vgg16 or resnet50; PROBLEM a benchdnn string or a layer id;\n"
-            "@FILE (@- stdin) one problem per line, or a oneDNN verbose log (ONEDNN_VERBOSE=1 output) whose\n"
-            "convolution lines give problem and direction (used unless --dir is given).");
+            "NET is alexnet, alexnet-owt, vgg16, resnet50, mobilenet_v2 or densenet121; PROBLEM a benchdnn\n"
+            "string or a layer id; @FILE (@- stdin) one problem per line, or a oneDNN verbose log\n"
+            "(ONEDNN_VERBOSE=1 output) whose convolution lines give problem and direction (used unless --dir\n"
+            "is given).");
   args.positionals("NET|PROBLEM|@FILE...", "networks, layer ids, benchdnn problem strings or @FILE lists", 1, 1000);
   args.option("device", "DEV", "cpu or cuda", "cpu");
   args.option("dir", "DIRS", "comma-separated directions, or all; without --dir a oneDNN verbose line keeps its own direction", "all");

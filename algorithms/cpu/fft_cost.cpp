@@ -12,6 +12,7 @@ namespace convlab {
 // transforms  16-lane Lh x Lw r2c / c2r, the hand FFT's pruned in proportion to the rows it skips;
 //             the frame fills and scatters
 // complex GEMM  8 freqs x M x 16 ceil(N'/16) x L, its packing, the spectra written and read
+// tensors  src, weights and dst read or written once, in the working set of spectra + tensors
 CostPhases FftConvolution::cost_phases(const ConvProblem& p, Direction dir) const {
   CostPhases c;
   const FftGeometry geo = geometry(p, dir);
@@ -53,11 +54,16 @@ CostPhases FftConvolution::cost_phases(const ConvProblem& p, Direction dir) cons
   c.phases.push_back({CostKind::cgemm, freqs * G * 8 * gm * gnb * 16 * gl});
   c.phases.push_back({CostKind::copy_cached, freqs * G * gm * gl * 8 * 2});  // pack_a
   // The spectra (frequency-major, in the workspace): written by the transforms, read by the GEMMs
-  // and the inverse transforms.
+  // and the inverse transforms; the tensors: read by the forward transforms, written by the inverse
+  // ones. The run's working set is all of them: past the cache they all go through memory.
   const double spectra = 4.0 * freqs * 32 * (msig * G * (cb + kb) + G * cg * kb);
+  const double tensors = 4.0 * (double(p.src_elems()) + double(p.dst_elems()) + double(p.wei_elems()));
   CostPhase sp{CostKind::copy, 2 * spectra};
-  sp.footprint = spectra;
+  sp.footprint = spectra + tensors;
   c.phases.push_back(sp);
+  CostPhase io{CostKind::copy, tensors};
+  io.footprint = spectra + tensors;
+  c.phases.push_back(io);
   char buf[96];
   std::snprintf(buf, sizeof buf, "fft %gx%g x%g tiles", th, tw, tiles);
   c.what = buf;

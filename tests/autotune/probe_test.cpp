@@ -89,6 +89,7 @@ TEST_F(Probe, MeasuredInBoundedTimeWithEveryRequiredRate) {
       EXPECT_GT(p.rate(probe_algo_key(a->name(), d, "3x3")), 0) << a->name() << " " << to_string(d);
   }
   EXPECT_GT(p.rate(probe_algo_key("cpu.im2col_gemm", Direction::fwd, "1x1")), 0);
+  for (Direction d : kAllDirections) EXPECT_GT(p.rate(probe_algo_key("cpu.direct", d, "dw")), 0) << to_string(d);
 }
 
 TEST_F(Probe, StoredInTheCacheAndReloaded) {
@@ -256,6 +257,40 @@ TEST_F(Probe, AlgorithmRatesScaleTheirAlgorithm) {
   const double from_1x1 = model_cost(gemm, one, Direction::fwd, MachineModel::for_context(ctx)).seconds;
   EXPECT_NE(from_1x1, from_3x3);
   EXPECT_NEAR(model_cost(gemm, probe_problem_1x1(), Direction::fwd, MachineModel::for_context(ctx)).seconds, 1e-3, 1e-9);
+}
+
+// A depthwise layer (one input channel per group) is scaled by the algorithm's time on the depthwise
+// probe problem when it has one, else by the 3x3 one; the ranking follows what was measured there.
+TEST_F(Probe, DepthwiseLayersAreScaledOnTheDepthwiseProbeProblem) {
+  ExecContext ctx;
+  ctx.threads = 1;
+  MachineProbe p = synthetic(ctx);
+  const Algorithm& direct = get_algorithm("cpu.direct");
+  const Algorithm& gemm = get_algorithm("cpu.im2col_gemm");
+  const ConvProblem dw = parse_problem("g144mb16ic144ih56oc144oh56kh3ph1");
+  EXPECT_EQ(probe_class(dw), "dw");
+  EXPECT_EQ(probe_class(probe_problem_dw()), "dw");
+  EXPECT_EQ(probe_class(parse_problem("g2mb16ic96ih27oc256oh27kh5ph2")), "3x3");
+  EXPECT_EQ(probe_class(parse_problem("g2mb16ic2ih27oc2oh27kh1")), "dw");
+  p.rates[probe_algo_key("cpu.direct", Direction::fwd, "3x3")] = 100;
+  p.rates[probe_algo_key("cpu.im2col_gemm", Direction::fwd, "3x3")] = 100;
+  register_probe(p);
+  const double from_3x3 = model_cost(direct, dw, Direction::fwd, MachineModel::for_context(ctx)).seconds;
+  // On the depthwise probe problem the prediction is the measured time.
+  p.rates[probe_algo_key("cpu.direct", Direction::fwd, "dw")] = probe_problem_dw().flops() / 2e-3 * 1e-9;
+  register_probe(p);
+  EXPECT_NEAR(model_cost(direct, probe_problem_dw(), Direction::fwd, MachineModel::for_context(ctx)).seconds, 2e-3,
+              1e-9);
+  EXPECT_NE(model_cost(direct, dw, Direction::fwd, MachineModel::for_context(ctx)).seconds, from_3x3);
+  auto first = [&](double direct_dw, double gemm_dw) {
+    p.rates[probe_algo_key("cpu.direct", Direction::fwd, "dw")] = direct_dw;
+    p.rates[probe_algo_key("cpu.im2col_gemm", Direction::fwd, "dw")] = gemm_dw;
+    register_probe(p);
+    return get(dw, Direction::fwd, ctx, size_t(-1), nullptr, {&direct, &gemm})[0].algo;
+  };
+  // The same 3x3 rates; what the depthwise problem measured decides.
+  EXPECT_EQ(first(0.1, 10), "cpu.im2col_gemm");
+  EXPECT_EQ(first(10, 0.1), "cpu.direct");
 }
 
 }  // namespace

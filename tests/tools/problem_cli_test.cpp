@@ -39,7 +39,7 @@ TEST_F(ProblemCli, WrappedSizesAreRejectedEverywhere) {
 
 TEST_F(ProblemCli, MessagesSayWhatTheTextIsNot) {
   expect_one_line_error("problem nosuchnet",
-                        "'nosuchnet' is neither a network (alexnet, alexnet-owt, vgg16, resnet50, tiny), a layer id");
+                        "'nosuchnet' is neither a network (alexnet, alexnet-owt, vgg16, resnet50, mobilenet_v2, densenet121, tiny), a layer id");
   expect_one_line_error("tune nosuchnet --mode get", "is neither a network");
   expect_one_line_error("problem alexnet.conv9", "alexnet has conv1, conv2, conv3, conv4, conv5");
   expect_one_line_error("problem mb1ic3ih5oc4kh3n", "empty name");
