@@ -7,7 +7,7 @@
 #   one "error:" line; peer-onednn3.sh's argument checks exit 2 before any install or build.
 # tool: convlab_onednn3 (bench/onednn3) on small problems of every direction: one libdnnl (the
 #   wheel's) in the process, every auto/direct row checked against the fp64 reference and timed,
-#   bad arguments exit 2. Exits 77 (skipped, with the reason) when the tool is not built.
+#   oneDNN planning for the --threads asked, bad arguments exit 2. Exits 77 (skipped, with the reason) when the tool is not built.
 set -uo pipefail
 mode=$1 src=$2
 fail() { echo "FAIL: $*"; exit 1; }
@@ -109,6 +109,11 @@ for r in rows:
     assert 0 < r["time_lo_ms"] <= r["time_ms"] <= r["time_hi_ms"], r
 print("tool rows ok:", len(rows))
 EOF
+  # --threads 1 reaches oneDNN: its own report of the thread count it plans for.
+  ONEDNN_VERBOSE=1 "$tool" mb2ic8ih9oc16oh5kh3sh2ph1 --dir fwd --threads 1 > "$work/verbose" 2>&1 ||
+    fail "verbose run exit $?"
+  grep -q '^onednn_verbose,.*info,cpu,runtime:.*,nthr:1$' "$work/verbose" ||
+    fail "oneDNN does not plan for 1 thread: $(grep nthr "$work/verbose")"
   "$tool" mb2ic8ih9oc16oh5kh3sh2ph1 --threads -1 2> "$work/err"
   [ $? = 2 ] && [ "$(wc -l < "$work/err")" = 1 ] && grep -q '^error: convlab_onednn3: --threads' "$work/err" ||
     fail "bad --threads: $(cat "$work/err")"
