@@ -18,6 +18,12 @@ bool is_direct(const ConvProblem& p) {
          p.symmetric_padding();
 }
 
+// 1x1 with a stride, no padding before the image, every sampled pixel inside it (no end padding read).
+bool is_strided_1x1(const ConvProblem& p) {
+  return p.r == 1 && p.s == 1 && (p.stride_h > 1 || p.stride_w > 1) && p.pad_h == 0 && p.pad_w == 0 &&
+         int64_t(p.p() - 1) * p.stride_h < p.h && int64_t(p.q() - 1) * p.stride_w < p.w;
+}
+
 // dyc (Kg x nb*PQ) <- diff_dst[n0 + i][g*Kg + k][:] (or the reverse, for fwd's tmp -> dst).
 void gather_dy(const ConvShape& sh, int n0, int nb, int g, const float* dy, float* dyc, int threads) {
   const int64_t pq = int64_t(sh.p) * sh.q, ld = nb * pq;
@@ -40,9 +46,19 @@ void scatter_dst(const ConvShape& sh, int n0, int nb, int g, const float* tmp, f
 // side has leading dimension L: col (CRS, L), tmp/dyc (Kg, L), and with
 // nb == 1 dst / diff_dst themselves; in the direct case src is the column
 // matrix (Cg, H*W) with H*W = P*Q = L.
-Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L) {
+// Strided: one image's GEMM on src as it lies, (Cg, H*W) rows read through the grid.
+Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L, bool strided = false) {
   const int64_t crs = int64_t(p.c_per_group()) * p.r * p.s;
   const int kg = p.k_per_group();
+  if (strided) {
+    const int64_t hw = int64_t(p.h) * p.w;
+    Im2colGemmCall g = dir == Direction::fwd ? Im2colGemmCall{false, false, kg, int(L), int(crs), crs, hw, L}
+                                             : Im2colGemmCall{false, true, kg, int(crs), int(L), L, hw, crs};
+    g.grid_cols = p.q();
+    g.grid_col_step = p.stride_w;
+    g.grid_row_step = int64_t(p.stride_h) * p.w;
+    return g;
+  }
   switch (dir) {
     case Direction::fwd:  // C(Kg x L) = W_g(Kg x CRS) * col(CRS x L)
       return {false, false, kg, int(L), int(crs), crs, L, L};
@@ -56,12 +72,15 @@ Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L) {
 
 }  // namespace
 
-Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir) {
+Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir, bool grid_gemm) {
   Im2colGemmPlan pl;
   const int64_t pq = int64_t(p.p()) * p.q();
   const int64_t crs = int64_t(p.c_per_group()) * p.r * p.s;
   const int kg = p.k_per_group();
-  pl.direct = is_direct(p);
+  // Per-image GEMMs pack the weights (Kg x Cg) once per image instead of once per chunk: taken where the
+  // column matrix they save (Cg x P*Q floats per image, written and read back) moves more.
+  pl.strided = grid_gemm && dir != Direction::bwd_data && is_strided_1x1(p) && 2 * pq >= kg;
+  pl.direct = is_direct(p) || pl.strided;
   if (pl.direct) {
     pl.nb = 1;
     pl.chunks = p.n;
@@ -76,7 +95,7 @@ Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir) {
     pl.col_elems = crs * L;
     pl.buf_elems = pl.nb > 1 ? kg * L : 0;
   }
-  pl.gemm = gemm_call(p, dir, L);
+  pl.gemm = gemm_call(p, dir, L, pl.strided);
   pl.gemm_calls = int64_t(p.groups) * pl.chunks;
   return pl;
 }
@@ -91,20 +110,21 @@ Support Im2colGemmBase::supports(const ConvProblem& p, Direction dir) const {
 }
 
 size_t Im2colGemmBase::workspace_bytes(const ConvProblem& p, Direction dir) const {
-  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
+  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir, gemm_reads_grid());
   // The GEMM's scratch for the full chunk and for the short last one.
   const int64_t pq = int64_t(p.p()) * p.q();
   const int last = p.n - (pl.chunks - 1) * pl.nb;
   size_t gws = 0;
   for (int t = 1; t <= cpu_info().hardware_threads; ++t)  // any thread count run() may use
-    gws = std::max({gws, gemm_workspace_bytes(pl.gemm, t), gemm_workspace_bytes(gemm_call(p, dir, last * pq), t)});
+    gws = std::max({gws, gemm_workspace_bytes(pl.gemm, t),
+                    gemm_workspace_bytes(gemm_call(p, dir, last * pq, pl.strided), t)});
   return size_t(align16(pl.col_elems) + align16(pl.buf_elems)) * sizeof(float) + gws;
 }
 
 void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                          const ExecContext& ctx) const {
   const ConvShape sh = to_shape(p);
-  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
+  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir, gemm_reads_grid());
   const int T = ctx.resolved_threads();
   const int TG = std::min(T, cpu_info().hardware_threads);  // the GEMM scratch is sized for this many
   float* col = static_cast<float*>(workspace);                // (CRS, L)
@@ -124,7 +144,7 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
     const int n0 = chunk * pl.nb;
     const int nb = std::min(pl.nb, sh.n - n0);
     const int L = int(nb * pq);
-    const Im2colGemmCall g = gemm_call(p, dir, L);  // this chunk's shape (the last chunk may be short)
+    const Im2colGemmCall g = gemm_call(p, dir, L, pl.strided);  // this chunk's shape (the last chunk may be short)
     for (int grp = 0; grp < sh.groups; ++grp) {
       const float* wg = buf.wei + int64_t(grp) * kg * crs;  // (Kg, CRS)
       float* dwg = buf.wei + int64_t(grp) * kg * crs;
@@ -187,6 +207,7 @@ void CpuIm2colGemm::gemm(const Im2colGemmCall& g, float alpha, const float* a, c
                          int threads, void* workspace) const {
   cpu::SgemmConfig cfg;
   cfg.threads = threads;
+  cfg.b_grid = cpu::SgemmGrid{g.grid_cols, g.grid_col_step, g.grid_row_step, 0};
   cpu::sgemm(cpu::Layout::row_major, g.trans_a ? cpu::Trans::yes : cpu::Trans::no,
              g.trans_b ? cpu::Trans::yes : cpu::Trans::no, g.m, g.n, g.k, alpha, a, g.lda, b, g.ldb, beta, c, g.ldc,
              cfg, workspace);
