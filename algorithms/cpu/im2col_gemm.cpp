@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <omp.h>
+
 #include "core/stage_profile.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/im2col/im2col.hpp"
@@ -115,6 +117,8 @@ size_t Im2colGemmBase::workspace_bytes(const ConvProblem& p, Direction dir) cons
   const int64_t pq = int64_t(p.p()) * p.q();
   const int last = p.n - (pl.chunks - 1) * pl.nb;
   size_t gws = 0;
+  if (pl.strided)  // one-thread GEMMs, one scratch per thread (run_strided)
+    return strided_workspace_per_thread(pl) * size_t(cpu_info().hardware_threads);
   for (int t = 1; t <= cpu_info().hardware_threads; ++t)  // any thread count run() may use
     gws = std::max({gws, gemm_workspace_bytes(pl.gemm, t),
                     gemm_workspace_bytes(gemm_call(p, dir, last * pq, pl.strided), t)});
@@ -130,6 +134,14 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   float* col = static_cast<float*>(workspace);                // (CRS, L)
   float* tmp = col + align16(pl.col_elems);                    // (Kg, L): fwd output / gathered dy
   void* gws = tmp + align16(pl.buf_elems);                     // the GEMM's packing space
+  if (pl.strided) {  // every image's GEMM, in one stage
+    StageClock clock(ctx.profile);
+    run_strided(p, dir, pl, buf, workspace, TG);
+    const Im2colGemmCall& g = pl.gemm;
+    clock.lap("GEMM", StageKind::compute, 2.0 * g.m * g.n * double(g.k) * p.n * p.groups,
+              4.0 * (double(g.m) * g.k + double(g.k) * g.n + double(g.m) * g.n) * p.n * p.groups);
+    return;
+  }
   const int64_t pq = int64_t(sh.p) * sh.q, hw = int64_t(sh.h) * sh.w;
   const int64_t crs = int64_t(sh.cg()) * sh.r * sh.s;
   const int kg = sh.kg();
@@ -194,6 +206,42 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
           break;
       }
     }
+  }
+}
+
+std::pair<int, int> Im2colGemmBase::strided_rows(int m, int t, int parts) {
+  constexpr int kRowBlock = 24;  // whole micro-kernel rows: a multiple of MR 4, 6 and 12
+  const int blocks = (m + kRowBlock - 1) / kRowBlock;
+  return {std::min(m, blocks * t / parts * kRowBlock), std::min(m, blocks * (t + 1) / parts * kRowBlock)};
+}
+
+size_t Im2colGemmBase::strided_workspace_per_thread(const Im2colGemmPlan& pl) const {
+  return size_t(align16(int64_t(gemm_workspace_bytes(pl.gemm, 1) + 3) / 4)) * sizeof(float);
+}
+
+void Im2colGemmBase::run_strided(const ConvProblem& p, Direction dir, const Im2colGemmPlan& pl,
+                                 const ConvBuffers& buf, void* gemm_ws, int parts) const {
+  const int64_t pq = int64_t(p.p()) * p.q(), hw = int64_t(p.h) * p.w;
+  const int64_t cg = p.c_per_group();
+  const int kg = p.k_per_group();
+  parts = std::max(1, std::min(parts, (kg + 23) / 24));
+  const size_t per_thread = strided_workspace_per_thread(pl);
+#pragma omp parallel num_threads(parts) if (parts > 1)
+  {
+    const int t = omp_get_thread_num();
+    const auto [m0, m1] = strided_rows(kg, t, omp_get_num_threads());
+    Im2colGemmCall g = pl.gemm;
+    g.m = m1 - m0;
+    void* ws = static_cast<char*>(gemm_ws) + size_t(t) * per_thread;
+    for (int grp = 0; grp < p.groups && g.m > 0; ++grp)
+      for (int n = 0; n < p.n; ++n) {
+        const float* x = buf.src + (int64_t(n) * p.c + grp * cg) * hw;           // (Cg, H*W), read through the grid
+        float* y = buf.dst + (int64_t(n) * p.k + int64_t(grp) * kg + m0) * pq;  // (m1 - m0, P*Q) of image n
+        if (dir == Direction::fwd)
+          gemm(g, 1.0f, buf.wei + (int64_t(grp) * kg + m0) * cg, x, 0.0f, y, 1, ws);
+        else  // bwd-filter: diff_wei rows (+)= dy rows * sampled src^T, images in order
+          gemm(g, 1.0f, y, x, n == 0 ? 0.0f : 1.0f, buf.wei + (int64_t(grp) * kg + m0) * cg, 1, ws);
+      }
   }
 }
 

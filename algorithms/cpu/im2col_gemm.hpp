@@ -24,6 +24,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "algorithms/algorithm.hpp"
 
@@ -76,6 +77,17 @@ class Im2colGemmBase : public NamedAlgorithm {
   virtual size_t gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const = 0;
   virtual void gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c,
                     int threads, void* workspace) const = 0;
+
+ private:
+  // The strided 1x1 path (plan.strided): one parallel region in which each of
+  // `parts` threads owns a block of the output channels (the GEMMs' M rows) and
+  // runs every image's one-thread GEMM on it, so a batch costs one fork/join,
+  // not one per image. Each element sums in the order of the one-call GEMM.
+  void run_strided(const ConvProblem& p, Direction dir, const Im2colGemmPlan& pl, const ConvBuffers& buf,
+                   void* gemm_ws, int parts) const;
+  // The block of rows thread t of `parts` owns, [first, second), and the scratch each needs.
+  static std::pair<int, int> strided_rows(int m, int t, int parts);
+  size_t strided_workspace_per_thread(const Im2colGemmPlan& pl) const;
 };
 
 class CpuIm2colGemm final : public Im2colGemmBase {
