@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <omp.h>
+
 #include "core/stage_profile.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
 #include "kernels/cpu/im2col/im2col.hpp"
@@ -16,6 +18,12 @@ int64_t align16(int64_t elems) { return (elems + 15) / 16 * 16; }  // keeps ever
 bool is_direct(const ConvProblem& p) {
   return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 &&
          p.symmetric_padding();
+}
+
+// 1x1 with a stride, no padding before the image, every sampled pixel inside it (no end padding read).
+bool is_strided_1x1(const ConvProblem& p) {
+  return p.r == 1 && p.s == 1 && (p.stride_h > 1 || p.stride_w > 1) && p.pad_h == 0 && p.pad_w == 0 &&
+         int64_t(p.p() - 1) * p.stride_h < p.h && int64_t(p.q() - 1) * p.stride_w < p.w;
 }
 
 // dyc (Kg x nb*PQ) <- diff_dst[n0 + i][g*Kg + k][:] (or the reverse, for fwd's tmp -> dst).
@@ -40,9 +48,19 @@ void scatter_dst(const ConvShape& sh, int n0, int nb, int g, const float* tmp, f
 // side has leading dimension L: col (CRS, L), tmp/dyc (Kg, L), and with
 // nb == 1 dst / diff_dst themselves; in the direct case src is the column
 // matrix (Cg, H*W) with H*W = P*Q = L.
-Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L) {
+// Strided: one image's GEMM on src as it lies, (Cg, H*W) rows read through the grid.
+Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L, bool strided = false) {
   const int64_t crs = int64_t(p.c_per_group()) * p.r * p.s;
   const int kg = p.k_per_group();
+  if (strided) {
+    const int64_t hw = int64_t(p.h) * p.w;
+    Im2colGemmCall g = dir == Direction::fwd ? Im2colGemmCall{false, false, kg, int(L), int(crs), crs, hw, L}
+                                             : Im2colGemmCall{false, true, kg, int(crs), int(L), L, hw, crs};
+    g.grid_cols = p.q();
+    g.grid_col_step = p.stride_w;
+    g.grid_row_step = int64_t(p.stride_h) * p.w;
+    return g;
+  }
   switch (dir) {
     case Direction::fwd:  // C(Kg x L) = W_g(Kg x CRS) * col(CRS x L)
       return {false, false, kg, int(L), int(crs), crs, L, L};
@@ -56,12 +74,15 @@ Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L) {
 
 }  // namespace
 
-Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir) {
+Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir, bool grid_gemm) {
   Im2colGemmPlan pl;
   const int64_t pq = int64_t(p.p()) * p.q();
   const int64_t crs = int64_t(p.c_per_group()) * p.r * p.s;
   const int kg = p.k_per_group();
-  pl.direct = is_direct(p);
+  // Per-image GEMMs pack the weights (Kg x Cg) once per image instead of once per chunk: taken where the
+  // column matrix they save (Cg x P*Q floats per image, written and read back) moves more.
+  pl.strided = grid_gemm && dir != Direction::bwd_data && is_strided_1x1(p) && 2 * pq >= kg;
+  pl.direct = is_direct(p) || pl.strided;
   if (pl.direct) {
     pl.nb = 1;
     pl.chunks = p.n;
@@ -76,7 +97,7 @@ Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir) {
     pl.col_elems = crs * L;
     pl.buf_elems = pl.nb > 1 ? kg * L : 0;
   }
-  pl.gemm = gemm_call(p, dir, L);
+  pl.gemm = gemm_call(p, dir, L, pl.strided);
   pl.gemm_calls = int64_t(p.groups) * pl.chunks;
   return pl;
 }
@@ -91,25 +112,36 @@ Support Im2colGemmBase::supports(const ConvProblem& p, Direction dir) const {
 }
 
 size_t Im2colGemmBase::workspace_bytes(const ConvProblem& p, Direction dir) const {
-  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
+  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir, gemm_reads_grid());
   // The GEMM's scratch for the full chunk and for the short last one.
   const int64_t pq = int64_t(p.p()) * p.q();
   const int last = p.n - (pl.chunks - 1) * pl.nb;
   size_t gws = 0;
+  if (pl.strided)  // one-thread GEMMs, one scratch per thread (run_strided)
+    return strided_workspace_per_thread(pl) * size_t(cpu_info().hardware_threads);
   for (int t = 1; t <= cpu_info().hardware_threads; ++t)  // any thread count run() may use
-    gws = std::max({gws, gemm_workspace_bytes(pl.gemm, t), gemm_workspace_bytes(gemm_call(p, dir, last * pq), t)});
+    gws = std::max({gws, gemm_workspace_bytes(pl.gemm, t),
+                    gemm_workspace_bytes(gemm_call(p, dir, last * pq, pl.strided), t)});
   return size_t(align16(pl.col_elems) + align16(pl.buf_elems)) * sizeof(float) + gws;
 }
 
 void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                          const ExecContext& ctx) const {
   const ConvShape sh = to_shape(p);
-  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
+  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir, gemm_reads_grid());
   const int T = ctx.resolved_threads();
   const int TG = std::min(T, cpu_info().hardware_threads);  // the GEMM scratch is sized for this many
   float* col = static_cast<float*>(workspace);                // (CRS, L)
   float* tmp = col + align16(pl.col_elems);                    // (Kg, L): fwd output / gathered dy
   void* gws = tmp + align16(pl.buf_elems);                     // the GEMM's packing space
+  if (pl.strided) {  // every image's GEMM, in one stage
+    StageClock clock(ctx.profile);
+    run_strided(p, dir, pl, buf, workspace, TG);
+    const Im2colGemmCall& g = pl.gemm;
+    clock.lap("GEMM", StageKind::compute, 2.0 * g.m * g.n * double(g.k) * p.n * p.groups,
+              4.0 * (double(g.m) * g.k + double(g.k) * g.n + double(g.m) * g.n) * p.n * p.groups);
+    return;
+  }
   const int64_t pq = int64_t(sh.p) * sh.q, hw = int64_t(sh.h) * sh.w;
   const int64_t crs = int64_t(sh.cg()) * sh.r * sh.s;
   const int kg = sh.kg();
@@ -124,7 +156,7 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
     const int n0 = chunk * pl.nb;
     const int nb = std::min(pl.nb, sh.n - n0);
     const int L = int(nb * pq);
-    const Im2colGemmCall g = gemm_call(p, dir, L);  // this chunk's shape (the last chunk may be short)
+    const Im2colGemmCall g = gemm_call(p, dir, L, pl.strided);  // this chunk's shape (the last chunk may be short)
     for (int grp = 0; grp < sh.groups; ++grp) {
       const float* wg = buf.wei + int64_t(grp) * kg * crs;  // (Kg, CRS)
       float* dwg = buf.wei + int64_t(grp) * kg * crs;
@@ -177,6 +209,42 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   }
 }
 
+std::pair<int, int> Im2colGemmBase::strided_rows(int m, int t, int parts) {
+  constexpr int kRowBlock = 24;  // whole micro-kernel rows: a multiple of MR 4, 6 and 12
+  const int blocks = (m + kRowBlock - 1) / kRowBlock;
+  return {std::min(m, blocks * t / parts * kRowBlock), std::min(m, blocks * (t + 1) / parts * kRowBlock)};
+}
+
+size_t Im2colGemmBase::strided_workspace_per_thread(const Im2colGemmPlan& pl) const {
+  return size_t(align16(int64_t(gemm_workspace_bytes(pl.gemm, 1) + 3) / 4)) * sizeof(float);
+}
+
+void Im2colGemmBase::run_strided(const ConvProblem& p, Direction dir, const Im2colGemmPlan& pl,
+                                 const ConvBuffers& buf, void* gemm_ws, int parts) const {
+  const int64_t pq = int64_t(p.p()) * p.q(), hw = int64_t(p.h) * p.w;
+  const int64_t cg = p.c_per_group();
+  const int kg = p.k_per_group();
+  parts = std::max(1, std::min(parts, (kg + 23) / 24));
+  const size_t per_thread = strided_workspace_per_thread(pl);
+#pragma omp parallel num_threads(parts) if (parts > 1)
+  {
+    const int t = omp_get_thread_num();
+    const auto [m0, m1] = strided_rows(kg, t, omp_get_num_threads());
+    Im2colGemmCall g = pl.gemm;
+    g.m = m1 - m0;
+    void* ws = static_cast<char*>(gemm_ws) + size_t(t) * per_thread;
+    for (int grp = 0; grp < p.groups && g.m > 0; ++grp)
+      for (int n = 0; n < p.n; ++n) {
+        const float* x = buf.src + (int64_t(n) * p.c + grp * cg) * hw;           // (Cg, H*W), read through the grid
+        float* y = buf.dst + (int64_t(n) * p.k + int64_t(grp) * kg + m0) * pq;  // (m1 - m0, P*Q) of image n
+        if (dir == Direction::fwd)
+          gemm(g, 1.0f, buf.wei + (int64_t(grp) * kg + m0) * cg, x, 0.0f, y, 1, ws);
+        else  // bwd-filter: diff_wei rows (+)= dy rows * sampled src^T, images in order
+          gemm(g, 1.0f, y, x, n == 0 ? 0.0f : 1.0f, buf.wei + (int64_t(grp) * kg + m0) * cg, 1, ws);
+      }
+  }
+}
+
 size_t CpuIm2colGemm::gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const {
   cpu::SgemmConfig cfg;
   cfg.threads = threads;
@@ -187,6 +255,7 @@ void CpuIm2colGemm::gemm(const Im2colGemmCall& g, float alpha, const float* a, c
                          int threads, void* workspace) const {
   cpu::SgemmConfig cfg;
   cfg.threads = threads;
+  cfg.b_grid = cpu::SgemmGrid{g.grid_cols, g.grid_col_step, g.grid_row_step, 0};
   cpu::sgemm(cpu::Layout::row_major, g.trans_a ? cpu::Trans::yes : cpu::Trans::no,
              g.trans_b ? cpu::Trans::yes : cpu::Trans::no, g.m, g.n, g.k, alpha, a, g.lda, b, g.ldb, beta, c, g.ldc,
              cfg, workspace);

@@ -11,11 +11,20 @@
 //              diff_wei_g (Kg x CRS) (+)= dyc * col^T   (beta = 0 on the first chunk)
 // With nb == 1 the GEMM reads/writes dst/diff_dst in place (no tmp/dyc).
 // 1x1, stride-1, pad-0 problems skip im2col: src is already the column matrix
-// (per image GEMMs straight on the tensors, workspace = the GEMM's own).
+// (per image GEMMs straight on the tensors, workspace = the GEMM's own). With a
+// GEMM that reads B through a grid (the hand SGEMM: SgemmGrid), so do strided
+// 1x1 pad-0 ones forward and backward-filter: the GEMM's B packing samples
+// every stride-th pixel of the image as it lies (grid Q x stride_w, rows
+// stride_h * W apart), where the column matrix this saves outweighs packing the
+// weights once per image (2 P Q >= K/g: ResNet's 56x56 -> 28x28 downsample, not
+// its 14x14 -> 7x7 one). Backward-data of a strided 1x1 keeps the column matrix:
+// its GEMM writes it densely and col2im scatters it with the stride, zeroing
+// the pixels no output reads.
 // The chunk nb is the largest that keeps col + tmp/dyc under kColumnBudget.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "algorithms/algorithm.hpp"
 
@@ -26,11 +35,15 @@ struct Im2colGemmCall {
   bool trans_a = false, trans_b = false;
   int m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
+  // B's rows read through a grid (kernels/cpu/gemm/sgemm.hpp SgemmGrid); grid_cols == 0: dense.
+  int grid_cols = 0;
+  int64_t grid_col_step = 1, grid_row_step = 0;
   double flops() const { return 2.0 * m * n * double(k); }
 };
 
 struct Im2colGemmPlan {
-  bool direct = false;        // 1x1 stride 1 pad 0: no im2col, per-image GEMMs on the tensors
+  bool direct = false;        // 1x1 stride 1 pad 0 (or strided, below): no im2col, per-image GEMMs on the tensors
+  bool strided = false;       // 1x1 pad 0 with stride, fwd / bwd-filter, GEMM reading B through a grid
   int nb = 1;                 // images per chunk
   int chunks = 1;
   int64_t col_elems = 0;      // CRS x L (0 when direct)
@@ -41,7 +54,8 @@ struct Im2colGemmPlan {
 
 inline constexpr int64_t kColumnBudget = int64_t(32) << 20;  // bytes for col + tmp/dyc
 
-Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir);
+// grid_gemm: the GEMM reads B through a grid (Im2colGemmBase::gemm_reads_grid()).
+Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir, bool grid_gemm = false);
 
 class Im2colGemmBase : public NamedAlgorithm {
  public:
@@ -53,6 +67,8 @@ class Im2colGemmBase : public NamedAlgorithm {
            const ExecContext& ctx) const override;
   CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
   NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
+  // Whether gemm() takes calls with a grid (Im2colGemmCall::grid_cols).
+  virtual bool gemm_reads_grid() const { return false; }
 
  protected:
   // The strategy: row-major SGEMM and the scratch it needs for a call of this
@@ -61,6 +77,17 @@ class Im2colGemmBase : public NamedAlgorithm {
   virtual size_t gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const = 0;
   virtual void gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c,
                     int threads, void* workspace) const = 0;
+
+ private:
+  // The strided 1x1 path (plan.strided): one parallel region in which each of
+  // `parts` threads owns a block of the output channels (the GEMMs' M rows) and
+  // runs every image's one-thread GEMM on it, so a batch costs one fork/join,
+  // not one per image. Each element sums in the order of the one-call GEMM.
+  void run_strided(const ConvProblem& p, Direction dir, const Im2colGemmPlan& pl, const ConvBuffers& buf,
+                   void* gemm_ws, int parts) const;
+  // The block of rows thread t of `parts` owns, [first, second), and the scratch each needs.
+  static std::pair<int, int> strided_rows(int m, int t, int parts);
+  size_t strided_workspace_per_thread(const Im2colGemmPlan& pl) const;
 };
 
 class CpuIm2colGemm final : public Im2colGemmBase {
@@ -68,7 +95,8 @@ class CpuIm2colGemm final : public Im2colGemmBase {
   CpuIm2colGemm()
       : Im2colGemmBase("cpu.im2col_gemm",
                        "im2col/col2im + the hand-written packed SGEMM (AVX-512 12x32 / AVX2 6x16 / portable "
-                       "micro-kernels)") {}
+                       "micro-kernels; strided 1x1 layers sampled in the GEMM's packing)") {}
+  bool gemm_reads_grid() const override { return true; }
 
  protected:
   size_t gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const override;

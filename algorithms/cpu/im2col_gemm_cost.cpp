@@ -10,12 +10,13 @@ namespace convlab {
 
 // GEMM   2 ceil(m/MR)MR ceil(n/NR)NR k per call on the micro-kernel (MR x NR: the hand micro-kernel's tile)
 // packing  8 (m k + k n) bytes per call
-// im2col (fwd, bwd-filter) / col2im (bwd-data)  C/g R S x N P Q floats
+// im2col (fwd, bwd-filter) / col2im (bwd-data)  C/g R S x N P Q floats; none on the 1x1 paths (pl.direct:
+//   stride 1, or a stride sampled in the GEMM's packing)
 // the dst scatter / diff_dst gather when a chunk holds several images: 8 K/g N P Q bytes
 CostPhases Im2colGemmBase::cost_phases(const ConvProblem& p, Direction dir) const {
   CostPhases c;
   const cpu::SgemmUkernel& u = cpu::sgemm_ukernel(cpu::sgemm_resolve_isa(cpu::GemmIsa::auto_));
-  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir);
+  const Im2colGemmPlan pl = plan_im2col_gemm(p, dir, gemm_reads_grid());
   const Im2colGemmCall& g = pl.gemm;
   const double pq = double(p.p()) * p.q(), L = double(p.n) * pq;
   const double crs = double(p.c_per_group()) * p.r * p.s, kg = p.k_per_group();

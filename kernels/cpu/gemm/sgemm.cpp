@@ -37,6 +37,7 @@
 
 #include "core/device.hpp"
 #include "core/error.hpp"
+#include "kernels/cpu/gemm/sgemm_grid.hpp"
 #include "kernels/cpu/gemm/sgemm_ukernels.hpp"
 
 namespace convlab::cpu {
@@ -243,7 +244,7 @@ class PrefetchPlan {
 
 void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda, const float* b,
                  int64_t ldb, float beta, float* c, int64_t ldc, const SgemmUkernel& uk, const Blocking& bl,
-                 float* workspace) {
+                 const SgemmGrid& grid, float* workspace) {
   const int MR = uk.mr, NR = uk.nr;
   // K is cut into equal blocks of at most bl.kc (363 -> 182 + 181, not
   // 256 + 107: a short last block pays the C update for few FMAs).
@@ -272,9 +273,16 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       const int np = (nc + NR - 1) / NR;
       // B not transposed: the full panels are packed by the first row of
       // tiles' calls themselves (uk.fn_pack), the last partial one here.
-      const bool fuse = tb == Trans::no && uk.fn_pack && m >= MR;
+      const bool fuse = tb == Trans::no && uk.fn_pack && m >= MR && !grid.on();
       const int fused = fuse ? nc / NR : 0;
-      if (tb == Trans::no) {
+      if (grid.on()) {  // B read through its grid (sgemm_grid.hpp)
+        if (tb == Trans::no)
+          pack_rows_grid(b, ldb, grid, pc, kc, jc, nc, NR, bpack);
+        else
+          for (int jr = 0; jr < np; ++jr)
+            pack_cols_grid(b, ldb, grid, pc, kc, int64_t(jc) + int64_t(jr) * NR, std::min(nc - jr * NR, NR), NR,
+                           bpack + int64_t(jr) * NR * kc);
+      } else if (tb == Trans::no) {
         if (fused < np)
           pack_rows(b, ldb, pc, kc, int64_t(jc) + int64_t(fused) * NR, nc - fused * NR, NR,
                     bpack + int64_t(fused) * NR * kc, uk);
@@ -292,7 +300,7 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       // the AVX2 kernel (half the cycles per k step) cost more than it saved.
       PrefetchPlan plan;
       const int jn = jc + NC < n ? jc + NC : 0, pn = jc + NC < n ? pc : pc + KC;
-      if (pn < k && tb == Trans::no && uk.prefetch_steps > 0) {
+      if (pn < k && tb == Trans::no && uk.prefetch_steps > 0 && !grid.on()) {
         plan.set_run(kc / uk.prefetch_steps);
         const int kcn = k - pn < KC ? k - pn : KC, ncn = n - jn < NC ? n - jn : NC;
         if (pn != pc && prefetch_a) {
@@ -382,9 +390,12 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
   for (int t = 0; t < nparts; ++t) {
     const Part& pt = parts[size_t(t)];
     const float* at = ta == Trans::no ? a + int64_t(pt.i0) * lda : a + pt.i0;
-    const float* bt = tb == Trans::no ? b + pt.j0 : b + int64_t(pt.j0) * ldb;
+    // A grid's columns (B not transposed) are indexed through it: the block starts at its column pt.j0.
+    SgemmGrid grid = cfg.b_grid;
+    if (grid.on() && tb == Trans::no) grid.first += pt.j0;
+    const float* bt = tb == Trans::no ? (grid.on() ? b : b + pt.j0) : b + int64_t(pt.j0) * ldb;
     serial_gemm(ta, tb, pt.m, pt.n, k, alpha, at, lda, bt, ldb, beta, c + int64_t(pt.i0) * ldc + pt.j0, ldc, uk, bl,
-                ws[size_t(t)]);
+                grid, ws[size_t(t)]);
   }
 }
 
@@ -452,12 +463,13 @@ void sgemm(Layout layout, Trans trans_a, Trans trans_b, int m, int n, int k, flo
   if (layout == Layout::row_major) {
     assert(ldc >= n);
     assert(lda >= (trans_a == Trans::no ? k : m));
-    assert(ldb >= (trans_b == Trans::no ? n : k));
+    assert(cfg.b_grid.on() || ldb >= (trans_b == Trans::no ? n : k));
     sgemm_row_major(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cfg, workspace);
   } else {
     // Column-major C is row-major C^T = op(B)^T op(A)^T; a column-major matrix
     // read row-major is its transpose, so the transposes carry over unchanged.
     assert(ldc >= m);
+    if (cfg.b_grid.on()) fail("sgemm: a B grid is for row-major calls only");
     sgemm_row_major(trans_b, trans_a, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc, cfg, workspace);
   }
 }

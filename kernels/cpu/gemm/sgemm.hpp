@@ -70,10 +70,29 @@ struct SgemmUkernel {
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 
+// B read through a 2-D grid (row-major calls only): the x-th element of a row of
+// the stored b (x: op(B)'s column j when B is not transposed, its row p when it
+// is) lies at grid.at(x) from the row's start instead of x, so a strided 1x1
+// convolution's subsampled image is B as it lies: cols = Q, col_step =
+// stride_w, row_step = stride_h * W (sampling happens in B's packing; no
+// column matrix is written). cols == 0: dense (at(x) == x).
+struct SgemmGrid {
+  int cols = 0;
+  int64_t col_step = 1, row_step = 0;
+  int64_t first = 0;  // the grid index of x = 0 (the driver's thread blocks start there)
+  bool on() const { return cols > 0; }
+  int64_t at(int64_t x) const {
+    if (!on()) return x;
+    const int64_t g = first + x;
+    return g / cols * row_step + g % cols * col_step;
+  }
+};
+
 struct SgemmConfig {
   GemmIsa isa = GemmIsa::auto_;
   int threads = 1;
   int kc = 0, nc = 0;  // cache blocking; 0 = the defaults for the ISA (tests shrink them to hit edges)
+  SgemmGrid b_grid;    // row-major only; ldb is then the distance between b's rows
 };
 
 // Packing space sgemm() needs for this shape and cfg.threads (either layout).

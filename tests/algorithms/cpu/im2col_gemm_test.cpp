@@ -1,7 +1,10 @@
 // cpu.im2col_gemm / cpu.im2col_openblas beyond the registry sweep: problems big
 // enough that the column buffer is tiled over the batch (chunks of 2 images and
 // a short last chunk, with and without groups), the 1x1 stride-1 direct path,
-// and 1-thread vs 2-thread runs with determinism.
+// strided 1x1 layers (sampled in the hand GEMM's packing forward and
+// backward-filter where that saves more than it costs; odd and even images,
+// unequal strides, groups, a GEMM large enough to cross its blocks), and
+// 1-thread vs 2-thread runs with determinism.
 #include <gtest/gtest.h>
 
 #include "algorithms/cpu/im2col_gemm.hpp"
@@ -18,6 +21,10 @@ std::vector<testing::TestProblem> chunked() {
       {"direct_1x1", parse_problem("mb3ic24ih9oc20oh9kh1ph0")},
       {"direct_1x1_g2", parse_problem("g2mb2ic24ih7iw5oc16oh7ow5kh1kw1ph0")},
       {"1x1_stride2", parse_problem("mb2ic8ih9oc8oh5kh1sh2ph0")},
+      {"1x1_stride2_even", parse_problem("mb3ic8ih8oc8oh4kh1sh2ph0")},
+      {"1x1_stride2_g2", parse_problem("g2mb2ic16ih11oc8oh6kh1sh2ph0")},
+      {"1x1_stride3x4", parse_problem("mb2ic8ih10iw9oc12oh4ow3kh1kw1sh3sw4ph0")},
+      {"1x1_stride2_blocks", parse_problem("mb2ic64ih28oc128oh14kh1sh2ph0")},
   };
 }
 
@@ -32,6 +39,27 @@ TEST(Im2colGemmPlan, TilesTheColumnBufferOverTheBatch) {
   }
   EXPECT_TRUE(plan_im2col_gemm(parse_problem("mb3ic24ih9oc20oh9kh1ph0"), Direction::fwd).direct);
   EXPECT_EQ(plan_im2col_gemm(parse_problem("mb3ic24ih9oc20oh9kh1ph0"), Direction::fwd).col_elems, 0);
+}
+
+// Strided 1x1: no column matrix forward and backward-filter when the GEMM reads
+// B through a grid (the hand SGEMM); backward-data and cblas_sgemm keep it.
+TEST(Im2colGemmPlan, Strided1x1SampledInThePacking) {
+  const ConvProblem p = parse_problem("mb16ic256ih56oc512oh28kh1sh2");
+  for (Direction d : {Direction::fwd, Direction::bwd_filter}) {
+    const Im2colGemmPlan pl = plan_im2col_gemm(p, d, true);
+    EXPECT_TRUE(pl.strided && pl.direct);
+    EXPECT_EQ(pl.col_elems, 0);
+    EXPECT_EQ(pl.gemm.grid_cols, 28);
+    EXPECT_EQ(pl.gemm.grid_col_step, 2);
+    EXPECT_EQ(pl.gemm.grid_row_step, 2 * 56);
+    EXPECT_FALSE(plan_im2col_gemm(p, d, false).direct);
+  }
+  EXPECT_FALSE(plan_im2col_gemm(p, Direction::bwd_data, true).direct);
+  EXPECT_GT(plan_im2col_gemm(p, Direction::bwd_data, true).col_elems, 0);
+  // 14x14 -> 7x7 with 2048 outputs: packing the weights per image would move more than the column matrix.
+  EXPECT_FALSE(plan_im2col_gemm(parse_problem("mb16ic1024ih14oc2048oh7kh1sh2"), Direction::fwd, true).direct);
+  // Padding before the image: im2col as before.
+  EXPECT_FALSE(plan_im2col_gemm(parse_problem("mb2ic8ih9oc8oh6kh1sh2ph1"), Direction::fwd, true).direct);
 }
 
 class Im2colGemmAlgos : public ::testing::TestWithParam<const char*> {};

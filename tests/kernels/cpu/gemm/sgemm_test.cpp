@@ -4,7 +4,7 @@
 // every blocking loop runs more than once), both layouts, all four transposes,
 // alpha/beta (beta = 0 over a NaN-filled C), padded leading dimensions with
 // guard values that must survive, thread counts 1 and 2, and every micro-kernel
-// the CPU can run.
+// the CPU can run; B read through a grid (a strided 1x1 convolution's input).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -204,6 +204,52 @@ TEST_P(SgemmTest, ThreadCountDoesNotChangeBits) {
   cfg.threads = GetParam().threads + 1;
   sgemm(Layout::row_major, Trans::no, Trans::no, m, n, k, 1, a.data(), k, b.data(), n, 0, c3.data(), n, cfg);
   EXPECT_EQ(c1, c3);
+}
+
+// B read through a grid (SgemmGrid): each row of the stored b an H x W image
+// (plus padding with guard values), op(B)'s grid index x = (y, z) at
+// y * row_step + z * col_step: a strided 1x1 convolution's subsampled input,
+// as B (forward: x is op(B)'s column) and as B^T (backward-filter: x is its
+// row). Shrunk KC / NC so the grid's rows cross the blocks and the threads'
+// column blocks start inside a grid row.
+TEST_P(SgemmTest, GridBExact) {
+  SgemmConfig cfg;
+  cfg.isa = GetParam().isa;
+  cfg.threads = GetParam().threads;
+  const SgemmUkernel& uk = sgemm_ukernel(cfg.isa);
+  cfg.kc = 8;
+  cfg.nc = 2 * uk.nr;
+  struct Geo { int h, w, sh, sw; };
+  const Geo geos[] = {{9, 9, 2, 2}, {7, 12, 2, 3}, {5, 4, 1, 2}, {11, 6, 3, 1}, {23, 17, 2, 2}};
+  std::mt19937 rng(77);
+  std::uniform_int_distribution<int> d(-3, 3);
+  for (const Geo& g : geos)
+    for (Trans tb : {Trans::no, Trans::yes})
+      for (int m : {1, uk.mr + 1, 2 * uk.mr + 3}) {
+        const int P = (g.h - 1) / g.sh + 1, Q = (g.w - 1) / g.sw + 1, G = P * Q, rows = 2 * 8 + 3;
+        cfg.b_grid = SgemmGrid{Q, g.sw, int64_t(g.sh) * g.w, 0};
+        const int n = tb == Trans::no ? G : rows, k = tb == Trans::no ? rows : G;
+        const int64_t ldb = int64_t(g.h) * g.w + 5;
+        std::vector<float> a(size_t(m) * k), b(size_t(rows) * ldb, 777.0f), c(size_t(m) * n, std::nanf(""));
+        for (auto& x : a) x = float(d(rng));
+        for (int r = 0; r < rows; ++r)
+          for (int64_t i = 0; i < int64_t(g.h) * g.w; ++i) b[size_t(r * ldb + i)] = float(d(rng));
+        sgemm(Layout::row_major, Trans::no, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, c.data(), n, cfg);
+        int bad = 0;
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < n; ++j) {
+            double want = 0;
+            for (int p = 0; p < k; ++p) {
+              const int x = tb == Trans::no ? j : p, row = tb == Trans::no ? p : j;
+              want += double(a[size_t(i * k + p)]) * b[size_t(row * ldb + (x / Q) * g.sh * g.w + (x % Q) * g.sw)];
+            }
+            if (double(c[size_t(i * n + j)]) != want && bad++ < 3)
+              ADD_FAILURE() << "grid " << g.h << "x" << g.w << " stride " << g.sh << "x" << g.sw
+                            << (tb == Trans::no ? " N" : " T") << " m=" << m << ": C(" << i << "," << j
+                            << ") = " << c[size_t(i * n + j)] << ", want " << want;
+          }
+        ASSERT_EQ(bad, 0);
+      }
 }
 
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
