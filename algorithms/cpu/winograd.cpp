@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cstdint>
 
 #include "core/device.hpp"
@@ -192,11 +193,14 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
 // blocks of tb tiles of the chunk (static) and run input transform -> GEMM ->
 // output transform on each block back to back, so its V and M panels stay in
 // the thread's L2; a block's three phases touch only its own panels, so there
-// is no barrier between them. One stage record per chunk (the phases
-// interleave): the GEMM's flops and the transforms' bytes.
+// is no barrier between them. Stages (profile set): the same three as the
+// phase-by-phase schedule with the same work; the phases interleave, so each
+// chunk's wall time is split among them in the proportions thread 0 spent in
+// each on its own blocks.
 void run_forward_fused(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Plan& pl, const wg::TiledImage& in,
                        const wg::TiledImage& out, const float* u, float* v, float* mb, int threads,
-                       StageClock& clock) {
+                       StageProfile* profile, StageClock& clock) {
+  using Clock = std::chrono::steady_clock;
   const int m = pl.m, a2 = (m + 2) * (m + 2), L = wg::kLanes;
   const int MR = uk.mr, NR = uk.nr, c_in = pl.c_in, k_out = pl.k_out;
   const int kp = int(wg::round_up(k_out, MR)), kb_count = kp / MR, np_max = pl.tc / NR, bp = pl.tb / NR;
@@ -208,24 +212,41 @@ void run_forward_fused(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const
     const int64_t rem = std::min<int64_t>(pl.tc, pl.tiles_total - t_first);
     const int np = int(wg::ceil_div(int(rem), NR)), groups_out = wg::ceil_div(int(rem), L);
     const int nblocks = wg::ceil_div(np, bp);
+    double ph[3] = {0, 0, 0};  // thread 0's seconds in each phase
+    const Clock::time_point start = Clock::now();
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int blk = 0; blk < nblocks; ++blk) {
+      const bool timed = profile && omp_get_thread_num() == 0;
+      Clock::time_point t[4];
+      if (timed) t[0] = Clock::now();
       const int p0 = blk * bp, p1 = std::min(np, p0 + bp);
       const int g0 = p0 * (NR / L), g1 = p1 * (NR / L);
       for (int tg = g0; tg < g1; ++tg)
         for (int cb = 0; cb < cblocks; ++cb)
           kn.input_transform(m, in, t_first, tg * L, cb * kChanBlock, std::min(c_in, (cb + 1) * kChanBlock), v, vlay);
+      if (timed) t[1] = Clock::now();
       for (int e = 0; e < a2; ++e)
         for (int tp = p0; tp < p1; ++tp)
           gemm_panel(uk, c_in, kb_count, u + e * u_e, v + e * vlay.e_stride + int64_t(tp) * c_in * NR,
                      mb + e * mlay.e_stride + int64_t(tp) * kp * NR);
+      if (timed) t[2] = Clock::now();
       for (int tg = g0; tg < std::min(g1, groups_out); ++tg)
         for (int kb = 0; kb < kblocks; ++kb)
           kn.output_transform(m, mb, mlay, out, t_first, tg * L, kb * kChanBlock, std::min(k_out, (kb + 1) * kChanBlock));
+      if (timed) {
+        t[3] = Clock::now();
+        for (int i = 0; i < 3; ++i) ph[i] += std::chrono::duration<double>(t[i + 1] - t[i]).count();
+      }
     }
+    if (!profile) continue;
+    const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+    const double scale = wall / std::max(ph[0] + ph[1] + ph[2], 1e-12);
     const double tiles = double(rem), mm = double(m) * m;
-    clock.lap("transforms + batched GEMM (fused per tile block)", StageKind::compute,
-              2.0 * a2 * tiles * double(k_out) * c_in, 4.0 * tiles * (c_in + double(k_out)) * (mm + a2));
+    profile->add("input transform", StageKind::memory, ph[0] * scale, 0, 4.0 * tiles * c_in * (mm + a2));
+    profile->add("batched GEMM", StageKind::compute, ph[1] * scale, 2.0 * a2 * tiles * double(k_out) * c_in,
+                 4.0 * a2 * (tiles * c_in + double(k_out) * c_in + tiles * k_out));
+    profile->add("output transform", StageKind::memory, ph[2] * scale, 0, 4.0 * tiles * k_out * (a2 + mm));
+    clock.restart();
   }
 }
 
@@ -332,7 +353,7 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
       case Direction::fwd:
         wg::filter_transform(m_, wei_g, kg, cg, false, pl.tile, u, threads);
         clock.lap("filter transform", StageKind::memory, 0, filter_bytes);
-        if (pl.tb > 0) run_forward_fused(kn, uk, pl, x, y, u, v, mb, threads, clock);
+        if (pl.tb > 0) run_forward_fused(kn, uk, pl, x, y, u, v, mb, threads, ctx.profile, clock);
         else run_forward_like(kn, uk, pl, x, y, u, v, mb, threads, clock);
         break;
       case Direction::bwd_data:
@@ -341,7 +362,7 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
         y.pad_w = 2 - p.pad_w;
         wg::filter_transform(m_, wei_g, kg, cg, true, pl.tile, u, threads);
         clock.lap("filter transform", StageKind::memory, 0, filter_bytes);
-        if (pl.tb > 0) run_forward_fused(kn, uk, pl, y, x, u, v, mb, threads, clock);
+        if (pl.tb > 0) run_forward_fused(kn, uk, pl, y, x, u, v, mb, threads, ctx.profile, clock);
         else run_forward_like(kn, uk, pl, y, x, u, v, mb, threads, clock);
         break;
       case Direction::bwd_filter:
