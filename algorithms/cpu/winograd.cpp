@@ -13,6 +13,11 @@
 //                    M (alpha^2, tc/NR, Kp, NR)     products: C tiles, ldc = NR
 //     GEMM loops: e, tile panel (OpenMP, static) > KC block of c_in > k-block:
 //     the B panel (KC x NR, 16 KiB) stays in L1 while the A panels stream from L2.
+//     With few channels (a panel's alpha^2 x (c_in + Kp) floats fit the L2:
+//     large images, 32-128 channels), the schedule is chosen per layer at plan
+//     time: blocks of tb tiles, each taken by one thread through input
+//     transform, GEMM and output transform back to back (run_forward_fused),
+//     instead of three phases over the whole chunk with a barrier after each.
 //   bwd-filter:      V (alpha^2, Cp/NR, tc, NR)     x tiles      -> B panels
 //                    W (alpha^2, Kp/MR, tc, MR)     dy tiles     -> A panels
 //                    M (alpha^2, Kp, Cp)            accumulated over all chunks
@@ -25,8 +30,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cstdint>
 
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/stage_profile.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
@@ -60,8 +67,22 @@ struct Plan {
   int tiles_h = 0, tiles_w = 0;
   int64_t tiles_total = 0;
   int tc = 0;
+  // fwd / bwd-data with few channels: tb tiles (a multiple of NR) per block,
+  // their transformed input and products fit half the L2 (tile_block).
+  int tb = 0;
   int64_t u_floats = 0, v_floats = 0, m_floats = 0;
 };
+
+// Tiles per block of the fused forward schedule: the most whole NR-tile
+// panels whose alpha^2 x (c_in + Kp) transformed floats per tile fit 3/4 of
+// one core's L2 (the A panels and the image rows stream through the rest), at
+// most 4 panels; 0 (the phase-by-phase schedule) when one panel does not fit.
+int tile_block(int m, int c_in, int kp, int nr) {
+  const int64_t l2 = cpu_info().l2_bytes > 0 ? cpu_info().l2_bytes : 512 << 10;
+  const int64_t per_tile = int64_t(m + 2) * (m + 2) * (c_in + kp) * int64_t(sizeof(float));
+  const int64_t panels = std::min<int64_t>(l2 * 3 / 4 / (per_tile * nr), 4);
+  return int(panels) * nr;
+}
 
 Plan make_plan(int m, const ConvProblem& p, Direction dir, wg::GemmTile tile) {
   assert(tile.nr % wg::kLanes == 0 && tile.nr % kChanBlock == 0);
@@ -89,6 +110,7 @@ Plan make_plan(int m, const ConvProblem& p, Direction dir, wg::GemmTile tile) {
     pl.c_in = dir == Direction::fwd ? cg : kg;
     const int64_t kp = wg::round_up(pl.k_out, tile.mr);
     pl.tc = chunk_tiles(m, pl.tiles_total, kp + pl.c_in, tile.nr);
+    pl.tb = std::min(tile_block(m, pl.c_in, int(kp), tile.nr), pl.tc);
     pl.u_floats = int64_t(a2) * kp * pl.c_in;     // filter    (alpha^2, KB, c_in, MR)
     pl.v_floats = int64_t(a2) * pl.tc * pl.c_in;  // input     (alpha^2, tc/NR, c_in, NR)
     pl.m_floats = int64_t(a2) * pl.tc * kp;       // products  (alpha^2, tc/NR, Kp, NR)
@@ -97,6 +119,20 @@ Plan make_plan(int m, const ConvProblem& p, Direction dir, wg::GemmTile tile) {
 }
 
 int64_t aligned(int64_t floats) { return wg::round_up(floats, kAlignFloats); }
+
+// One tile panel of one transformed element: C (Kp, NR) = U_e (Kp x c_in, A
+// panels of MR) x B (c_in, NR), KC-blocked so the B panel (KC x NR) stays in
+// L1 across the k-blocks.
+void gemm_panel(const cpu::SgemmUkernel& uk, int c_in, int kb_count, const float* u_e, const float* b, float* c) {
+  const int MR = uk.mr, NR = uk.nr, KC = kPanelFloats / NR;
+  for (int c0 = 0; c0 < c_in; c0 += KC) {
+    const int kc = std::min(KC, c_in - c0);
+    const float beta = c0 > 0 ? 1.0f : 0.0f;
+    for (int kb = 0; kb < kb_count; ++kb)
+      uk.fn(kc, u_e + (int64_t(kb) * c_in + c0) * MR, b + int64_t(c0) * NR, c + int64_t(kb) * MR * NR, NR, 1.0f,
+            beta, MR, NR, nullptr);
+  }
+}
 
 // Forward and backward-data: `in` is the tiled input side (src or diff_dst),
 // `out` the output side, u the transformed filter of this group.
@@ -108,7 +144,7 @@ int64_t aligned(int64_t floats) { return wg::round_up(floats, kAlignFloats); }
 void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Plan& pl, const wg::TiledImage& in,
                       const wg::TiledImage& out, const float* u, float* v, float* mb, int threads, StageClock& clock) {
   const int m = pl.m, a2 = (m + 2) * (m + 2);
-  const int MR = uk.mr, NR = uk.nr, KC = kPanelFloats / NR;
+  const int MR = uk.mr, NR = uk.nr;
   const int c_in = pl.c_in;
   const int kp = int(wg::round_up(pl.k_out, MR));
   const int kb_count = kp / MR;
@@ -136,16 +172,8 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
 #pragma omp for collapse(2) schedule(static)
       for (int e = 0; e < a2; ++e)
         for (int tp = 0; tp < np; ++tp) {
-          const float* b = v + e * vlay.e_stride + int64_t(tp) * c_in * NR;  // (c_in, NR)
-          float* c = mb + e * mlay.e_stride + int64_t(tp) * kp * NR;         // (Kp, NR)
-          // KC-blocked so the B panel (KC x NR) stays in L1 across the k-blocks.
-          for (int c0 = 0; c0 < c_in; c0 += KC) {
-            const int kc = std::min(KC, c_in - c0);
-            const float beta = c0 > 0 ? 1.0f : 0.0f;
-            for (int kb = 0; kb < kb_count; ++kb)
-              uk.fn(kc, u + e * u_e + (int64_t(kb) * c_in + c0) * MR, b + int64_t(c0) * NR,
-                    c + int64_t(kb) * MR * NR, NR, 1.0f, beta, MR, NR, nullptr);
-          }
+          gemm_panel(uk, c_in, kb_count, u + e * u_e, v + e * vlay.e_stride + int64_t(tp) * c_in * NR,
+                     mb + e * mlay.e_stride + int64_t(tp) * kp * NR);
         }
 #pragma omp master
       clock.lap("batched GEMM", StageKind::compute, 2.0 * a2 * tiles * double(pl.k_out) * c_in,
@@ -158,6 +186,67 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
 #pragma omp master
       clock.lap("output transform", StageKind::memory, 0, 4.0 * tiles * pl.k_out * (a2 + mm));
     }
+  }
+}
+
+// Forward and backward-data with few channels (pl.tb > 0): the threads take
+// blocks of tb tiles of the chunk (static) and run input transform -> GEMM ->
+// output transform on each block back to back, so its V and M panels stay in
+// the thread's L2; a block's three phases touch only its own panels, so there
+// is no barrier between them. Stages (profile set): the same three as the
+// phase-by-phase schedule with the same work; the phases interleave, so each
+// chunk's wall time is split among them in the proportions thread 0 spent in
+// each on its own blocks.
+void run_forward_fused(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const Plan& pl, const wg::TiledImage& in,
+                       const wg::TiledImage& out, const float* u, float* v, float* mb, int threads,
+                       StageProfile* profile, StageClock& clock) {
+  using Clock = std::chrono::steady_clock;
+  const int m = pl.m, a2 = (m + 2) * (m + 2), L = wg::kLanes;
+  const int MR = uk.mr, NR = uk.nr, c_in = pl.c_in, k_out = pl.k_out;
+  const int kp = int(wg::round_up(k_out, MR)), kb_count = kp / MR, np_max = pl.tc / NR, bp = pl.tb / NR;
+  const wg::PackLayout vlay{int64_t(np_max) * c_in * NR, 1, NR, 0, NR, int64_t(c_in) * NR, 1};
+  const wg::PackLayout mlay{int64_t(np_max) * kp * NR, 1, NR, 0, NR, int64_t(kp) * NR, 1};
+  const int64_t u_e = int64_t(kb_count) * c_in * MR;
+  const int cblocks = wg::ceil_div(c_in, kChanBlock), kblocks = wg::ceil_div(k_out, kChanBlock);
+  for (int64_t t_first = 0; t_first < pl.tiles_total; t_first += pl.tc) {
+    const int64_t rem = std::min<int64_t>(pl.tc, pl.tiles_total - t_first);
+    const int np = int(wg::ceil_div(int(rem), NR)), groups_out = wg::ceil_div(int(rem), L);
+    const int nblocks = wg::ceil_div(np, bp);
+    double ph[3] = {0, 0, 0};  // thread 0's seconds in each phase
+    const Clock::time_point start = Clock::now();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int blk = 0; blk < nblocks; ++blk) {
+      const bool timed = profile && omp_get_thread_num() == 0;
+      Clock::time_point t[4];
+      if (timed) t[0] = Clock::now();
+      const int p0 = blk * bp, p1 = std::min(np, p0 + bp);
+      const int g0 = p0 * (NR / L), g1 = p1 * (NR / L);
+      for (int tg = g0; tg < g1; ++tg)
+        for (int cb = 0; cb < cblocks; ++cb)
+          kn.input_transform(m, in, t_first, tg * L, cb * kChanBlock, std::min(c_in, (cb + 1) * kChanBlock), v, vlay);
+      if (timed) t[1] = Clock::now();
+      for (int e = 0; e < a2; ++e)
+        for (int tp = p0; tp < p1; ++tp)
+          gemm_panel(uk, c_in, kb_count, u + e * u_e, v + e * vlay.e_stride + int64_t(tp) * c_in * NR,
+                     mb + e * mlay.e_stride + int64_t(tp) * kp * NR);
+      if (timed) t[2] = Clock::now();
+      for (int tg = g0; tg < std::min(g1, groups_out); ++tg)
+        for (int kb = 0; kb < kblocks; ++kb)
+          kn.output_transform(m, mb, mlay, out, t_first, tg * L, kb * kChanBlock, std::min(k_out, (kb + 1) * kChanBlock));
+      if (timed) {
+        t[3] = Clock::now();
+        for (int i = 0; i < 3; ++i) ph[i] += std::chrono::duration<double>(t[i + 1] - t[i]).count();
+      }
+    }
+    if (!profile) continue;
+    const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+    const double scale = wall / std::max(ph[0] + ph[1] + ph[2], 1e-12);
+    const double tiles = double(rem), mm = double(m) * m;
+    profile->add("input transform", StageKind::memory, ph[0] * scale, 0, 4.0 * tiles * c_in * (mm + a2));
+    profile->add("batched GEMM", StageKind::compute, ph[1] * scale, 2.0 * a2 * tiles * double(k_out) * c_in,
+                 4.0 * a2 * (tiles * c_in + double(k_out) * c_in + tiles * k_out));
+    profile->add("output transform", StageKind::memory, ph[2] * scale, 0, 4.0 * tiles * k_out * (a2 + mm));
+    clock.restart();
   }
 }
 
@@ -264,7 +353,8 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
       case Direction::fwd:
         wg::filter_transform(m_, wei_g, kg, cg, false, pl.tile, u, threads);
         clock.lap("filter transform", StageKind::memory, 0, filter_bytes);
-        run_forward_like(kn, uk, pl, x, y, u, v, mb, threads, clock);
+        if (pl.tb > 0) run_forward_fused(kn, uk, pl, x, y, u, v, mb, threads, ctx.profile, clock);
+        else run_forward_like(kn, uk, pl, x, y, u, v, mb, threads, clock);
         break;
       case Direction::bwd_data:
         // diff_dst is the input side, padded by 2 - pad (negative: cropped).
@@ -272,7 +362,8 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
         y.pad_w = 2 - p.pad_w;
         wg::filter_transform(m_, wei_g, kg, cg, true, pl.tile, u, threads);
         clock.lap("filter transform", StageKind::memory, 0, filter_bytes);
-        run_forward_like(kn, uk, pl, y, x, u, v, mb, threads, clock);
+        if (pl.tb > 0) run_forward_fused(kn, uk, pl, y, x, u, v, mb, threads, ctx.profile, clock);
+        else run_forward_like(kn, uk, pl, y, x, u, v, mb, threads, clock);
         break;
       case Direction::bwd_filter:
         run_bwd_filter(kn, uk, pl, x, y, v, u, mb, buf.wei + int64_t(g) * kg * cg * 9, threads, clock);

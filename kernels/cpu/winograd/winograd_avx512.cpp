@@ -1,5 +1,5 @@
 // AVX-512 Winograd kernels: the 16-lane transforms of transforms_impl.inc
-// compiled for AVX-512 (one zmm per 16 tiles, masked gathers at image edges).
+// compiled for AVX-512 (one zmm per 16 tiles; patch rows by 8 x 8 transposes).
 // They pack for sgemm_ukernel_12x32_avx512 (kernels/cpu/gemm), which runs the
 // batched GEMM: B panels of NR = 32 tiles, A panels of MR = 12 channels.
 // Single-threaded per call; the algorithm splits the work.

@@ -2,7 +2,8 @@
 // equal / one above m, ragged H != W), pads 0/1/2 (bwd-data pad' = 2 - pad
 // crops at pad 2 ... and beyond), groups, channel counts around the vector
 // width 16 and the micro-kernel tiles (12 x 32, 6 x 16, 4 x 16), several chunks of tiles; all
-// three directions, bit-identical reruns.
+// three directions, bit-identical reruns; both schedules of the forward-like
+// directions (tile blocks per thread with few channels, phase by phase with many).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -41,6 +42,12 @@ std::vector<TestProblem> tile_sweep(int m) {
   v.push_back({"image_1x1_pad", parse_problem("mb1ic2ih1oc3kh3ph1")});
   // Many tiles: several chunks and partial panels (the chunk holds >= 32 tiles).
   v.push_back({"many_tiles", parse_problem("mb5ic20ih31iw29oc24kh3ph1")});
+  // The two schedules the plan picks from the layer: few channels on a large,
+  // odd-sized image (tile blocks through all three phases per thread; batch 1
+  // and 2) and many channels on a small image (phase by phase over the chunk).
+  v.push_back({"large_image_few_channels", parse_problem("mb2ic8ih57iw61oc12kh3ph1")});
+  v.push_back({"large_image_batch1", parse_problem("mb1ic32ih45oc32kh3ph1")});
+  v.push_back({"many_channels_small_image", parse_problem("mb2ic200ih7oc260kh3ph1")});
   return v;
 }
 

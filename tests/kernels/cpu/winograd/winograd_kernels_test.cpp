@@ -118,6 +118,38 @@ TEST(WinogradKernels, InputTransformMatchesFp64) {
     }
 }
 
+// The backward-filter layouts (tile outermost, channels contiguous within a
+// block of cb): the same values as the forward layout for every channel piece
+// a call can hold (blocks of 16 and of 6, ranges that start inside a block),
+// on an image with edge tiles on every side.
+TEST(WinogradKernels, TileOutermostLayoutMatchesForwardLayout) {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (const Kernels* kn : isa_tables())
+    for (int m : {2, 4, 6}) {
+      const int A = m + 2, C = 20, H = 3 * m + 1, W = 5 * m - 1, tc = 16;
+      const int th = tiles_1d(H, m), tw = tiles_1d(W, m);
+      std::vector<float> x(size_t(C) * H * W);
+      for (float& f : x) f = u(rng);
+      TiledImage img{x.data(), nullptr, int64_t(C) * H * W, C, H, W, 1, 1, th, tw, int64_t(th) * tw};
+      const PackLayout fwd{int64_t(C) * tc, 1, tc, 0, tc, int64_t(C) * tc, 1};
+      std::vector<float> ref(size_t(A) * A * C * tc);
+      kn->input_transform(m, img, 0, 0, 0, C, ref.data(), fwd);
+      for (int cb : {16, 6})
+        for (int c0 : {0, 3}) {
+          const int cp = int(round_up(C, cb));
+          const PackLayout outer{int64_t(cp) * tc, cb, int64_t(tc) * cb, 1, 1, cb, 0};
+          std::vector<float> v(size_t(A) * A * cp * tc, -7.f);
+          kn->input_transform(m, img, 0, 0, c0, C, v.data(), outer);
+          for (int e = 0; e < A * A; ++e)
+            for (int c = c0; c < C; ++c)
+              for (int t = 0; t < tc; ++t)
+                ASSERT_EQ(v[size_t(e) * outer.e_stride + outer.offset(c, t)], ref[size_t(e) * fwd.e_stride + fwd.offset(c, t)])
+                    << kn->isa << " m=" << m << " cb=" << cb << " c0=" << c0 << " e=" << e << " c=" << c << " t=" << t;
+        }
+    }
+}
+
 // Output transform: AT X A (error within 1e-6 of the sum of |terms|, ~8 fp32 roundings) written only inside the image, tile by tile.
 TEST(WinogradKernels, OutputTransformMatchesFp64) {
   std::mt19937 rng(6);
