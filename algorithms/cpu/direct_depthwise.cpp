@@ -335,7 +335,7 @@ CostPhases CpuDirectDepthwise::cost_phases(const ConvProblem& p, Direction dir) 
   CostPhase layouts{CostKind::copy, 2 * 4 * converted};
   layouts.footprint = plain;
   c.phases.push_back(layouts);
-  c.what = cost_text("depthwise x%.2f lanes, %d-row bands", waste, pl.band);
+  c.what = cost_text("depthwise x%.2f lanes, %g-row bands", waste, pl.band);
   return c;
 }
 
