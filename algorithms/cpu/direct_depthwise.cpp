@@ -49,6 +49,22 @@ using direct_plan::max_threads;
 
 int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+// Asks for rows [y0, y1) (clamped to the image) of `lanes` planes h x w from `plane0` on, in L2,
+// ahead of the item that blocks them: the hardware prefetchers do not jump from one item's rows
+// to the next item's.
+void prefetch_rows(const float* plane0, int lanes, int h, int w, int y0, int y1) {
+  y0 = std::max(y0, 0), y1 = std::min(y1, h);
+  const int64_t bytes = int64_t(y1 - y0) * w * int64_t(sizeof(float));
+  for (int c = 0; c < lanes; ++c) {
+    const char* b = reinterpret_cast<const char*>(plane0 + (int64_t(c) * h + y0) * w);
+    for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(b + o, 0, 2);
+  }
+}
+
+// Items per hand-out: runs of consecutive items, so the item after this one (the one prefetched)
+// is mostly this thread's, with at least 8 hand-outs per thread.
+int run_of(int64_t items, int threads) { return int(std::clamp<int64_t>(items / (8 * threads), 1, 8)); }
+
 // Bytes of one item's output tile: it and the band it reads stay in L1 / L2.
 constexpr int64_t kTileBytes = 32 * 1024;
 
@@ -132,8 +148,15 @@ void run_fwd(const DwPlan& pl, const float* src, const float* wei, float* dst, v
     const int ithr = omp_get_thread_num();
     float* in = ws.in + ithr * pl.in_elems();
     float* tile = ws.tile + ithr * pl.tile_elems();  // (band, Q, V)
-#pragma omp for schedule(dynamic) nowait
-    for (int64_t item = 0; item < int64_t(s.n) * pl.CB * pl.nbands; ++item) {  // (N, CB, bands)
+    const int64_t items = int64_t(s.n) * pl.CB * pl.nbands;
+#pragma omp for schedule(dynamic, run_of(items, threads)) nowait
+    for (int64_t item = 0; item < items; ++item) {  // (N, CB, bands)
+      if (item + 1 < items) {
+        const int b = int((item + 1) % pl.nbands), cb = int((item + 1) / pl.nbands % pl.CB);
+        const int n = int((item + 1) / pl.nbands / pl.CB), y0 = b * pl.band * s.stride_h - s.pad_h;
+        prefetch_rows(src + (int64_t(n) * s.c + int64_t(cb) * V) * hw, std::min(V, s.c - cb * V), s.h, s.w, y0,
+                      y0 + pl.in_rows);
+      }
       const int b = int(item % pl.nbands), cb = int(item / pl.nbands % pl.CB), n = int(item / pl.nbands / pl.CB);
       const int p0 = b * pl.band, p1 = std::min(s.p, p0 + pl.band), lanes = std::min(V, s.c - cb * V);
       const int64_t plane0 = int64_t(n) * s.c + int64_t(cb) * V;
@@ -195,8 +218,16 @@ void run_bwd_data(const DwPlan& pl, const float* diff_dst, const float* wei, flo
     float* tile = ws.tile + ithr * pl.tile_elems();  // (band, W, V)
     int64_t* in_off = ws.taps + int64_t(ithr) * 2 * pl.RS;
     int64_t* wei_off = in_off + pl.RS;
-#pragma omp for schedule(dynamic) nowait
-    for (int64_t item = 0; item < int64_t(s.n) * pl.CB * pl.nbands; ++item) {  // (N, CB, bands)
+    const int64_t items = int64_t(s.n) * pl.CB * pl.nbands;
+#pragma omp for schedule(dynamic, run_of(items, threads)) nowait
+    for (int64_t item = 0; item < items; ++item) {  // (N, CB, bands)
+      if (item + 1 < items) {
+        const int b = int((item + 1) % pl.nbands), cb = int((item + 1) / pl.nbands % pl.CB);
+        const int n = int((item + 1) / pl.nbands / pl.CB), h0 = b * pl.band;
+        const int y0 = ceil_div_signed(h0 + s.pad_h - (s.r - 1) * s.dil_h, s.stride_h);
+        prefetch_rows(diff_dst + (int64_t(n) * s.c + int64_t(cb) * V) * pq, std::min(V, s.c - cb * V), s.p, s.q, y0,
+                      y0 + pl.dd_rows);
+      }
       const int b = int(item % pl.nbands), cb = int(item / pl.nbands % pl.CB), n = int(item / pl.nbands / pl.CB);
       const int h0 = b * pl.band, h1 = std::min(s.h, h0 + pl.band), lanes = std::min(V, s.c - cb * V);
       const int pa = std::max(0, ceil_div_signed(h0 + s.pad_h - (s.r - 1) * s.dil_h, s.stride_h));
@@ -236,6 +267,13 @@ void wgrad_unit(const DwPlan& pl, const float* src, const float* diff_dst, const
     const int n = int(pair / pl.nbands), b = int(pair % pl.nbands);
     const int p0 = b * pl.band, p1 = std::min(s.p, p0 + pl.band);
     const int64_t plane0 = int64_t(n) * s.c + int64_t(cb) * V;
+    if (pair + 1 < end) {  // the next pair's rows
+      const int n1 = int((pair + 1) / pl.nbands), q0 = int((pair + 1) % pl.nbands) * pl.band;
+      const int64_t plane1 = int64_t(n1) * s.c + int64_t(cb) * V;
+      prefetch_rows(src + plane1 * s.h * s.w, lanes, s.h, s.w, q0 * s.stride_h - s.pad_h,
+                    q0 * s.stride_h - s.pad_h + pl.in_rows);
+      prefetch_rows(diff_dst + plane1 * s.p * s.q, lanes, s.p, s.q, q0, q0 + pl.band);
+    }
     direct::block_act(pl.src_band(lanes, p0, p1), src + plane0 * s.h * s.w, in, 0, 1);
     const ActBlocking dd_band{1, 1, lanes, s.p, s.q, V, -p0, 0, p1 - p0, s.q};
     direct::block_act(dd_band, diff_dst + plane0 * s.p * s.q, dd, 0, 1);
@@ -322,19 +360,20 @@ CostPhases CpuDirectDepthwise::cost_phases(const ConvProblem& p, Direction dir) 
   CostPhases c;
   // FMA: every lane a channel, the last block's padded lanes wasted; one input load per FMA.
   const double waste = double(pl.CB) * pl.V / p.c;
-  CostPhase fma{CostKind::fma, p.flops() * waste};
-  fma.eff = 0.5;
-  c.phases.push_back(fma);
-  // The plain tensors cross memory once; each band is blocked (src rows re-read by the next band's
-  // halo) and unblocked in cache: read + write of every converted element.
-  const double src = double(p.src_elems()), dst = double(p.dst_elems());
+  c.phases.push_back({CostKind::fma, p.flops() * waste});
+  // The plain tensors cross memory once (read the inputs, write the output) ...
+  const double src = double(p.src_elems()), dst = double(p.dst_elems()), wei = double(p.wei_elems());
+  CostPhase plain{CostKind::copy, 4 * (src + dst + 2 * wei)};
+  plain.footprint = plain.work;
+  c.phases.push_back(plain);
+  // ... and each band is blocked into a per-thread buffer (the input rows of the next band's halo
+  // again) and its tile unblocked, in cache: written, then read, once each.
   const double halo = dir == Direction::bwd_data ? double(pl.dd_rows) / std::max(1.0, double(pl.band) / p.stride_h)
                                                  : double(pl.in_rows) / (double(pl.band) * p.stride_h);
-  const double plain = 4 * (src + dst + double(p.wei_elems()));
-  const double converted = dir == Direction::bwd_data ? halo * dst + src : halo * src + dst;
-  CostPhase layouts{CostKind::copy, 2 * 4 * converted};
-  layouts.footprint = plain;
-  c.phases.push_back(layouts);
+  const double blocked = dir == Direction::fwd        ? halo * src + dst
+                         : dir == Direction::bwd_data ? halo * dst + src
+                                                      : halo * src + dst;
+  c.phases.push_back({CostKind::copy_cached, 2 * 4 * blocked});
   c.what = cost_text("depthwise x%.2f lanes, %g-row bands", waste, pl.band);
   return c;
 }
