@@ -61,6 +61,13 @@ void prefetch_rows(const float* plane0, int lanes, int h, int w, int y0, int y1)
   }
 }
 
+// The same for writing: rows [y0, y1) of the output planes, before the item's unblocking stores
+// into them (their read-for-ownership then overlaps the item's arithmetic).
+void prefetch_rows_for_write(float* plane0, int lanes, int h, int w, int y0, int y1) {
+  for (int c = 0; c < lanes; ++c)
+    direct::prefetch_for_write(plane0 + (int64_t(c) * h + y0) * w, int64_t(y1 - y0) * w * int64_t(sizeof(float)));
+}
+
 // Items per hand-out: runs of consecutive items, so the item after this one (the one prefetched)
 // is mostly this thread's, with at least 8 hand-outs per thread.
 int run_of(int64_t items, int threads) { return int(std::clamp<int64_t>(items / (8 * threads), 1, 8)); }
@@ -160,6 +167,7 @@ void run_fwd(const DwPlan& pl, const float* src, const float* wei, float* dst, v
       const int b = int(item % pl.nbands), cb = int(item / pl.nbands % pl.CB), n = int(item / pl.nbands / pl.CB);
       const int p0 = b * pl.band, p1 = std::min(s.p, p0 + pl.band), lanes = std::min(V, s.c - cb * V);
       const int64_t plane0 = int64_t(n) * s.c + int64_t(cb) * V;
+      prefetch_rows_for_write(dst + plane0 * pq, lanes, s.p, s.q, p0, p1);
       direct::block_act(pl.src_band(lanes, p0, p1), src + plane0 * hw, in, 0, 1);
       DwRowArgs a{};
       a.wei = ws.wblk + int64_t(cb) * pl.RS * V;
@@ -233,6 +241,7 @@ void run_bwd_data(const DwPlan& pl, const float* diff_dst, const float* wei, flo
       const int pa = std::max(0, ceil_div_signed(h0 + s.pad_h - (s.r - 1) * s.dil_h, s.stride_h));
       const int pb = std::min(s.p - 1, (h1 - 1 + s.pad_h) / s.stride_h);
       const int64_t plane0 = int64_t(n) * s.c + int64_t(cb) * V;
+      prefetch_rows_for_write(diff_src + plane0 * hw, lanes, s.h, s.w, h0, h1);
       if (pa <= pb) {
         const ActBlocking band{1, 1, lanes, s.p, s.q, V, -pa, pl.ml, pb - pa + 1, pl.qp};
         direct::block_act(band, diff_dst + plane0 * pq, in, 0, 1);

@@ -1,13 +1,15 @@
 // cpu.direct_depthwise: a depthwise sweep (strides 1 and 2, padding,
-// dilation, 3x3 and 5x5 and other windows, channel counts around and off the
+// asymmetric padding, 1-D, dilation, 3x3 and 5x5 and other windows, channel counts around and off the
 // 8 / 16 channel blocks, odd image sizes, batch 1 and 2) in all three
 // directions on every micro-kernel table this CPU runs, bit-identical
 // results across runs and thread counts, and the problems it refuses with
 // their reason.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
+#include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
 #include "core/device.hpp"
 #include "core/problem.hpp"
@@ -44,6 +46,18 @@ TEST(CpuDirectDepthwise, SweepAllDirections) {
   ConvTester("cpu.direct_depthwise").sweep(depthwise_sweep()).require_all_supported().run();
 }
 
+// 1-D problems and asymmetric padding (larger, smaller, negative end padding), as depthwise.
+TEST(CpuDirectDepthwise, AsymmetricPaddingAnd1d) {
+  std::vector<TestProblem> v;
+  for (TestProblem t : testing::asym_1d_sweep()) {
+    t.problem.k = t.problem.groups = t.problem.c;
+    t.label += "_depthwise";
+    ASSERT_EQ(t.problem.validate(), "") << t.label;
+    v.push_back(t);
+  }
+  ConvTester("cpu.direct_depthwise").sweep(v).threads(2).require_all_supported().run();
+}
+
 TEST(CpuDirectDepthwise, MobileNetShapesBatch1TwoThreads) {
   std::vector<TestProblem> v;
   for (const std::string& d : {dw(32, "mb1ih112kh3ph1"), dw(96, "mb1ih112oh56kh3sh2ph1"), dw(144, "mb1ih56kh3ph1"),
@@ -54,6 +68,23 @@ TEST(CpuDirectDepthwise, MobileNetShapesBatch1TwoThreads) {
 
 TEST(CpuDirectDepthwise, BitIdenticalAcrossRunsOnTwoThreads) {
   ConvTester("cpu.direct_depthwise").sweep(depthwise_sweep()).threads(2).check_determinism().run();
+}
+
+// Each output element is summed in an order fixed by the problem (backward-filter: fixed runs of
+// images and rows, then the runs in order), not by the thread count: 1 and 2 threads agree bit for bit.
+TEST(CpuDirectDepthwise, BitIdenticalAcrossThreadCounts) {
+  const Algorithm& a = get_algorithm("cpu.direct_depthwise");
+  for (const std::string& d : {dw(24, "mb3ih23iw19kh3ph1"), dw(13, "mb2ih16kh5sh2ph2")})
+    for (Direction dir : kAllDirections) {
+      const ConvProblem p = parse_problem(d);
+      ConvData one = ConvData::random(p, 5), two = ConvData::random(p, 5);
+      AlignedBuffer<unsigned char> ws(a.workspace_bytes(p, dir) + 64);
+      a.run(p, dir, {one.src.data(), one.wei.data(), one.dst.data()}, ws.data(), ExecContext{DeviceKind::cpu, 1});
+      a.run(p, dir, {two.src.data(), two.wei.data(), two.dst.data()}, ws.data(), ExecContext{DeviceKind::cpu, 2});
+      const Tensor &x = one.output(dir), &y = two.output(dir);
+      ASSERT_EQ(x.size(), y.size());
+      EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(float)), 0) << d << " " << to_string(dir);
+    }
 }
 
 // The whole algorithm on each narrower table: other vector widths and register tiles, same answers.
