@@ -29,6 +29,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cassert>
 
 #include "algorithms/cpu/direct_plan.hpp"
 #include "algorithms/cpu/family_cost.hpp"
@@ -98,7 +99,7 @@ struct DwPlan {
     ml = std::max(0, -floor_div(s.pad_w - (s.s - 1) * s.dil_w, s.stride_w));
     const int qmax = (s.stride_w - 1 + s.pad_w) / s.stride_w + ceil_div(s.w, s.stride_w) - 1;
     qp = ml + std::max(s.q, qmax + 1);
-    dd_rows = (band - 1 + (s.r - 1) * s.dil_h) / s.stride_h + 2;
+    dd_rows = (band - 1 + (s.r - 1) * s.dil_h) / s.stride_h + 1;  // floor(span / sh) + 1 bounds pb - pa + 1
     chunks = std::clamp(ceil_div(4 * max_threads(), CB), 1, s.n * nbands);
   }
   int64_t in_elems() const {  // per thread
@@ -242,6 +243,7 @@ void run_bwd_data(const DwPlan& pl, const float* diff_dst, const float* wei, flo
       const int pb = std::min(s.p - 1, (h1 - 1 + s.pad_h) / s.stride_h);
       const int64_t plane0 = int64_t(n) * s.c + int64_t(cb) * V;
       prefetch_rows_for_write(diff_src + plane0 * hw, lanes, s.h, s.w, h0, h1);
+      assert(pb - pa + 1 <= pl.dd_rows);
       if (pa <= pb) {
         const ActBlocking band{1, 1, lanes, s.p, s.q, V, -pa, pl.ml, pb - pa + 1, pl.qp};
         direct::block_act(band, diff_dst + plane0 * pq, in, 0, 1);
@@ -369,20 +371,21 @@ CostPhases CpuDirectDepthwise::cost_phases(const ConvProblem& p, Direction dir) 
   CostPhases c;
   // FMA: every lane a channel, the last block's padded lanes wasted; one input load per FMA.
   const double waste = double(pl.CB) * pl.V / p.c;
-  c.phases.push_back({CostKind::fma, p.flops() * waste});
+  const CostPhase fma{CostKind::fma, p.flops() * waste};
   // The plain tensors cross memory once (read the inputs, write the output) ...
   const double src = double(p.src_elems()), dst = double(p.dst_elems()), wei = double(p.wei_elems());
   CostPhase plain{CostKind::copy, 4 * (src + dst + 2 * wei)};
   plain.footprint = plain.work;
-  c.phases.push_back(plain);
   // ... and each band is blocked into a per-thread buffer (the input rows of the next band's halo
-  // again) and its tile unblocked, in cache: written, then read, once each.
+  // again) and its tile unblocked, in cache: the blocked band written and the tile read once each
+  // (the kernel's reads of the band are its FMAs' loads).
   const double halo = dir == Direction::bwd_data ? double(pl.dd_rows) / std::max(1.0, double(pl.band) / p.stride_h)
                                                  : double(pl.in_rows) / (double(pl.band) * p.stride_h);
   const double blocked = dir == Direction::fwd        ? halo * src + dst
                          : dir == Direction::bwd_data ? halo * dst + src
                                                       : halo * src + dst;
-  c.phases.push_back({CostKind::copy_cached, 2 * 4 * blocked});
+  const CostPhase cached{CostKind::copy_cached, 4 * blocked};
+  c.phases = {fma, plain, cached};
   c.what = cost_text("depthwise x%.2f lanes, %g-row bands", waste, pl.band);
   return c;
 }
