@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "algorithms/cpu/direct.hpp"
+#include "algorithms/cpu/direct_depthwise.hpp"
 #include "algorithms/cpu/fft.hpp"
 #include "algorithms/cpu/im2col_gemm.hpp"
 #include "algorithms/cpu/reference.hpp"
@@ -33,6 +34,7 @@ std::vector<const Algorithm*>& mutable_registry() {
   static const CpuIm2colGemm cpu_im2col_gemm;
   static const CpuIm2colOpenblas cpu_im2col_openblas;
   static const CpuDirect cpu_direct;
+  static const CpuDirectDepthwise cpu_direct_depthwise;
   static const CpuFft cpu_fft;
   static const CpuFftTiled cpu_fft_tiled;
   static const CpuFftFftw cpu_fft_fftw;
@@ -59,6 +61,7 @@ std::vector<const Algorithm*>& mutable_registry() {
         &cpu_im2col_gemm,  // first: the `default` policy's choice
         &cpu_im2col_openblas,
         &cpu_direct,
+        &cpu_direct_depthwise,
         &cpu_winograd_f2x3,
         &cpu_winograd_f4x3,
         &cpu_winograd_f6x3,

@@ -98,8 +98,11 @@ TEST(Registry, AsymmetricPaddingAnd1dAreRunOrRefusedWithReason) {
         if (!s) {
           EXPECT_FALSE(s.reason.empty()) << n << " " << tp.label;
         }
-        if (indexed) {
-          EXPECT_TRUE(s.ok) << n << " " << tp.label << " " << to_string(d) << ": " << s.reason;
+        if (indexed) {  // a depthwise-only kernel: the problem's depthwise form (groups = K = C)
+          ConvProblem dw = tp.problem;
+          dw.k = dw.groups = dw.c;
+          const Support sd = s ? s : a->supports(dw, d);
+          EXPECT_TRUE(sd.ok) << n << " " << tp.label << " " << to_string(d) << ": " << s.reason << " / " << sd.reason;
         }
         if (vendor_gpu && !tp.problem.symmetric_padding()) {
           EXPECT_FALSE(s.ok) << n << " " << tp.label;

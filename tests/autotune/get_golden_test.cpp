@@ -35,8 +35,8 @@ std::string g9(double x) {
 }
 
 // Every kernel rate, and an algorithm rate for every registered CPU algorithm
-// the probe measures but one direction of one algorithm (the model's "not
-// probed" path); all made up, all distinct.
+// the probe measures (those that run the probe problem) but one direction of
+// one algorithm (the model's "not probed" path); all made up, all distinct.
 MachineProbe synthetic_probe() {
   MachineProbe pr;
   pr.device = device_fingerprint(DeviceKind::cpu, kThreads);
@@ -54,6 +54,8 @@ MachineProbe synthetic_probe() {
     if (a->device() != DeviceKind::cpu) continue;
     for (Direction d : {Direction::fwd, Direction::bwd_data, Direction::bwd_filter}) {
       if (a->name() == "cpu.winograd_f6x3" && d == Direction::bwd_filter) continue;  // not probed
+      // As the probe: an algorithm that runs here but not the probe problem (a depthwise-only one) has no rate.
+      if (a->unavailable_reason().empty() && !a->supports(probe_problem_3x3(), d)) continue;
       pr.rates[probe_algo_key(a->name(), d, "3x3")] = (g += 3.5);
       pr.rates[probe_algo_key(a->name(), d, "1x1")] = g * 1.25;
     }

@@ -91,32 +91,32 @@ void pad_rows_interleaved(const float* src, int c, int h, int w, int top, int le
   }
 }
 
-void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
+void unblock_rows(const float* tile, int64_t hw, int64_t plane, int v, int nchan, float* dst) {
   assert(nchan <= v && v <= 64);
   float* planes[64];
-  for (int c = 0; c < nchan; ++c) planes[c] = dst + c * hw;
+  for (int c = 0; c < nchan; ++c) planes[c] = dst + c * plane;
   int64_t x0 = 0;
   // Register transposes; partial channel blocks and the last pixels masked.
   if (v == 16 && have_avx512()) {
     for (; x0 + 16 <= hw; x0 += 16) {
       if (nchan == 16) {
-        transpose16x16_avx512(tile + x0 * 16, 16, dst + x0, hw);
+        transpose16x16_avx512(tile + x0 * 16, 16, dst + x0, plane);
       } else {
-        transpose16x16_part_avx512(tile + x0 * 16, 16, dst + x0, hw, nchan, 16);
+        transpose16x16_part_avx512(tile + x0 * 16, 16, dst + x0, plane, nchan, 16);
       }
     }
-    if (x0 < hw) transpose16x16_part_avx512(tile + x0 * 16, 16, dst + x0, hw, nchan, int(hw - x0));
+    if (x0 < hw) transpose16x16_part_avx512(tile + x0 * 16, 16, dst + x0, plane, nchan, int(hw - x0));
     return;
   }
   if (v == 8 && have_avx2()) {
     for (; x0 + 8 <= hw; x0 += 8) {
       if (nchan == 8) {
-        transpose8x8_avx2(tile + x0 * 8, 8, dst + x0, hw);
+        transpose8x8_avx2(tile + x0 * 8, 8, dst + x0, plane);
       } else {
-        transpose8x8_part_avx2(tile + x0 * 8, 8, dst + x0, hw, nchan, 8);
+        transpose8x8_part_avx2(tile + x0 * 8, 8, dst + x0, plane, nchan, 8);
       }
     }
-    if (x0 < hw) transpose8x8_part_avx2(tile + x0 * 8, 8, dst + x0, hw, nchan, int(hw - x0));
+    if (x0 < hw) transpose8x8_part_avx2(tile + x0 * 8, 8, dst + x0, plane, nchan, int(hw - x0));
     return;
   }
   // Pixel-major: contiguous reads, `nchan` sequential write streams.
@@ -124,6 +124,10 @@ void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
     const float* t = tile + x * v;
     for (int c = 0; c < nchan; ++c) planes[c][x] = t[c];
   }
+}
+
+void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst) {
+  unblock_rows(tile, hw, hw, v, nchan, dst);
 }
 
 namespace {

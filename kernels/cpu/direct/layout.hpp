@@ -36,6 +36,8 @@ void pad_rows_interleaved(const float* src, int c, int h, int w, int top, int le
 
 // One blocked output tile (HW, V) -> nchan planes of NCHW (plane stride hw).
 void unblock_tile(const float* tile, int64_t hw, int v, int nchan, float* dst);
+// The same for `hw` pixels of planes `plane` apart (a band of rows of each plane).
+void unblock_rows(const float* tile, int64_t hw, int64_t plane, int v, int nchan, float* dst);
 
 // Weight geometry: (G*KG, CG, R, S) plain.
 struct WeiBlocking {

@@ -1,7 +1,8 @@
 // 8 x 8 fp32 transpose in AVX2 registers for the blocked-layout conversions
 // (layout.cpp) at V = 8: rows of 8 pixels of 8 channels <-> 8 channel planes.
 // dst[i][j] = src[j][i]; rows at src + j*src_stride, dst + i*dst_stride.
-// The partial form reads and writes only i < ni, j < nj (masked).
+// The partial form reads and writes only i < ni, j < nj (masked loads, plain
+// stores of the first nj lanes).
 // Single-threaded; the caller splits the work.
 #include <immintrin.h>
 
@@ -42,12 +43,34 @@ void transpose8x8_avx2(const float* src, int64_t src_stride, float* dst, int64_t
   for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + i * dst_stride, r[i]);
 }
 
+namespace {
+// Stores the first n (0..8) lanes of v at p with plain stores: a masked store
+// (vmaskmovps) is microcoded and slow on AMD cores.
+inline void store_first(float* p, __m256 v, int n) {
+  if (n == 8) return _mm256_storeu_ps(p, v);
+  __m128 x = _mm256_castps256_ps128(v);
+  if (n >= 4) {
+    _mm_storeu_ps(p, x);
+    x = _mm256_extractf128_ps(v, 1);
+    p += 4, n -= 4;
+  }
+  if (n >= 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(p), x);
+    x = _mm_movehl_ps(x, x);
+    p += 2, n -= 2;
+  }
+  if (n) _mm_store_ss(p, x);
+}
+}  // namespace
+
 void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni, int nj) {
-  const __m256i mi = first_lanes(ni), mj = first_lanes(nj);
+  const __m256i mi = first_lanes(ni);
   __m256 r[8];
-  for (int j = 0; j < 8; ++j) r[j] = j < nj ? _mm256_maskload_ps(src + j * src_stride, mi) : _mm256_setzero_ps();
+  for (int j = 0; j < 8; ++j)
+    r[j] = j >= nj ? _mm256_setzero_ps() : ni == 8 ? _mm256_loadu_ps(src + j * src_stride)
+                                                   : _mm256_maskload_ps(src + j * src_stride, mi);
   transpose_regs(r);
-  for (int i = 0; i < ni; ++i) _mm256_maskstore_ps(dst + i * dst_stride, mj, r[i]);
+  for (int i = 0; i < ni; ++i) store_first(dst + i * dst_stride, r[i], nj);
 }
 
 }  // namespace convlab::cpu::direct

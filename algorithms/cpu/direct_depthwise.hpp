@@ -1,0 +1,25 @@
+// cpu.direct_depthwise: the direct family's depthwise path (groups == C == K):
+// channels in vector lanes (bands of rows converted to a channel-blocked
+// layout in per-thread buffers, nChw8c / nChw16c), the R x S window's weights
+// one vector per tap, all three directions. See
+// algorithms/cpu/direct_depthwise.cpp for the loop structure.
+#pragma once
+#include "algorithms/algorithm.hpp"
+
+namespace convlab {
+
+class CpuDirectDepthwise final : public NamedAlgorithm {
+ public:
+  CpuDirectDepthwise()
+      : NamedAlgorithm("cpu.direct_depthwise", DeviceKind::cpu, "direct",
+                       "depthwise direct convolution, channels in vector lanes, row bands blocked and "
+                       "unblocked in cache, deterministic backward-filter") {}
+  Support supports(const ConvProblem& p, Direction dir) const override;
+  size_t workspace_bytes(const ConvProblem& p, Direction dir) const override;
+  void run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
+           const ExecContext& ctx) const override;
+  CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
+  NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
+};
+
+}  // namespace convlab

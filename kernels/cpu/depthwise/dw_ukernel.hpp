@@ -1,0 +1,67 @@
+// Depthwise-convolution micro-kernels over a channel-blocked layout (V channels
+// of one image innermost, "nChw8c" / "nChw16c"), one table per ISA: the
+// algorithm (algorithms/cpu/direct_depthwise.cpp) walks the loops and never
+// names an ISA. Every lane is a channel with its own filter, so no value is
+// broadcast: each FMA takes one input vector and one weight vector.
+//
+// row   : out[j*out_stride + (0..V)] = sum_{t < ntaps}
+//             in[in_off[t] + j*in_stride + (0..V)] * wei[wei_off[t] + (0..V)]
+//         for j < nj output pixels (one output row, or one stride phase of a
+//         backward-data row). With ntaps == 9 (3x3) the taps' weights stay in
+//         registers for the whole row; the pixels run in register tiles of
+//         row_nj. Serves forward (in = blocked padded src, taps = (r, s)) and
+//         backward-data (in = blocked diff_dst with zero margins, taps = the
+//         (r, s) that reach this row and column phase).
+// wgrad : acc[t*V + (0..V)] (+)= sum_{p < np} sum_{q < nq}
+//             in[p*in_row_stride + q*in_pix_stride + in_off[t] + (0..V)]
+//           * dd[p*dd_row_stride + q*V + (0..V)]
+//         for t < nt <= max_nt taps, all accumulators in registers.
+// Summation order is fixed by the arguments (deterministic). Threads: none
+// inside; the caller gives each thread disjoint outputs.
+// Assumes pointers valid for every index above; in_stride, in_pix_stride and
+// out_stride in floats.
+#pragma once
+#include <cstdint>
+
+namespace convlab::depthwise {
+
+struct DwRowArgs {
+  const float* in;
+  const float* wei;
+  float* out;
+  const int64_t* in_off;   // (ntaps)
+  const int64_t* wei_off;  // (ntaps)
+  int ntaps;
+  int nj;
+  int64_t in_stride, out_stride;
+};
+
+struct DwWgradArgs {
+  const float* in;
+  const float* dd;
+  float* acc;              // (nt, V)
+  const int64_t* in_off;   // (nt)
+  int nt;
+  int np, nq;
+  int64_t in_row_stride, in_pix_stride, dd_row_stride;
+  bool accumulate;
+};
+
+struct DwUkernels {
+  const char* isa;
+  int v;       // vector width in floats: the channel block
+  int max_nt;  // wgrad: most taps per call
+  void (*row)(const DwRowArgs&);
+  void (*wgrad)(const DwWgradArgs&);
+};
+
+const DwUkernels& dw_ukernels_avx512();
+const DwUkernels& dw_ukernels_avx2();
+const DwUkernels& dw_ukernels_portable();
+// The widest table this CPU runs (cpu_info(), under the CONVLAB_ISA cap), or the override below.
+const DwUkernels& select_dw_ukernels();
+// Tests only: make select_dw_ukernels() return `uk` (nullptr: back to the CPU's
+// choice), to run the whole algorithm on the narrower ISAs. Not thread-safe.
+void override_dw_ukernels(const DwUkernels* uk);
+
+}  // namespace convlab::depthwise
