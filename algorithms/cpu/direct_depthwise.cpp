@@ -39,10 +39,10 @@ namespace convlab {
 
 namespace {
 
-using depthwise::DwRowArgs;
-using depthwise::DwUkernels;
-using depthwise::DwWgradArgs;
-using direct::ActBlocking;
+using cpu::depthwise::DwRowArgs;
+using cpu::depthwise::DwUkernels;
+using cpu::depthwise::DwWgradArgs;
+using cpu::direct::ActBlocking;
 using direct_plan::Carver;
 using direct_plan::ceil_div;
 using direct_plan::ceil_div_signed;
@@ -66,7 +66,7 @@ void prefetch_rows(const float* plane0, int lanes, int h, int w, int y0, int y1)
 // into them (their read-for-ownership then overlaps the item's arithmetic).
 void prefetch_rows_for_write(float* plane0, int lanes, int h, int w, int y0, int y1) {
   for (int c = 0; c < lanes; ++c)
-    direct::prefetch_for_write(plane0 + (int64_t(c) * h + y0) * w, int64_t(y1 - y0) * w * int64_t(sizeof(float)));
+    cpu::direct::prefetch_for_write(plane0 + (int64_t(c) * h + y0) * w, int64_t(y1 - y0) * w * int64_t(sizeof(float)));
 }
 
 // Items per hand-out: runs of consecutive items, so the item after this one (the one prefetched)
@@ -169,7 +169,7 @@ void run_fwd(const DwPlan& pl, const float* src, const float* wei, float* dst, v
       const int p0 = b * pl.band, p1 = std::min(s.p, p0 + pl.band), lanes = std::min(V, s.c - cb * V);
       const int64_t plane0 = int64_t(n) * s.c + int64_t(cb) * V;
       prefetch_rows_for_write(dst + plane0 * pq, lanes, s.p, s.q, p0, p1);
-      direct::block_act(pl.src_band(lanes, p0, p1), src + plane0 * hw, in, 0, 1);
+      cpu::direct::block_act(pl.src_band(lanes, p0, p1), src + plane0 * hw, in, 0, 1);
       DwRowArgs a{};
       a.wei = ws.wblk + int64_t(cb) * pl.RS * V;
       a.in_off = ws.taps;
@@ -183,7 +183,7 @@ void run_fwd(const DwPlan& pl, const float* src, const float* wei, float* dst, v
         a.out = tile + int64_t(p - p0) * s.q * V;
         pl.uk->row(a);
       }
-      direct::unblock_rows(tile, int64_t(p1 - p0) * s.q, pq, V, lanes, dst + plane0 * pq + int64_t(p0) * s.q);
+      cpu::direct::unblock_rows(tile, int64_t(p1 - p0) * s.q, pq, V, lanes, dst + plane0 * pq + int64_t(p0) * s.q);
     }
   }
 }
@@ -246,7 +246,7 @@ void run_bwd_data(const DwPlan& pl, const float* diff_dst, const float* wei, flo
       assert(pb - pa + 1 <= pl.dd_rows);
       if (pa <= pb) {
         const ActBlocking band{1, 1, lanes, s.p, s.q, V, -pa, pl.ml, pb - pa + 1, pl.qp};
-        direct::block_act(band, diff_dst + plane0 * pq, in, 0, 1);
+        cpu::direct::block_act(band, diff_dst + plane0 * pq, in, 0, 1);
       }
       DwRowArgs a{};
       a.in = in;
@@ -262,7 +262,7 @@ void run_bwd_data(const DwPlan& pl, const float* diff_dst, const float* wei, flo
           a.out = tile + (int64_t(h - h0) * s.w + phi) * V;
           pl.uk->row(a);
         }
-      direct::unblock_rows(tile, int64_t(h1 - h0) * s.w, hw, V, lanes, diff_src + plane0 * hw + int64_t(h0) * s.w);
+      cpu::direct::unblock_rows(tile, int64_t(h1 - h0) * s.w, hw, V, lanes, diff_src + plane0 * hw + int64_t(h0) * s.w);
     }
   }
 }
@@ -285,9 +285,9 @@ void wgrad_unit(const DwPlan& pl, const float* src, const float* diff_dst, const
                     q0 * s.stride_h - s.pad_h + pl.in_rows);
       prefetch_rows(diff_dst + plane1 * s.p * s.q, lanes, s.p, s.q, q0, q0 + pl.band);
     }
-    direct::block_act(pl.src_band(lanes, p0, p1), src + plane0 * s.h * s.w, in, 0, 1);
+    cpu::direct::block_act(pl.src_band(lanes, p0, p1), src + plane0 * s.h * s.w, in, 0, 1);
     const ActBlocking dd_band{1, 1, lanes, s.p, s.q, V, -p0, 0, p1 - p0, s.q};
-    direct::block_act(dd_band, diff_dst + plane0 * s.p * s.q, dd, 0, 1);
+    cpu::direct::block_act(dd_band, diff_dst + plane0 * s.p * s.q, dd, 0, 1);
     for (int i = 0; i < runs.count; ++i) {
       DwWgradArgs a{};
       a.in = in;
@@ -351,13 +351,13 @@ Support CpuDirectDepthwise::supports(const ConvProblem& p, Direction) const {
 
 size_t CpuDirectDepthwise::workspace_bytes(const ConvProblem& p, Direction dir) const {
   Carver c{nullptr};
-  DwPlan(to_shape(p), depthwise::select_dw_ukernels(), dir).carve(c);
+  DwPlan(to_shape(p), cpu::depthwise::select_dw_ukernels(), dir).carve(c);
   return c.used;
 }
 
 void CpuDirectDepthwise::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                              const ExecContext& ctx) const {
-  const DwPlan pl(to_shape(p), depthwise::select_dw_ukernels(), dir);
+  const DwPlan pl(to_shape(p), cpu::depthwise::select_dw_ukernels(), dir);
   const int threads = std::clamp(ctx.resolved_threads(), 1, max_threads());
   switch (dir) {
     case Direction::fwd: run_fwd(pl, buf.src, buf.wei, buf.dst, workspace, threads); break;
@@ -367,7 +367,7 @@ void CpuDirectDepthwise::run(const ConvProblem& p, Direction dir, const ConvBuff
 }
 
 CostPhases CpuDirectDepthwise::cost_phases(const ConvProblem& p, Direction dir) const {
-  const DwPlan pl(to_shape(p), depthwise::select_dw_ukernels(), dir);
+  const DwPlan pl(to_shape(p), cpu::depthwise::select_dw_ukernels(), dir);
   CostPhases c;
   // FMA: every lane a channel, the last block's padded lanes wasted; one input load per FMA.
   const double waste = double(pl.CB) * pl.V / p.c;

@@ -23,7 +23,7 @@
 #pragma once
 #include <cstdint>
 
-namespace convlab::depthwise {
+namespace convlab::cpu::depthwise {
 
 struct DwRowArgs {
   const float* in;
@@ -64,4 +64,4 @@ const DwUkernels& select_dw_ukernels();
 // choice), to run the whole algorithm on the narrower ISAs. Not thread-safe.
 void override_dw_ukernels(const DwUkernels* uk);
 
-}  // namespace convlab::depthwise
+}  // namespace convlab::cpu::depthwise

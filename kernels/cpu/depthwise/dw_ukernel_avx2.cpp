@@ -5,7 +5,7 @@
 
 #include "kernels/cpu/depthwise/dw_ukernel_impl.inc"
 
-namespace convlab::depthwise {
+namespace convlab::cpu::depthwise {
 namespace {
 struct Avx2 {
   using vec = __m256;
@@ -23,4 +23,4 @@ const DwUkernels& dw_ukernels_avx2() {
   return k;
 }
 
-}  // namespace convlab::depthwise
+}  // namespace convlab::cpu::depthwise

@@ -4,7 +4,7 @@
 #include "core/device.hpp"
 #include "kernels/cpu/depthwise/dw_ukernel_impl.inc"
 
-namespace convlab::depthwise {
+namespace convlab::cpu::depthwise {
 namespace {
 struct Portable {
   static constexpr int V = 8;
@@ -47,4 +47,4 @@ const DwUkernels& select_dw_ukernels() {
   return dw_ukernels_portable();
 }
 
-}  // namespace convlab::depthwise
+}  // namespace convlab::cpu::depthwise

@@ -88,22 +88,22 @@ TEST(CpuDirectDepthwise, BitIdenticalAcrossThreadCounts) {
 }
 
 // The whole algorithm on each narrower table: other vector widths and register tiles, same answers.
-void run_with(const depthwise::DwUkernels& uk) {
-  depthwise::override_dw_ukernels(&uk);
+void run_with(const cpu::depthwise::DwUkernels& uk) {
+  cpu::depthwise::override_dw_ukernels(&uk);
   ConvTester("cpu.direct_depthwise").sweep(depthwise_sweep()).threads(2).require_all_supported().run();
-  depthwise::override_dw_ukernels(nullptr);
+  cpu::depthwise::override_dw_ukernels(nullptr);
 }
 
-TEST(CpuDirectDepthwise, PortableMicroKernels) { run_with(depthwise::dw_ukernels_portable()); }
+TEST(CpuDirectDepthwise, PortableMicroKernels) { run_with(cpu::depthwise::dw_ukernels_portable()); }
 
 TEST(CpuDirectDepthwise, Avx2MicroKernels) {
   if (!(cpu_info().avx2 && cpu_info().fma)) GTEST_SKIP() << "no AVX2+FMA on this CPU";
-  run_with(depthwise::dw_ukernels_avx2());
+  run_with(cpu::depthwise::dw_ukernels_avx2());
 }
 
 TEST(CpuDirectDepthwise, Avx512MicroKernels) {
   if (cpu_info().isa() != "avx512") GTEST_SKIP() << "no AVX-512 (F/VL/BW/DQ) on this CPU or under CONVLAB_ISA";
-  run_with(depthwise::dw_ukernels_avx512());
+  run_with(cpu::depthwise::dw_ukernels_avx512());
 }
 
 TEST(CpuDirectDepthwise, RefusesOtherProblemsWithReason) {
