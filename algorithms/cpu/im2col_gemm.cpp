@@ -48,14 +48,13 @@ void scatter_dst(const ConvShape& sh, int n0, int nb, int g, const float* tmp, f
 // side has leading dimension L: col (CRS, L), tmp/dyc (Kg, L), and with
 // nb == 1 dst / diff_dst themselves; in the direct case src is the column
 // matrix (Cg, H*W) with H*W = P*Q = L.
-// Strided: one image's GEMM on src as it lies, (Cg, H*W) rows read through the grid.
+// Strided (bwd-filter): one image's GEMM on src as it lies, (Cg, H*W) read through the grid.
 Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L, bool strided = false) {
   const int64_t crs = int64_t(p.c_per_group()) * p.r * p.s;
   const int kg = p.k_per_group();
   if (strided) {
     const int64_t hw = int64_t(p.h) * p.w;
-    Im2colGemmCall g = dir == Direction::fwd ? Im2colGemmCall{false, false, kg, int(L), int(crs), crs, hw, L}
-                                             : Im2colGemmCall{false, true, kg, int(crs), int(L), L, hw, crs};
+    Im2colGemmCall g{false, true, kg, int(crs), int(L), L, hw, crs};  // bwd-filter: dW_g (+)= dy * src^T
     g.grid_cols = p.q();
     g.grid_col_step = p.stride_w;
     g.grid_row_step = int64_t(p.stride_h) * p.w;
@@ -81,7 +80,7 @@ Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir, bool grid_g
   const int kg = p.k_per_group();
   // Per-image GEMMs pack the weights (Kg x Cg) once per image instead of once per chunk: taken where the
   // column matrix they save (Cg x P*Q floats per image, written and read back) moves more.
-  pl.strided = grid_gemm && dir != Direction::bwd_data && is_strided_1x1(p) && 2 * pq >= kg;
+  pl.strided = grid_gemm && dir == Direction::bwd_filter && is_strided_1x1(p) && 2 * pq >= kg;
   pl.direct = is_direct(p) || pl.strided;
   if (pl.direct) {
     pl.nb = 1;
@@ -136,7 +135,7 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   void* gws = tmp + align16(pl.buf_elems);                     // the GEMM's packing space
   if (pl.strided) {  // every image's GEMM, in one stage
     StageClock clock(ctx.profile);
-    run_strided(p, dir, pl, buf, workspace, TG);
+    run_strided(p, pl, buf, workspace, TG);
     const Im2colGemmCall& g = pl.gemm;
     clock.lap("GEMM", StageKind::compute, 2.0 * g.m * g.n * double(g.k) * p.n * p.groups,
               4.0 * (double(g.m) * g.k + double(g.k) * g.n + double(g.m) * g.n) * p.n * p.groups);
@@ -219,7 +218,7 @@ size_t Im2colGemmBase::strided_workspace_per_thread(const Im2colGemmPlan& pl) co
   return size_t(align16(int64_t(gemm_workspace_bytes(pl.gemm, 1) + 3) / 4)) * sizeof(float);
 }
 
-void Im2colGemmBase::run_strided(const ConvProblem& p, Direction dir, const Im2colGemmPlan& pl,
+void Im2colGemmBase::run_strided(const ConvProblem& p, const Im2colGemmPlan& pl,
                                  const ConvBuffers& buf, void* gemm_ws, int parts) const {
   const int64_t pq = int64_t(p.p()) * p.q(), hw = int64_t(p.h) * p.w;
   const int64_t cg = p.c_per_group();
@@ -236,11 +235,9 @@ void Im2colGemmBase::run_strided(const ConvProblem& p, Direction dir, const Im2c
     for (int grp = 0; grp < p.groups && g.m > 0; ++grp)
       for (int n = 0; n < p.n; ++n) {
         const float* x = buf.src + (int64_t(n) * p.c + grp * cg) * hw;           // (Cg, H*W), read through the grid
-        float* y = buf.dst + (int64_t(n) * p.k + int64_t(grp) * kg + m0) * pq;  // (m1 - m0, P*Q) of image n
-        if (dir == Direction::fwd)
-          gemm(g, 1.0f, buf.wei + (int64_t(grp) * kg + m0) * cg, x, 0.0f, y, 1, ws);
-        else  // bwd-filter: diff_wei rows (+)= dy rows * sampled src^T, images in order
-          gemm(g, 1.0f, y, x, n == 0 ? 0.0f : 1.0f, buf.wei + (int64_t(grp) * kg + m0) * cg, 1, ws);
+        const float* dy = buf.dst + (int64_t(n) * p.k + int64_t(grp) * kg + m0) * pq;  // (m1 - m0, P*Q) of image n
+        // diff_wei rows (+)= dy rows * sampled src^T, images in order
+        gemm(g, 1.0f, dy, x, n == 0 ? 0.0f : 1.0f, buf.wei + (int64_t(grp) * kg + m0) * cg, 1, ws);
       }
   }
 }
