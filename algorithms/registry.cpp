@@ -44,6 +44,7 @@ std::vector<const Algorithm*>& mutable_registry() {
   static const CudaIm2colGemm cuda_im2col_gemm;
   static const CudaIm2colCublas cuda_im2col_cublas;
   static const CudaImplicitGemm cuda_implicit_gemm;
+  static const CudaImplicitGemm cuda_implicit_gemm_tf32(true);
   static const CudaDirect cuda_direct;
   static const CudaWinogradF2x3 cuda_winograd_f2x3;
   static const CudaWinograd cuda_winograd_f4x3(4), cuda_winograd_f6x3(6);
@@ -79,6 +80,8 @@ std::vector<const Algorithm*>& mutable_registry() {
     // ---- CUDA, hand-written ------------------------------------------------
     v.insert(v.end(), {&cuda_im2col_gemm, &cuda_im2col_cublas, &cuda_implicit_gemm, &cuda_direct,
                        &cuda_winograd_f2x3, &cuda_winograd_f4x3, &cuda_winograd_f6x3, &cuda_fft, &cuda_fft_tiled});
+    // ---- CUDA, hand-written on the tensor cores (math() "tf32": never chosen unless asked) ----
+    v.push_back(&cuda_implicit_gemm_tf32);
     // ---- cuDNN -------------------------------------------------------------
     for (const Algorithm* a : cudnn_algorithms()) v.push_back(a);
     // ---- cuDNN, TF32 variants (math() "tf32": never chosen unless asked) ----

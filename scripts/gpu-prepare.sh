@@ -20,7 +20,7 @@
 #   scripts/gpu-prepare.sh            # build and pack
 #   NO_BUILD=1 scripts/gpu-prepare.sh # pack what build-gpu/ holds
 # GPU_BUILD_DIR (a CUDA build folder to pack instead of build-gpu/, with
-# NO_BUILD=1), CARRY_DIR (instead of gpu-carry/) and XZ_LEVEL (6) serve the
+# NO_BUILD=1), CARRY_DIR (instead of gpu-carry/) and XZ_LEVEL (9) serve the
 # offline rehearsal test (tests/scripts/gpu_check_rehearsal_test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,7 +83,7 @@ need_glibcxx=$(for f in "$stage"/build-gpu/convlab "$stage"/build-gpu/tests/test
 
 rm -rf "$carry"
 mkdir -p "$carry"
-tar -C "$stage" -cf - build-gpu | xz -T"$jobs" -"${XZ_LEVEL:-6}" > "$carry/bundle.tar.xz"
+tar -C "$stage" -cf - build-gpu | xz -T"$jobs" -"${XZ_LEVEL:-9}" > "$carry/bundle.tar.xz"
 source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
 {
   echo "commit=$(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!gpu-carry' || echo '-dirty')"

@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/simt/simt.hpp"
 
@@ -104,10 +105,13 @@ __device__ __forceinline__ void mac_slab(const float4 (&as)[BK][LA4], const floa
 // columns of one row, and each thread reads kRowsN table rows per slab, not
 // one per element); B (walk k) at reduction row ka, columns jk + t*(kThreads/BK)
 // (jk = tid / BK).
-template <int BM, int BN, int TN, bool kWalkK>
+template <int BM, int BN, int TN, bool kWalkK, bool kTf32 = false>
 struct TileShape {
   static constexpr int kThreads = (BM / TM) * (BN / TN);
-  static constexpr int LA = BM + 4, LB = BN + 4;  // padded shared rows
+  // Padded shared rows: +4 keeps a float4 row read conflict-free; the tensor-core
+  // fragments read (k + t, i + g), t < 4, g < 8, which lands on 32 distinct banks
+  // when the row length is 8 (mod 32): +8 there.
+  static constexpr int LA = BM + (kTf32 ? 8 : 4), LB = BN + (kTf32 ? 8 : 4);
   // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
   static constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads;
   // B walking n: warp w, lane l gathers columns l + 32*jc (jc < BN/32) of rows w + kWarps*r (r < BK/kWarps)
@@ -116,6 +120,67 @@ struct TileShape {
                 "tile / thread mapping");
   static_assert(kWalkK || kRowsN * kCols == kB, "walking n, a thread's rows x columns are its B elements");
 };
+
+// The tensor-core tile (kTf32): the block's warps as WM x WN, each computing a
+// (BM / WM) x (BN / WN) warp tile of MI x NI m16n8k8 MMAs; a thread holds
+// MI * NI * 4 = TM * 4 accumulators, as many as the FMA tile's.
+template <int BM, int BN>
+struct MmaShape {
+  static constexpr int kWarps = (BM / TM) * (BN / 4) / 32;
+  static constexpr int WM = BM >= 32 ? BM / 32 : 1, WN = kWarps / WM;
+  static constexpr int MI = BM / WM / 16, NI = BN / WN / 8;
+  static_assert(BM % 16 == 0 && kWarps % WM == 0 && MI * 16 * WM == BM && NI * 8 * WN == BN && MI * NI == TM,
+                "tensor-core warp tiling");
+};
+
+// acc += one BK-deep slab's products on the tensor cores: warp (wm, wn)'s
+// MI x NI fragments, two k-steps of 8. The slabs hold TF32 values (rounded
+// when stashed). acc's fragment (mi, ni) element e is C(wm*BM/WM + mi*16 + g +
+// 8*(e/2), wn*BN/WN + ni*8 + 2*t + e%2), g = lane / 4, t = lane % 4.
+template <int BM, int BN, int LA, int LB>
+__device__ __forceinline__ void mma_slab(const float* as, const float* bs, int warp, int lane,
+                                         float (&acc)[MmaShape<BM, BN>::MI][MmaShape<BM, BN>::NI][4]) {
+  using S = MmaShape<BM, BN>;
+  const int g = lane / 4, t = lane % 4;
+  const int i0 = (warp % S::WM) * (BM / S::WM) + g, j0 = (warp / S::WM) * (BN / S::WN) + g;
+  for (int k8 = 0; k8 < BK; k8 += 8) {
+    const float* ak = as + (k8 + t) * LA;  // A slab: (BK, LA), k-major
+    const float* bk = bs + (k8 + t) * LB;  // B slab: (BK, LB)
+    float fa[S::MI][4], fb[S::NI][2];
+    for (int mi = 0; mi < S::MI; ++mi) {
+      const int i = i0 + mi * 16;
+      fa[mi][0] = ak[i], fa[mi][1] = ak[i + 8], fa[mi][2] = ak[4 * LA + i], fa[mi][3] = ak[4 * LA + i + 8];
+    }
+    for (int ni = 0; ni < S::NI; ++ni) {
+      const int j = j0 + ni * 8;
+      fb[ni][0] = bk[j], fb[ni][1] = bk[4 * LB + j];
+    }
+    for (int mi = 0; mi < S::MI; ++mi)
+      for (int ni = 0; ni < S::NI; ++ni) simt::mma_m16n8k8_tf32(acc[mi][ni], fa[mi], fb[ni]);
+  }
+}
+
+// The fragments' accumulators into the FMA tile's layout (thread (tx, ty) holds
+// C(ty*TM + i, tx*4 + j)) through shared memory cs (BM, BN + 4), so both paths
+// store C the same way. Begins and ends on a barrier.
+template <int BM, int BN>
+__device__ __forceinline__ void fragments_to_rows(float* cs, int warp, int lane, int tx, int ty,
+                                                  const float (&frag)[MmaShape<BM, BN>::MI][MmaShape<BM, BN>::NI][4],
+                                                  float (&acc)[TM][4]) {
+  using S = MmaShape<BM, BN>;
+  constexpr int LC = BN + 4;
+  const int g = lane / 4, t = lane % 4;
+  const int i0 = (warp % S::WM) * (BM / S::WM) + g, j0 = (warp / S::WM) * (BN / S::WN) + 2 * t;
+  for (int mi = 0; mi < S::MI; ++mi)
+    for (int ni = 0; ni < S::NI; ++ni)
+      for (int e = 0; e < 4; ++e) cs[(i0 + mi * 16 + 8 * (e / 2)) * LC + j0 + ni * 8 + e % 2] = frag[mi][ni][e];
+  __syncthreads();
+  for (int i = 0; i < TM; ++i) {
+    const float4 v = reinterpret_cast<const float4*>(cs + (ty * TM + i) * LC)[tx];
+    acc[i][0] = v.x, acc[i][1] = v.y, acc[i][2] = v.z, acc[i][3] = v.w;
+  }
+  __syncthreads();
+}
 
 // Reduction row kk's table entry {off, h, w, lin}; past kend, one that fails every bounds test.
 __device__ __forceinline__ int4 table_row(const Gemm& gm, int kk, int kend) {
@@ -133,9 +198,46 @@ __device__ __forceinline__ float gather_b(const Gemm& gm, const float* b, const 
 
 // One block's BM x BN tile of gm: M tile y0 + blockIdx.y, N tile blockIdx.x,
 // z = group + groups*split.
-template <int BM, int BN, int TN, bool kWalkK, bool kStage = false>
+// Thread (tx, ty)'s TM x TN accumulators into C: rows m0 + ty*TM + i, columns
+// n0 + tx*TN + j; four contiguous, 16-byte aligned columns as one float4.
+template <int TN>
+__device__ __forceinline__ void store_tile(const Gemm& gm, float* c, const float (&acc)[TM][TN], int m0, int n0, int tx,
+                                           int ty) {
+  int lin[TN];
+  for (int j = 0; j < TN; ++j) {
+    const int gj = n0 + tx * TN + j;
+    lin[j] = gj < gm.n ? at(gm.cols, gj).lin : -1;
+  }
+  bool run4 = TN == 4 && n0 + tx * TN + TN - 1 < gm.n;  // four contiguous columns
+  for (int j = 1; j < TN; ++j) run4 = run4 && lin[j] == lin[0] + j;
+  for (int i = 0; i < TM; ++i) {
+    const int gi = m0 + ty * TM + i;
+    if (gi >= gm.m) continue;
+    float* out = c + int64_t(gi) * gm.c_ld;
+    if (run4 && reinterpret_cast<uintptr_t>(out + lin[0]) % sizeof(float4) == 0) {
+      if constexpr (TN == 4) {
+        float4 v;
+        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
+        simt::vstore(reinterpret_cast<float4*>(out + lin[0]), v);
+        continue;
+      }
+    }
+    for (int j = 0; j < TN; ++j)
+      if (lin[j] >= 0) out[lin[j]] = acc[i][j];
+  }
+}
+
+// kTf32: the slabs are stored rounded to TF32 and multiplied on the tensor
+// cores (mma_slab); the accumulators are then moved into the FMA layout and
+// stored as below.
+template <int BM, int BN, int TN, bool kWalkK, bool kStage = false, bool kTf32 = false>
 __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, unsigned y0, int z) {
-  using T = TileShape<BM, BN, TN, kWalkK>;
+  using T = TileShape<BM, BN, TN, kWalkK, kTf32>;
+  static_assert(!kTf32 || TN == 4, "the tensor-core tiles have 4 columns per thread");
+  const auto stored = [](float v) {
+    if constexpr (kTf32) return simt::to_tf32(v);
+    return v;
+  };
   constexpr int kThreads = T::kThreads, LA = T::LA, LB = T::LB, kA = T::kA, kB = T::kB;
   constexpr int kWarps = T::kWarps, kRowsN = T::kRowsN, kCols = T::kCols;
   CONVLAB_SHARED(float4, as4, [2][BK][LA / 4]);  // (2, BK, BM + 4): A slabs, k-major
@@ -179,12 +281,13 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
     float* as = reinterpret_cast<float*>(&as4[buf][0][0]);
     float* bs = reinterpret_cast<float*>(&bs4[buf][0][0]);
     for (int t = 0; t < kA; ++t)
-      if (ia + t * (kThreads / BK) < BM) as[ka * LA + ia + t * (kThreads / BK)] = ra[t];
+      if (ia + t * (kThreads / BK) < BM) as[ka * LA + ia + t * (kThreads / BK)] = stored(ra[t]);
     if constexpr (kWalkK) {
-      for (int t = 0; t < kB; ++t) bs[ka * LB + jk + t * (kThreads / BK)] = rb[t];
+      for (int t = 0; t < kB; ++t) bs[ka * LB + jk + t * (kThreads / BK)] = stored(rb[t]);
     } else {
       for (int r = 0; r < kRowsN; ++r)
-        for (int jc = 0; jc < kCols; ++jc) bs[(warp + kWarps * r) * LB + lane + 32 * jc] = rb[r * kCols + jc];
+        for (int jc = 0; jc < kCols; ++jc)
+          bs[(warp + kWarps * r) * LB + lane + 32 * jc] = stored(rb[r * kCols + jc]);
     }
   };
 
@@ -195,12 +298,22 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
   load(kbeg);
   stash(0);
   __syncthreads();
+  using S = std::conditional_t<kTf32, MmaShape<BM, BN>, MmaShape<64, 64>>;  // (unused by the FMA tiles)
+  float frag[S::MI][S::NI][4] = {};
   for (int k0 = kbeg, buf = 0; k0 < kend; k0 += BK, buf ^= 1) {
     const bool more = k0 + BK < kend;  // the same in every thread: the barrier below is not divergent
     if (more) load(k0 + BK);
-    mac_slab<TN>(as4[buf], bs4[buf], tx, ty, acc);
+    if constexpr (kTf32) {
+      mma_slab<BM, BN, LA, LB>(&as4[buf][0][0].x, &bs4[buf][0][0].x, warp, lane, frag);
+    } else {
+      mac_slab<TN>(as4[buf], bs4[buf], tx, ty, acc);
+    }
     if (more) stash(buf ^ 1);
     __syncthreads();
+  }
+  if constexpr (kTf32) {
+    CONVLAB_SHARED(float4, cs4, [BM][(BN + 4) / 4]);  // the fragments' accumulators, (BM, BN + 4)
+    fragments_to_rows<BM, BN>(&cs4[0][0].x, warp, lane, tx, ty, frag, acc);
   }
 
   if constexpr (kStage && TN == 4) {
@@ -209,28 +322,7 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
       return;
     }
   }
-  int lin[TN];
-  for (int j = 0; j < TN; ++j) {
-    const int gj = n0 + tx * TN + j;
-    lin[j] = gj < gm.n ? at(gm.cols, gj).lin : -1;
-  }
-  bool run4 = TN == 4 && n0 + tx * TN + TN - 1 < gm.n;  // four contiguous columns
-  for (int j = 1; j < TN; ++j) run4 = run4 && lin[j] == lin[0] + j;
-  for (int i = 0; i < TM; ++i) {
-    const int gi = m0 + ty * TM + i;
-    if (gi >= gm.m) continue;
-    float* out = c + int64_t(gi) * gm.c_ld;
-    if (run4 && reinterpret_cast<uintptr_t>(out + lin[0]) % sizeof(float4) == 0) {
-      if constexpr (TN == 4) {
-        float4 v;
-        v.x = acc[i][0], v.y = acc[i][1], v.z = acc[i][2], v.w = acc[i][3];
-        simt::vstore(reinterpret_cast<float4*>(out + lin[0]), v);
-        continue;
-      }
-    }
-    for (int j = 0; j < TN; ++j)
-      if (lin[j] >= 0) out[lin[j]] = acc[i][j];
-  }
+  store_tile<TN>(gm, c, acc, m0, n0, tx, ty);
 }
 
 }  // namespace convlab::cuda::igemm

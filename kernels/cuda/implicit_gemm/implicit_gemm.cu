@@ -39,6 +39,14 @@
 // tiles would not fill the GPU: each split writes partial sums to the
 // workspace (blockIdx.z = group + groups*split), reduce_splits_kernel adds them
 // in split order (deterministic).
+//
+// TF32 (Math::tf32): the same plan, tables and loads; each slab element is
+// rounded to TF32 as it is stored in shared memory (rows padded to 8 mod 32
+// floats so the fragment reads hit 32 distinct banks), and each warp multiplies
+// its (BM/WM) x (BN/WN) part of the tile as m16n8k8 tensor-core MMAs (gemm_tile.cuh's
+// MmaShape: 64 x 64 tiles as 2 x 4 warps of 32 x 16, 16 x 128 as 1 x 4 of
+// 16 x 32). The accumulators go through shared memory into the FMA tile's
+// layout and are stored as above. M <= 16 takes the 16 x 128 tile.
 #include "kernels/cuda/implicit_gemm/implicit_gemm.hpp"
 
 #include <algorithm>
@@ -95,10 +103,10 @@ __global__ void zero_kernel(float* c, int64_t count) {
   for (int64_t i = e; i < count && i < e + 4; ++i) c[i] = 0.0f;
 }
 
-template <int BM, int BN, int TN, bool kWalkK>
+template <int BM, int BN, int TN, bool kWalkK, bool kTf32>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     implicit_gemm_kernel(Gemm gm, Split split, unsigned y0, unsigned z0) {
-  gemm_tile<BM, BN, TN, kWalkK>(gm, split, y0, int(blockIdx.z + z0));
+  gemm_tile<BM, BN, TN, kWalkK, false, kTf32>(gm, split, y0, int(blockIdx.z + z0));
 }
 
 // Backward-data's stride phases in one launch (up to kMaxPhases GEMMs with the
@@ -147,13 +155,13 @@ __global__ void prep_phases_kernel(const __grid_constant__ Prep pp, const float*
   pp.dense[p][d] = a[int64_t(g) * pp.a_group + int64_t(i) * pp.a_ld + at(pp.a_cols[p], kk).lin];  // (groups, m, k)
 }
 
-template <int BM, int BN, int TN>
+template <int BM, int BN, int TN, bool kTf32>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     implicit_gemm_phases_kernel(const __grid_constant__ Phases ps, int groups, unsigned y0, unsigned z0) {
   const int z = int(blockIdx.z + z0);
   const Gemm gm = ps.gm[z / groups];
   if (int(blockIdx.x) * BN >= gm.n) return;  // the whole block: before any barrier
-  gemm_tile<BM, BN, TN, false, true>(gm, Split{groups, gm.k, 0}, y0, z % groups);
+  gemm_tile<BM, BN, TN, false, true, kTf32>(gm, Split{groups, gm.k, 0}, y0, z % groups);
 }
 
 // out[e] = sum over s < splits of part[s*count + e], in that order (deterministic).
@@ -165,48 +173,56 @@ __global__ void reduce_splits_kernel(const float* part, int count, int splits, f
   out[e] = v;
 }
 
-template <int BM, int BN, int TN, bool kWalkK>
+template <int BM, int BN, int TN, bool kWalkK, bool kTf32>
 void launch_tile(const Gemm& gm, const Split& split, int splits, void* stream) {
   simt::for_each_grid_chunk(uint64_t((gm.n + BN - 1) / BN), uint64_t((gm.m + BM - 1) / BM),
                             uint64_t(split.groups) * uint64_t(splits), [&](dim3 grid, unsigned y0, unsigned z0) {
-                              CONVLAB_LAUNCH((implicit_gemm_kernel<BM, BN, TN, kWalkK>), grid,
+                              CONVLAB_LAUNCH((implicit_gemm_kernel<BM, BN, TN, kWalkK, kTf32>), grid,
                                              dim3((BM / TM) * (BN / TN)), 0, stream, gm, split, y0, z0);
                             });
 }
 
-template <int BM, int BN, int TN>
+template <int BM, int BN, int TN, bool kTf32>
 void launch_phases_tile(const Phases& ps, int n, int groups, void* stream) {
   simt::for_each_grid_chunk(uint64_t((n + BN - 1) / BN), uint64_t((ps.gm[0].m + BM - 1) / BM),
                             uint64_t(groups) * uint64_t(ps.count), [&](dim3 grid, unsigned y0, unsigned z0) {
-                              CONVLAB_LAUNCH((implicit_gemm_phases_kernel<BM, BN, TN>), grid,
+                              CONVLAB_LAUNCH((implicit_gemm_phases_kernel<BM, BN, TN, kTf32>), grid,
                                              dim3((BM / TM) * (BN / TN)), 0, stream, ps, groups, y0, z0);
                             });
 }
 
 // The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 4 x 128 (4 x 1
-// per thread), not 64 x 64.
+// per thread), not 64 x 64. The tensor-core tiles start at 16 rows (an MMA's
+// M): M <= 16 takes 16 x 128, its padding rows zeros the MMA multiplies.
 struct Tile {
   int bm, bn;
 };
-Tile tile_for(int m) { return m <= 4 ? Tile{4, 128} : m <= 16 ? Tile{16, 128} : m <= 32 ? Tile{32, 64} : Tile{64, 64}; }
+Tile tile_for(int m, bool tf32) {
+  return m <= 4 && !tf32 ? Tile{4, 128} : m <= 16 ? Tile{16, 128} : m <= 32 ? Tile{32, 64} : Tile{64, 64};
+}
 
-template <bool kWalkK>
+template <bool kWalkK, bool kTf32>
 void launch_gemm(const Gemm& gm, const Split& split, int splits, void* stream) {
-  switch (tile_for(gm.m).bm) {
-    case 4: launch_tile<4, 128, 1, kWalkK>(gm, split, splits, stream); break;
-    case 16: launch_tile<16, 128, 4, kWalkK>(gm, split, splits, stream); break;
-    case 32: launch_tile<32, 64, 4, kWalkK>(gm, split, splits, stream); break;
-    default: launch_tile<64, 64, 4, kWalkK>(gm, split, splits, stream); break;
+  switch (tile_for(gm.m, kTf32).bm) {
+    case 4:
+      if constexpr (!kTf32) launch_tile<4, 128, 1, kWalkK, false>(gm, split, splits, stream);
+      break;
+    case 16: launch_tile<16, 128, 4, kWalkK, kTf32>(gm, split, splits, stream); break;
+    case 32: launch_tile<32, 64, 4, kWalkK, kTf32>(gm, split, splits, stream); break;
+    default: launch_tile<64, 64, 4, kWalkK, kTf32>(gm, split, splits, stream); break;
   }
 }
 
 // ps.count phases of the same M, n their widest N.
+template <bool kTf32>
 void launch_phases(const Phases& ps, int n, int groups, void* stream) {
-  switch (tile_for(ps.gm[0].m).bm) {
-    case 4: launch_phases_tile<4, 128, 1>(ps, n, groups, stream); break;
-    case 16: launch_phases_tile<16, 128, 4>(ps, n, groups, stream); break;
-    case 32: launch_phases_tile<32, 64, 4>(ps, n, groups, stream); break;
-    default: launch_phases_tile<64, 64, 4>(ps, n, groups, stream); break;
+  switch (tile_for(ps.gm[0].m, kTf32).bm) {
+    case 4:
+      if constexpr (!kTf32) launch_phases_tile<4, 128, 1, false>(ps, n, groups, stream);
+      break;
+    case 16: launch_phases_tile<16, 128, 4, kTf32>(ps, n, groups, stream); break;
+    case 32: launch_phases_tile<32, 64, 4, kTf32>(ps, n, groups, stream); break;
+    default: launch_phases_tile<64, 64, 4, kTf32>(ps, n, groups, stream); break;
   }
 }
 
@@ -214,8 +230,8 @@ void launch_phases(const Phases& ps, int n, int groups, void* stream) {
 // below kSplitBlocks blocks (two per SM of a 132-SM H100) its K is split, at
 // least kMinSplitRows rows per split, into partial sums reduced in a fixed order.
 constexpr int64_t kSplitBlocks = 264, kMinSplitRows = 32 * BK;
-void split_k(Sub& s, int groups) {
-  const Tile t = tile_for(s.gm.m);
+void split_k(Sub& s, int groups, bool tf32) {
+  const Tile t = tile_for(s.gm.m, tf32);
   const int64_t blocks = int64_t((s.gm.m + t.bm - 1) / t.bm) * ((s.gm.n + t.bn - 1) / t.bn) * groups;
   const int64_t want = std::min((kSplitBlocks + blocks - 1) / blocks, int64_t(s.gm.k) / kMinSplitRows);
   if (want <= 1) return;
@@ -237,7 +253,7 @@ Taps phase_taps(int taps, int dil, int stride, int phase, int pad) {
 }
 
 // The direction's GEMMs (tensor and table pointers left null).
-std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
+std::vector<Sub> plan(const ConvShape& sh, Direction dir, bool tf32) {
   const int kg = sh.kg(), cg = sh.cg(), rs = sh.r * sh.s, hw = sh.h * sh.w, pq = sh.p * sh.q;
   std::vector<Sub> subs;
   int64_t row0 = 0, a0 = 0;
@@ -259,7 +275,7 @@ std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
       add(Gemm{kg, cg * rs, sh.n * pq, nullptr, kg * pq, pq, nullptr, cg * hw, sh.h, sh.w, nullptr, kg * cg * rs,
                cg * rs, nullptr, taps},
           pixels);
-      split_k(subs.back(), sh.groups);
+      split_k(subs.back(), sh.groups, tf32);
       break;
     case Direction::bwd_data:  // per phase: C (Cg, N*Hp*Wp) = wei^T (Cg, Kg*Rv*Sv) * B (Kg*Rv*Sv, N*Hp*Wp)
       for (int ph = 0; ph < std::min(sh.stride_h, sh.h); ++ph)
@@ -316,6 +332,7 @@ int64_t workspace_floats(const std::vector<Sub>& subs, int groups) {
   return table_rows(subs) * 4 + part + dense;
 }
 
+template <bool kTf32>
 void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float* a, const float* b, float* c,
          void* workspace, void* stream) {
   auto* rows = static_cast<int4*>(workspace);
@@ -344,9 +361,9 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
                    pp, a);
     // one phase with contiguous columns (stride_w 1): the plain kernel
     if (ps.count == 1 && ps.gm[0].cols.sx == 1) {
-      launch_gemm<false>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);
+      launch_gemm<false, kTf32>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);
     } else {
-      launch_phases(ps, ps_n, sh.groups, stream);
+      launch_phases<kTf32>(ps, ps_n, sh.groups, stream);
     }
     ps.count = 0, pp.count = 0, ps_n = 0;
   };
@@ -375,9 +392,9 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
       s.gm.c = reinterpret_cast<float*>(rows + table_rows(subs));  // (splits, groups * c_group)
     }
     if (dir == Direction::bwd_filter) {
-      launch_gemm<true>(s.gm, split, s.splits, stream);
+      launch_gemm<true, kTf32>(s.gm, split, s.splits, stream);
     } else {
-      launch_gemm<false>(s.gm, split, s.splits, stream);
+      launch_gemm<false, kTf32>(s.gm, split, s.splits, stream);
     }
     if (s.splits > 1) {
       const int count = int(split.c_split);
@@ -388,25 +405,35 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
   flush();
 }
 
+void implicit_gemm_conv(const ConvShape& sh, Direction dir, Math math, const float* a, const float* b, float* c,
+                        void* workspace, void* stream) {
+  const bool tf32 = math == Math::tf32;
+  if (tf32) {
+    run<true>(plan(sh, dir, true), sh, dir, a, b, c, workspace, stream);
+  } else {
+    run<false>(plan(sh, dir, false), sh, dir, a, b, c, workspace, stream);
+  }
+}
+
 }  // namespace
 
-size_t implicit_gemm_workspace_bytes(const ConvShape& sh, Direction dir) {
-  return size_t(workspace_floats(plan(sh, dir), sh.groups)) * sizeof(float);
+size_t implicit_gemm_workspace_bytes(const ConvShape& sh, Direction dir, Math math) {
+  return size_t(workspace_floats(plan(sh, dir, math == Math::tf32), sh.groups)) * sizeof(float);
 }
 
 void implicit_gemm_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* workspace,
-                            void* stream) {
-  run(plan(sh, Direction::fwd), sh, Direction::fwd, wei, src, dst, workspace, stream);
+                            void* stream, Math math) {
+  implicit_gemm_conv(sh, Direction::fwd, math, wei, src, dst, workspace, stream);
 }
 
 void implicit_gemm_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src,
-                                 void* workspace, void* stream) {
-  run(plan(sh, Direction::bwd_data), sh, Direction::bwd_data, wei, diff_dst, diff_src, workspace, stream);
+                                 void* workspace, void* stream, Math math) {
+  implicit_gemm_conv(sh, Direction::bwd_data, math, wei, diff_dst, diff_src, workspace, stream);
 }
 
 void implicit_gemm_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,
-                                   void* workspace, void* stream) {
-  run(plan(sh, Direction::bwd_filter), sh, Direction::bwd_filter, diff_dst, src, diff_wei, workspace, stream);
+                                   void* workspace, void* stream, Math math) {
+  implicit_gemm_conv(sh, Direction::bwd_filter, math, diff_dst, src, diff_wei, workspace, stream);
 }
 
 }  // namespace convlab::cuda

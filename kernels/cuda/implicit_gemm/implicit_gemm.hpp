@@ -19,13 +19,18 @@
 
 namespace convlab::cuda {
 
-size_t implicit_gemm_workspace_bytes(const ConvShape& sh, Direction dir);
+// fp32: FMAs in fp32 on the CUDA cores. tf32: each slab element rounded to TF32
+// (cvt.rna) as it is stored in shared memory and multiplied on the tensor cores
+// (mma.sync m16n8k8, fp32 accumulators); the same gathers, tables and splits.
+enum class Math { fp32, tf32 };
+
+size_t implicit_gemm_workspace_bytes(const ConvShape& sh, Direction dir, Math math = Math::fp32);
 
 void implicit_gemm_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* workspace,
-                            void* stream);
+                            void* stream, Math math = Math::fp32);
 void implicit_gemm_conv_bwd_data(const ConvShape& sh, const float* diff_dst, const float* wei, float* diff_src,
-                                 void* workspace, void* stream);
+                                 void* workspace, void* stream, Math math = Math::fp32);
 void implicit_gemm_conv_bwd_filter(const ConvShape& sh, const float* src, const float* diff_dst, float* diff_wei,
-                                   void* workspace, void* stream);
+                                   void* workspace, void* stream, Math math = Math::fp32);
 
 }  // namespace convlab::cuda

@@ -28,6 +28,7 @@ Counts& Counts::operator+=(const Counts& o) {
   shared_st_conflicts += o.shared_st_conflicts;
   warp_instructions += o.warp_instructions, active_lanes += o.active_lanes;
   fma_instructions += o.fma_instructions, fma_lanes += o.fma_lanes, fma_useful_lanes += o.fma_useful_lanes;
+  mma_instructions += o.mma_instructions;
   barriers += o.barriers;
   return *this;
 }
@@ -50,6 +51,7 @@ Counts LaunchCounts::scaled() const {
   s.warp_instructions = sc(c.warp_instructions), s.active_lanes = sc(c.active_lanes);
   s.fma_instructions = sc(c.fma_instructions), s.fma_lanes = sc(c.fma_lanes);
   s.fma_useful_lanes = sc(c.fma_useful_lanes);
+  s.mma_instructions = sc(c.mma_instructions);
   s.barriers = sc(c.barriers);
   return s;
 }
@@ -169,6 +171,7 @@ struct ThreadState {
   std::vector<Event> events;
   PcTable<uint32_t> occ;
   PcTable<FmaCount> fma;
+  uint64_t mma = 0;  // warp MMAs this lane took part in since the warp's last flush
 };
 
 thread_local ThreadState* t_state = nullptr;
@@ -282,6 +285,9 @@ void flush(Slot& S, bool at_barrier) {
       ts.occ.clear();
     }
     count_fmas(*ss, w0, std::min(n, w0 + 32));
+    uint64_t mma = 0;  // every lane takes part in each of its warp's MMAs
+    for (int t = w0; t < std::min(n, w0 + 32); ++t) mma = std::max(mma, ss->threads[t].mma), ss->threads[t].mma = 0;
+    ss->counts.mma_instructions += mma;
     std::sort(v.begin(), v.end(), [](const LaneEvent& a, const LaneEvent& b) {
       return a.pc != b.pc ? a.pc < b.pc : a.occ != b.occ ? a.occ < b.occ : a.lane < b.lane;
     });
@@ -365,8 +371,11 @@ void launch_end(Launch& L) {
 }
 
 void atomic(const void* p, size_t bytes, const void* pc) { record(p, bytes, kAtomic, pc); }
+void mma() {
+  if (t_state) ++t_state->mma;
+}
 
-const emu::detail::CountHooks kHooks{launch_begin, slot_ready, thread_begin, thread_end, flush, launch_end, atomic};
+const emu::detail::CountHooks kHooks{launch_begin, slot_ready, thread_begin, thread_end, flush, launch_end, atomic, mma};
 
 }  // namespace
 

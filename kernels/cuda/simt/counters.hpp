@@ -28,6 +28,8 @@
 //           reconvergence points), lane FMAs, and the lane FMAs whose
 //           multiplicands are both non-zero (useful when the inputs hold no
 //           zeros: padding, masked tile rows and stride holes multiply zeros);
+//   mma:    warp-level tensor-core MMAs (simt::mma_m16n8k8_tf32), one per call
+//           of the warp (smsp__inst_executed_pipe_tensor);
 //   barriers: __syncthreads completed, per block, summed over blocks.
 // Sampling (Options::sample_blocks) runs only that many blocks of each launch
 // (the corners of the grid, then a seeded random set) at the full problem
@@ -49,6 +51,7 @@ struct Counts {
   uint64_t shared_st_requests = 0, shared_st_wavefronts = 0, shared_st_conflicts = 0;
   uint64_t warp_instructions = 0, active_lanes = 0;  // the memory requests above
   uint64_t fma_instructions = 0, fma_lanes = 0, fma_useful_lanes = 0;
+  uint64_t mma_instructions = 0;  // warp-level MMAs (simt::mma_m16n8k8_tf32), one per warp call
   uint64_t barriers = 0;
 
   Counts& operator+=(const Counts& o);

@@ -47,7 +47,7 @@ std::string format_line(const LaunchCounts& r) {
   s += " | warp inst " + std::to_string(c.warp_instructions) + " lanes/inst " +
        ratio(c.active_lanes, c.warp_instructions);
   s += " | fma " + std::to_string(c.fma_instructions) + " inst lanes/inst " + ratio(c.fma_lanes, c.fma_instructions) +
-       " useful/inst " + ratio(c.fma_useful_lanes, c.fma_instructions) + " | barriers " + std::to_string(c.barriers);
+       " useful/inst " + ratio(c.fma_useful_lanes, c.fma_instructions) + " | mma " + std::to_string(c.mma_instructions) + " | barriers " + std::to_string(c.barriers);
   return s;
 }
 
@@ -55,7 +55,7 @@ std::string csv_header() {
   return "kernel,function,grid,block,blocks,sampled_blocks,global_ld_requests,global_ld_sectors,global_st_requests,"
          "global_st_sectors,global_atom_requests,global_atom_sectors,shared_ld_requests,shared_ld_wavefronts,"
          "shared_ld_conflicts,shared_st_requests,shared_st_wavefronts,shared_st_conflicts,warp_instructions,"
-         "active_lanes,fma_instructions,fma_lanes,fma_useful_lanes,barriers";
+         "active_lanes,fma_instructions,fma_lanes,fma_useful_lanes,barriers,mma_instructions";
 }
 
 std::string csv_row(const LaunchCounts& r) {
@@ -66,7 +66,7 @@ std::string csv_row(const LaunchCounts& r) {
        {c.global_ld_requests, c.global_ld_sectors, c.global_st_requests, c.global_st_sectors, c.global_atom_requests,
         c.global_atom_sectors, c.shared_ld_requests, c.shared_ld_wavefronts, c.shared_ld_conflicts,
         c.shared_st_requests, c.shared_st_wavefronts, c.shared_st_conflicts, c.warp_instructions, c.active_lanes,
-        c.fma_instructions, c.fma_lanes, c.fma_useful_lanes, c.barriers})
+        c.fma_instructions, c.fma_lanes, c.fma_useful_lanes, c.barriers, c.mma_instructions})
     s += "," + std::to_string(v);
   return s;
 }

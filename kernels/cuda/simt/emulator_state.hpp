@@ -57,6 +57,7 @@ struct CountHooks {
   void (*flush)(Slot&, bool at_barrier);
   void (*launch_end)(Launch&);
   void (*atomic)(const void* p, size_t bytes, const void* pc);
+  void (*mma)();  // the calling lane took part in one warp MMA
 };
 inline const CountHooks* count_hooks = nullptr;
 
@@ -77,6 +78,7 @@ struct BlockDone {
 struct Warp {
   std::unique_ptr<std::barrier<WarpDone>> bar;
   uint64_t slot[32] = {};
+  float frag[32][6] = {};  // mma: each lane's A (4) and B (2) fragment registers
   unsigned full_mask = 0;
   int base = 0, size = 0;
 };

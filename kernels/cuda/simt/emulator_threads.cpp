@@ -1,6 +1,8 @@
 // What a kernel thread calls inside the SIMT emulator: its lane, shared
 // memory, __syncthreads, warp barriers and exchanges, and the checks that
 // turn a misaligned access into a device fault (emulator.cpp has the model).
+#include <cmath>
+#include <cstring>
 #include <string>
 
 #include "kernels/cuda/simt/emulator_state.hpp"
@@ -50,6 +52,15 @@ void syncthreads(const Site& site) {
 }
 
 namespace {
+// x with its low 13 mantissa bits cleared: the value a tensor core reads as TF32.
+float tf32_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u &= 0xffffe000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
 Warp& enter_warp(Slot& S, unsigned mask, const char* op, const Site& site) {
   Warp& w = *S.warps[t_tid / 32];
   if (mask != w.full_mask)
@@ -82,6 +93,40 @@ uint64_t exchange(unsigned mask, uint64_t value, int src, const Site& site) {
   w.bar->arrive_and_wait();  // nobody overwrites a slot before every lane read
   S.recs[t_tid].state.store(kRunning);
   return out;
+}
+
+void mma_m16n8k8_tf32(float (&d)[4], const float (&a)[4], const float (&b)[2], const Site& site) {
+  Slot& S = current("mma.sync");
+  Warp& w = enter_warp(S, S.warps[t_tid / 32]->full_mask, "mma.sync", site);
+  if (w.size != 32)
+    S.report(S.L->thread_name(t_tid) + ": mma.sync in a warp of " + std::to_string(w.size) + " threads at " +
+             site.file_name() + ":" + std::to_string(site.line()) + ": a warp-level MMA needs all 32 lanes");
+  const int lane = t_tid - w.base;
+  for (int i = 0; i < 4; ++i) w.frag[lane][i] = a[i];
+  for (int i = 0; i < 2; ++i) w.frag[lane][4 + i] = b[i];
+  w.bar->arrive_and_wait();
+  // PTX's m16n8k8 .tf32 fragments (g = lane / 4, t = lane % 4):
+  //   A (16 x 8, row):  a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+  //   B (8 x 8, col):   b0 (t, g), b1 (t+4, g)
+  //   C, D (16 x 8):    c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)
+  // A(r, k) is lane (r % 8)*4 + k % 4's register (r >= 8) + 2*(k >= 4); B(k, n)
+  // is lane n*4 + k % 4's register k >= 4. Inputs read as TF32 (the low 13
+  // mantissa bits ignored, as the tensor cores do); a TF32 product is exact in
+  // fp32, summed into D in k order.
+  const int g = lane / 4, t = lane % 4;
+  for (int e = 0; e < 4; ++e) {
+    const int r = g + 8 * (e >> 1), n = 2 * t + (e & 1);
+    float acc = d[e];
+    for (int k = 0; k < 8; ++k) {
+      const float av = tf32_bits(w.frag[(r % 8) * 4 + k % 4][(r >= 8) + 2 * (k >= 4)]);
+      const float bv = tf32_bits(w.frag[n * 4 + k % 4][4 + (k >= 4)]);
+      acc = std::fma(av, bv, acc);
+    }
+    d[e] = acc;
+  }
+  if (count_hooks) count_hooks->mma();
+  w.bar->arrive_and_wait();  // nobody overwrites a fragment before every lane read
+  S.recs[t_tid].state.store(kRunning);
 }
 
 unsigned ballot(unsigned mask, bool pred, const Site& site) {

@@ -16,7 +16,8 @@
 // before a barrier others reached are reported errors, never hangs),
 // __syncwarp / __shfl_sync / __shfl_up_sync / __shfl_down_sync /
 // __shfl_xor_sync / __ballot_sync (full-warp masks only, a per-warp barrier and
-// exchange slots), atomicAdd (std::atomic_ref), __ldg, per-block static shared
+// exchange slots), the TF32 warp MMA (simt::mma_m16n8k8_tf32) and TF32 rounding
+// (simt::to_tf32), atomicAdd (std::atomic_ref), __ldg, per-block static shared
 // memory via CONVLAB_SHARED and dynamic shared memory via
 // simt::dynamic_shared<T>() (both filled with 0xFF bytes = NaN before every
 // block), a watchdog that prints where every thread waits and aborts if a
@@ -52,8 +53,10 @@
 //   - inter-block synchronisation (an emulated block never waits for another:
 //     a spin on another block's flag hangs, the watchdog reports it);
 //   - reinterpret_cast vector loads / stores not through simt::vload / vstore;
-//   - inline PTX (asm), __CUDA_ARCH__ branches, tensor cores (wmma/mma,
-//     cp.async): those belong in separate GPU-only kernels.
+//   - inline PTX (asm), __CUDA_ARCH__ branches, wmma, cp.async: those belong
+//     in separate GPU-only kernels. The tensor cores are reached through
+//     simt::mma_m16n8k8_tf32 and simt::to_tf32 only (PTX on nvcc, the fragment
+//     layout and TF32 rounding executed by the emulator).
 //   - CUDA math builtins other than the ones defined below (use std:: / fmaf /
 //     std::min, which nvcc accepts in device code with --expt-relaxed-constexpr).
 #pragma once
@@ -130,6 +133,25 @@ __device__ __forceinline__ void vstore(T* p, const T& v) {
   *p = v;
 }
 
+// x rounded to TF32 (10 mantissa bits, to nearest, ties away from zero): cvt.rna.tf32.f32.
+__device__ __forceinline__ float to_tf32(float x) {
+  uint32_t u;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+  return __uint_as_float(u);
+}
+
+// d += A * B on the tensor cores, one warp: mma.sync.aligned.m16n8k8.row.col
+// .f32.tf32.tf32.f32 with PTX's fragment layout (the emulator's mma_m16n8k8_tf32
+// spells it out). Every lane of the warp must call it.
+__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const float (&a)[4], const float (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])), "r"(__float_as_uint(a[2])),
+        "r"(__float_as_uint(a[3])), "r"(__float_as_uint(b[0])), "r"(__float_as_uint(b[1])));
+}
+
 // launch(kernel, grid, block, shmem, stream, args...) == kernel<<<grid, block, shmem, stream>>>(args...)
 // followed by a launch-error check that throws convlab::Error.
 template <typename... KArgs, typename... Args>
@@ -185,6 +207,8 @@ void syncwarp(unsigned mask, const Site& site);
 // (the caller's own value when src is outside the warp).
 uint64_t exchange(unsigned mask, uint64_t value, int src, const Site& site);
 unsigned ballot(unsigned mask, bool pred, const Site& site);
+// One warp's mma.sync m16n8k8 TF32 (every lane of a full warp calls it).
+void mma_m16n8k8_tf32(float (&d)[4], const float (&a)[4], const float (&b)[2], const Site& site);
 int lane_id();
 void* dynamic_shared();
 // One CONVLAB_SHARED declaration: its offset in the block's static shared
@@ -272,6 +296,25 @@ void launch_named(const char* name, void (*kernel)(KArgs...), dim3 grid, dim3 bl
   (check_argument<KArgs>(name, index++, args), ...);
   emu::launch(name, reinterpret_cast<const void*>(kernel), grid, block, shmem,
               [&] { kernel(static_cast<KArgs>(args)...); });
+}
+
+// x rounded to TF32 as cvt.rna.tf32.f32 does: to nearest on the 10-bit mantissa,
+// ties away from zero (adding half of the dropped part's unit to the magnitude
+// carries into the kept bits exactly when the dropped part is >= half); Inf and
+// NaN pass through.
+inline float to_tf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+// d += A * B, PTX's mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 on one
+// warp (fragment layout in emulator_threads.cpp).
+inline void mma_m16n8k8_tf32(float (&d)[4], const float (&a)[4], const float (&b)[2],
+                             const std::source_location& site = std::source_location::current()) {
+  emu::mma_m16n8k8_tf32(d, a, b, site);
 }
 
 template <typename T>

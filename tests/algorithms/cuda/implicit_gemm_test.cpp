@@ -3,7 +3,9 @@
 // phase (stride 2, 3, 4, unequal strides, with padding and dilation, phases
 // no tap reaches, images smaller than the stride; 1x1 filters at stride 2, 3); GEMMs with fewer rows than
 // the smallest tile (C or K = 1, 3) and at each tile choice's edges (4 / 16 /
-// 32 rows); groups; the row table's size.
+// 32 rows); groups; the row table's size. cuda.implicit_gemm_tf32 (the same
+// plan on the emulated tensor cores) over the same sweeps, under its derived
+// TF32 bound.
 #include <gtest/gtest.h>
 
 #include "algorithms/cuda/implicit_gemm.hpp"
@@ -163,6 +165,44 @@ TEST(CudaImplicitGemm, RowTableHoldsEachReductionRowOnce) {
   }
   const ConvShape odd = shape(2, 4, 3, 2, 6, 3, 3, 1, 1, 4, 4);  // some taps reach no pixel
   EXPECT_LT(a.workspace_bytes(test::problem_of(odd), Direction::bwd_data), 16u * size_t(odd.kg() * odd.r * odd.s));
+}
+
+// ---- cuda.implicit_gemm_tf32: the MMA tiles (16 x 128, 32 x 64, 64 x 64; M <=
+// 16 padded to an MMA's 16 rows), stride phases and split K on the emulated tensor cores.
+const CudaImplicitGemm& tf32() {
+  static const CudaImplicitGemm a(true);
+  return a;
+}
+
+TEST(CudaImplicitGemmTf32, IsTheTensorCoreVariant) {
+  EXPECT_EQ(tf32().name(), "cuda.implicit_gemm_tf32");
+  EXPECT_EQ(tf32().math(), "tf32");
+  EXPECT_EQ(CudaImplicitGemm().math(), "fp32");
+  const ConvProblem p = test::problem_of(shape(2, 8, 9, 9, 16, 3, 3, 1, 1, 1, 1));
+  // the TF32 rounding term (2u + u^2, u = 2^-11) on top of the fp32 summation bound
+  EXPECT_GT(tf32().tolerance(p, Direction::fwd).elem, CudaImplicitGemm().tolerance(p, Direction::fwd).elem + 9e-4);
+  EXPECT_LT(tf32().tolerance(p, Direction::fwd).elem, 1.1e-3);
+}
+
+TEST(CudaImplicitGemmTf32, MatchesReferenceOnTheEmulatedSweep) { testing::ConvTester(tf32()).emulated().run(); }
+
+TEST(CudaImplicitGemmTf32, TileEdgesMatchReferenceInEveryDirection) { sweep(tf32(), tile_edge_shapes()); }
+
+TEST(CudaImplicitGemmTf32, StridedBwdDataPhasesMatchReference) {
+  sweep(tf32(), many_phase_shapes(), {Dir::bwd_data});
+  sweep(tf32(), pointwise_strided_shapes(), {Dir::bwd_data});
+}
+
+TEST(CudaImplicitGemmTf32, BwdFilterSplitKMatchesReference) { sweep(tf32(), split_k_shapes(), {Dir::bwd_filter}); }
+
+// The tensor-core tiles start at 16 rows: the 3-row GEMMs of conv1-like
+// backward-data take the 16 x 128 tile, whose workspace equals the fp32 one's.
+TEST(CudaImplicitGemmTf32, WorkspaceMatchesThePlanOfTheFp32Variant) {
+  for (const ConvShape& sh : strided_shapes()) {
+    const ConvProblem p = test::problem_of(sh);
+    for (Direction d : {Direction::fwd, Direction::bwd_data})
+      EXPECT_EQ(tf32().workspace_bytes(p, d), CudaImplicitGemm().workspace_bytes(p, d)) << test::label(sh);
+  }
 }
 
 }  // namespace
