@@ -14,7 +14,7 @@ double ComparisonRow::gflops() const { return std::isfinite(time) && time > 0 ? 
 void require_compare_memory(const std::vector<LayerCase>& cases, const CompareOptions& opt) {
   ExecContext ctx;
   ctx.device = opt.device;
-  const std::vector<const Algorithm*> candidates = find_candidates(opt.device);
+  const std::vector<const Algorithm*> candidates = find_candidates(opt.device, opt.tf32);
   for (const LayerCase& lc : cases)
     for (Direction dir : lc.dirs.empty() ? opt.dirs : lc.dirs)
       find_memory(lc.problem, dir, ctx, FindOptions{}, candidates)
@@ -37,7 +37,10 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
       out.probes.emplace_back(c.resolved_threads(), ensure_probe(c, opt.probe_cache, opt.reprobe));
     }
   std::map<std::string, const Algorithm*> by_name;
-  for (const Algorithm* a : find_candidates(opt.device)) by_name[std::string(a->name())] = a;
+  const std::vector<const Algorithm*> candidates = find_candidates(opt.device, opt.tf32);
+  for (const Algorithm* a : candidates) by_name[std::string(a->name())] = a;
+  Constraints cons;
+  cons.tf32 = opt.tf32;
   const MachineLoad before = load_snapshot();
   for (size_t ti = 0; ti < opt.threads.size(); ++ti) {
     ExecContext ctx;
@@ -48,11 +51,11 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
       for (Direction dir : lc.dirs.empty() ? opt.dirs : lc.dirs) {
         FindOptions fo;
         fo.max_seconds = opt.max_seconds;
-        std::vector<AlgoPerf> found = find(lc.problem, dir, ctx, fo);
+        std::vector<AlgoPerf> found = find(lc.problem, dir, ctx, fo, candidates);
         const std::vector<AlgoPerf> got = get(lc.problem, dir, ctx, size_t(-1), opt.calibration);
-        if (const AlgoPerf* f = select(found, Constraints{})) mark_ties(found, std::string(f->algo));
-        const AlgoPerf* fsel = select(found, Constraints{});
-        const AlgoPerf* gsel = select(got, Constraints{});
+        if (const AlgoPerf* f = select(found, cons)) mark_ties(found, std::string(f->algo));
+        const AlgoPerf* fsel = select(found, cons);
+        const AlgoPerf* gsel = select(got, cons);
         std::map<std::string, int> grank;
         for (size_t i = 0; i < got.size(); ++i)
           if (got[i].status == PerfStatus::ok) grank[got[i].algo] = int(i) + 1;

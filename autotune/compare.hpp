@@ -70,6 +70,9 @@ struct CompareOptions {
   std::vector<int> threads = {0};
   std::vector<Direction> dirs = {Direction::fwd, Direction::bwd_data, Direction::bwd_filter};
   double max_seconds = 0.3;            // timed work per candidate
+  // Also run the reduced-precision (TF32 tensor-core) algorithms, cuda.*_tf32 and cudnn.*_tf32, in
+  // the same table; find's pick may then be one of them.
+  bool tf32 = false;
   const Calibration* calibration = nullptr;
   // The machine probe of each thread count (CPU) is ensured first: this process's, else the one in
   // probe_cache ("" = the default cache file), else measured and stored there.

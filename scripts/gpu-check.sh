@@ -13,7 +13,7 @@
 #   tests     the GPU tests through CTest (every test whose name says cuda/cudnn/
 #             gpu/nccl, the registry sweep of cuda.* and cudnn.*); FAILS if any
 #             failed or skipped for want of a device; says whether NCCL ran
-#   check     `convlab layers alexnet --device cuda --batch 32`: every cuda.* /
+#   check     `convlab layers alexnet --device cuda --batch 32 --tf32`: every cuda.* /
 #             cudnn.* algorithm on every AlexNet layer and direction in one process,
 #             checked against the fp64 reference and timed; FAILS on any failed or
 #             inaccurate row
@@ -26,7 +26,7 @@
 #             wavefront, achieved occupancy, registers, active lanes per instruction
 #   sanitize  compute-sanitizer memcheck and racecheck over a sample of the cuda.*
 #             registry sweep and the GPU layer tests
-#   resnet    `convlab layers resnet50 --device cuda --batch 32`: ResNet-50's
+#   resnet    `convlab layers resnet50 --device cuda --batch 32 --tf32`: ResNet-50's
 #             layers as the check stage does AlexNet's (0.1 s of timed work each)
 #   bench     `bench_conv --device=cuda`: every cuda.* / cudnn.* algorithm on every
 #             AlexNet layer and direction, CUDA-event times with an L2 flush
@@ -319,7 +319,7 @@ stage_sanitize() {
 
 stage_check() {
   local d=$out/check; mkdir -p "$d"
-  timeout "$(left)" "$bin/convlab" layers alexnet --device cuda --batch 32 --json "$d/layers_alexnet_cuda.json" \
+  timeout "$(left)" "$bin/convlab" layers alexnet --device cuda --batch 32 --tf32 --json "$d/layers_alexnet_cuda.json" \
     > "$d/layers_alexnet_cuda.txt" 2>&1
   local rc=$?
   [ $rc -ne 124 ] || { stage_fail check "did not finish within the stage's cap ($stage_limit s); see $d/layers_alexnet_cuda.txt"; return; }
@@ -397,7 +397,7 @@ stage_dist() {
 
 stage_resnet() {
   local d=$out/resnet; mkdir -p "$d"
-  timeout "$(left)" "$bin/convlab" layers resnet50 --device cuda --batch 32 --max-seconds 0.1 \
+  timeout "$(left)" "$bin/convlab" layers resnet50 --device cuda --batch 32 --tf32 --max-seconds 0.1 \
     --json "$d/layers_resnet50_cuda.json" > "$d/layers_resnet50_cuda.txt" 2>&1
   local rc=$?
   [ $rc -ne 124 ] || { stage_partial resnet "did not finish within the stage's cap ($stage_limit s); see $d/layers_resnet50_cuda.txt"; return; }

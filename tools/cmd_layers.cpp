@@ -77,6 +77,8 @@ Args layers_args() {
               "calibrate get's cost model from this autotune cache (its entries of this device and --threads; the\n"
               "machine probe is kept there too); created if missing, its folder must exist");
   args.option("max-seconds", "S", "timed work per candidate before the median is taken as is", "0.3");
+  args.flag("tf32", "also run the reduced-precision (TF32 tensor-core) algorithms, cuda.*_tf32 and cudnn.*_tf32, side\n"
+                    "by side with the fp32 ones (find's pick may then be one of them)");
   args.flag("reprobe", "measure the machine probe again (get's rates; about a second per thread count) even when the cache has one");
   return args;
 }
@@ -110,6 +112,7 @@ CompareRunOptions layers_options(const Args& args) {
   run.use_cache = args.has("cache");
   if (run.use_cache) run.cache_path = args.get("cache");
   run.reprobe = args.has("reprobe");
+  opt.tf32 = args.has("tf32");
   opt.on_case = print_case;
   opt.on_vendor = print_vendor;
   return run;

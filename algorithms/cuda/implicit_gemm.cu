@@ -17,7 +17,7 @@ CudaImplicitGemm::CudaImplicitGemm(bool tf32)
                      tf32 ? "implicit GEMM on the tensor cores (TF32): cuda.implicit_gemm's gathers, tables, stride "
                             "phases and split K; each shared-memory slab element rounded to TF32 (cvt.rna), every "
                             "warp's 32x16 or 16x32 part of a 64x64, 32x64 or 16x128 tile as mma.sync m16n8k8 with "
-                            "fp32 accumulators"
+                            "fp32 accumulators; GEMMs of at most 4 rows keep the 4x128 FMA tile"
                           : "implicit GEMM with precomputed gather offsets (a row table in the workspace, no division in "
                             "the K loop): 64x64, 32x64, 16x128 or 4x128 block tiles chosen from M, 4x4 (4x1) per "
                             "thread, double-buffered shared memory; strided backward-data as one dense GEMM per stride "

@@ -112,6 +112,16 @@ struct TileShape {
   // fragments read (k + t, i + g), t < 4, g < 8, which lands on 32 distinct banks
   // when the row length is 8 (mod 32): +8 there.
   static constexpr int LA = BM + (kTf32 ? 8 : 4), LB = BN + (kTf32 ? 8 : 4);
+  // The tensor-core tiles keep A, and B where it walks k, element-major: a row of
+  // LK = BK + 4 reduction elements per A row (B column). The stash's 16 lanes of
+  // consecutive k then write consecutive words (k-major rows of 8 (mod 32) would put
+  // every fourth lane on one bank), and a fragment's (g, t) reads g*LK + t: 32
+  // distinct banks.
+  static constexpr int LK = BK + 4;
+  static constexpr bool kAT = kTf32, kBT = kTf32 && kWalkK;
+  // The slabs' shapes in float4: A (BK, LA) or (BM, LK); B (BK, LB) or (BN, LK).
+  static constexpr int kARows = kAT ? BM : BK, kA4 = (kAT ? LK : LA) / 4;
+  static constexpr int kBRows = kBT ? BN : BK, kB4 = (kBT ? LK : LB) / 4;
   // A elements per thread and slab (a 4-row tile has fewer than threads: the first BM*BK threads load one)
   static constexpr int kA = BM * BK >= kThreads ? BM * BK / kThreads : 1, kB = BN * BK / kThreads;
   // B walking n: warp w, lane l gathers columns l + 32*jc (jc < BN/32) of rows w + kWarps*r (r < BK/kWarps)
@@ -137,23 +147,27 @@ struct MmaShape {
 // MI x NI fragments, two k-steps of 8. The slabs hold TF32 values (rounded
 // when stashed). acc's fragment (mi, ni) element e is C(wm*BM/WM + mi*16 + g +
 // 8*(e/2), wn*BN/WN + ni*8 + 2*t + e%2), g = lane / 4, t = lane % 4.
-template <int BM, int BN, int LA, int LB>
+// as: the A slab (BM, LK), element-major; bs: the B slab, (BN, LK) element-major
+// when kBT (walking k) else (BK, LB) k-major.
+template <int BM, int BN, int LK, int LB, bool kBT>
 __device__ __forceinline__ void mma_slab(const float* as, const float* bs, int warp, int lane,
                                          float (&acc)[MmaShape<BM, BN>::MI][MmaShape<BM, BN>::NI][4]) {
   using S = MmaShape<BM, BN>;
   const int g = lane / 4, t = lane % 4;
   const int i0 = (warp % S::WM) * (BM / S::WM) + g, j0 = (warp / S::WM) * (BN / S::WN) + g;
   for (int k8 = 0; k8 < BK; k8 += 8) {
-    const float* ak = as + (k8 + t) * LA;  // A slab: (BK, LA), k-major
-    const float* bk = bs + (k8 + t) * LB;  // B slab: (BK, LB)
     float fa[S::MI][4], fb[S::NI][2];
     for (int mi = 0; mi < S::MI; ++mi) {
-      const int i = i0 + mi * 16;
-      fa[mi][0] = ak[i], fa[mi][1] = ak[i + 8], fa[mi][2] = ak[4 * LA + i], fa[mi][3] = ak[4 * LA + i + 8];
+      const float* a = as + (i0 + mi * 16) * LK + k8 + t;  // A(i, k), A(i + 8, k), A(i, k + 4), A(i + 8, k + 4)
+      fa[mi][0] = a[0], fa[mi][1] = a[8 * LK], fa[mi][2] = a[4], fa[mi][3] = a[8 * LK + 4];
     }
     for (int ni = 0; ni < S::NI; ++ni) {
-      const int j = j0 + ni * 8;
-      fb[ni][0] = bk[j], fb[ni][1] = bk[4 * LB + j];
+      const int j = j0 + ni * 8;  // B(k, j), B(k + 4, j)
+      if constexpr (kBT) {
+        fb[ni][0] = bs[j * LK + k8 + t], fb[ni][1] = bs[j * LK + k8 + t + 4];
+      } else {
+        fb[ni][0] = bs[(k8 + t) * LB + j], fb[ni][1] = bs[(k8 + t + 4) * LB + j];
+      }
     }
     for (int mi = 0; mi < S::MI; ++mi)
       for (int ni = 0; ni < S::NI; ++ni) simt::mma_m16n8k8_tf32(acc[mi][ni], fa[mi], fb[ni]);
@@ -238,10 +252,10 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
     if constexpr (kTf32) return simt::to_tf32(v);
     return v;
   };
-  constexpr int kThreads = T::kThreads, LA = T::LA, LB = T::LB, kA = T::kA, kB = T::kB;
+  constexpr int kThreads = T::kThreads, LA = T::LA, LB = T::LB, LK = T::LK, kA = T::kA, kB = T::kB;
   constexpr int kWarps = T::kWarps, kRowsN = T::kRowsN, kCols = T::kCols;
-  CONVLAB_SHARED(float4, as4, [2][BK][LA / 4]);  // (2, BK, BM + 4): A slabs, k-major
-  CONVLAB_SHARED(float4, bs4, [2][BK][LB / 4]);  // (2, BK, BN + 4): B slabs
+  CONVLAB_SHARED(float4, as4, [2][T::kARows][T::kA4]);  // A slabs: (2, BK, LA) k-major, or (2, BM, LK)
+  CONVLAB_SHARED(float4, bs4, [2][T::kBRows][T::kB4]);  // B slabs: (2, BK, LB) k-major, or (2, BN, LK)
   const int tid = int(threadIdx.x), tx = tid % (BN / TN), ty = tid / (BN / TN);
   // grid chunks: (M tiles, group + groups*split) = (y0 + blockIdx.y, z0 + blockIdx.z)
   const int m0 = int(blockIdx.y + y0) * BM, n0 = int(blockIdx.x) * BN;
@@ -281,9 +295,11 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
     float* as = reinterpret_cast<float*>(&as4[buf][0][0]);
     float* bs = reinterpret_cast<float*>(&bs4[buf][0][0]);
     for (int t = 0; t < kA; ++t)
-      if (ia + t * (kThreads / BK) < BM) as[ka * LA + ia + t * (kThreads / BK)] = stored(ra[t]);
+      if (ia + t * (kThreads / BK) < BM)
+        as[T::kAT ? (ia + t * (kThreads / BK)) * LK + ka : ka * LA + ia + t * (kThreads / BK)] = stored(ra[t]);
     if constexpr (kWalkK) {
-      for (int t = 0; t < kB; ++t) bs[ka * LB + jk + t * (kThreads / BK)] = stored(rb[t]);
+      for (int t = 0; t < kB; ++t)
+        bs[T::kBT ? (jk + t * (kThreads / BK)) * LK + ka : ka * LB + jk + t * (kThreads / BK)] = stored(rb[t]);
     } else {
       for (int r = 0; r < kRowsN; ++r)
         for (int jc = 0; jc < kCols; ++jc)
@@ -304,7 +320,7 @@ __device__ __forceinline__ void gemm_tile(const Gemm& gm, const Split& split, un
     const bool more = k0 + BK < kend;  // the same in every thread: the barrier below is not divergent
     if (more) load(k0 + BK);
     if constexpr (kTf32) {
-      mma_slab<BM, BN, LA, LB>(&as4[buf][0][0].x, &bs4[buf][0][0].x, warp, lane, frag);
+      mma_slab<BM, BN, LK, LB, T::kBT>(&as4[buf][0][0].x, &bs4[buf][0][0].x, warp, lane, frag);
     } else {
       mac_slab<TN>(as4[buf], bs4[buf], tx, ty, acc);
     }

@@ -46,7 +46,8 @@
 // its (BM/WM) x (BN/WN) part of the tile as m16n8k8 tensor-core MMAs (gemm_tile.cuh's
 // MmaShape: 64 x 64 tiles as 2 x 4 warps of 32 x 16, 16 x 128 as 1 x 4 of
 // 16 x 32). The accumulators go through shared memory into the FMA tile's
-// layout and are stored as above. M <= 16 takes the 16 x 128 tile.
+// layout and are stored as above. A (and B where it walks k) is kept
+// element-major in shared memory there, rows of BK + 4. M <= 4 keeps the FMA tile.
 #include "kernels/cuda/implicit_gemm/implicit_gemm.hpp"
 
 #include <algorithm>
@@ -193,20 +194,19 @@ void launch_phases_tile(const Phases& ps, int n, int groups, void* stream) {
 
 // The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 4 x 128 (4 x 1
 // per thread), not 64 x 64. The tensor-core tiles start at 16 rows (an MMA's
-// M): M <= 16 takes 16 x 128, its padding rows zeros the MMA multiplies.
+// M): 5 <= M <= 16 takes 16 x 128. M <= 4 keeps the 4 x 128 FMA tile in TF32
+// mode too (fp32 products, within the TF32 bound): it is bound by its gathers
+// (3 multiplies per gathered element at conv1's M = 3), and the 16 x 128 MMA
+// tile measured 1.15x slower there (H200, AlexNet conv1 backward-data, batch 32).
 struct Tile {
   int bm, bn;
 };
-Tile tile_for(int m, bool tf32) {
-  return m <= 4 && !tf32 ? Tile{4, 128} : m <= 16 ? Tile{16, 128} : m <= 32 ? Tile{32, 64} : Tile{64, 64};
-}
+Tile tile_for(int m) { return m <= 4 ? Tile{4, 128} : m <= 16 ? Tile{16, 128} : m <= 32 ? Tile{32, 64} : Tile{64, 64}; }
 
 template <bool kWalkK, bool kTf32>
 void launch_gemm(const Gemm& gm, const Split& split, int splits, void* stream) {
-  switch (tile_for(gm.m, kTf32).bm) {
-    case 4:
-      if constexpr (!kTf32) launch_tile<4, 128, 1, kWalkK, false>(gm, split, splits, stream);
-      break;
+  switch (tile_for(gm.m).bm) {
+    case 4: launch_tile<4, 128, 1, kWalkK, false>(gm, split, splits, stream); break;
     case 16: launch_tile<16, 128, 4, kWalkK, kTf32>(gm, split, splits, stream); break;
     case 32: launch_tile<32, 64, 4, kWalkK, kTf32>(gm, split, splits, stream); break;
     default: launch_tile<64, 64, 4, kWalkK, kTf32>(gm, split, splits, stream); break;
@@ -216,10 +216,8 @@ void launch_gemm(const Gemm& gm, const Split& split, int splits, void* stream) {
 // ps.count phases of the same M, n their widest N.
 template <bool kTf32>
 void launch_phases(const Phases& ps, int n, int groups, void* stream) {
-  switch (tile_for(ps.gm[0].m, kTf32).bm) {
-    case 4:
-      if constexpr (!kTf32) launch_phases_tile<4, 128, 1, false>(ps, n, groups, stream);
-      break;
+  switch (tile_for(ps.gm[0].m).bm) {
+    case 4: launch_phases_tile<4, 128, 1, false>(ps, n, groups, stream); break;
     case 16: launch_phases_tile<16, 128, 4, kTf32>(ps, n, groups, stream); break;
     case 32: launch_phases_tile<32, 64, 4, kTf32>(ps, n, groups, stream); break;
     default: launch_phases_tile<64, 64, 4, kTf32>(ps, n, groups, stream); break;
@@ -230,8 +228,8 @@ void launch_phases(const Phases& ps, int n, int groups, void* stream) {
 // below kSplitBlocks blocks (two per SM of a 132-SM H100) its K is split, at
 // least kMinSplitRows rows per split, into partial sums reduced in a fixed order.
 constexpr int64_t kSplitBlocks = 264, kMinSplitRows = 32 * BK;
-void split_k(Sub& s, int groups, bool tf32) {
-  const Tile t = tile_for(s.gm.m, tf32);
+void split_k(Sub& s, int groups) {
+  const Tile t = tile_for(s.gm.m);
   const int64_t blocks = int64_t((s.gm.m + t.bm - 1) / t.bm) * ((s.gm.n + t.bn - 1) / t.bn) * groups;
   const int64_t want = std::min((kSplitBlocks + blocks - 1) / blocks, int64_t(s.gm.k) / kMinSplitRows);
   if (want <= 1) return;
@@ -253,7 +251,7 @@ Taps phase_taps(int taps, int dil, int stride, int phase, int pad) {
 }
 
 // The direction's GEMMs (tensor and table pointers left null).
-std::vector<Sub> plan(const ConvShape& sh, Direction dir, bool tf32) {
+std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
   const int kg = sh.kg(), cg = sh.cg(), rs = sh.r * sh.s, hw = sh.h * sh.w, pq = sh.p * sh.q;
   std::vector<Sub> subs;
   int64_t row0 = 0, a0 = 0;
@@ -275,7 +273,7 @@ std::vector<Sub> plan(const ConvShape& sh, Direction dir, bool tf32) {
       add(Gemm{kg, cg * rs, sh.n * pq, nullptr, kg * pq, pq, nullptr, cg * hw, sh.h, sh.w, nullptr, kg * cg * rs,
                cg * rs, nullptr, taps},
           pixels);
-      split_k(subs.back(), sh.groups, tf32);
+      split_k(subs.back(), sh.groups);
       break;
     case Direction::bwd_data:  // per phase: C (Cg, N*Hp*Wp) = wei^T (Cg, Kg*Rv*Sv) * B (Kg*Rv*Sv, N*Hp*Wp)
       for (int ph = 0; ph < std::min(sh.stride_h, sh.h); ++ph)
@@ -409,16 +407,16 @@ void implicit_gemm_conv(const ConvShape& sh, Direction dir, Math math, const flo
                         void* workspace, void* stream) {
   const bool tf32 = math == Math::tf32;
   if (tf32) {
-    run<true>(plan(sh, dir, true), sh, dir, a, b, c, workspace, stream);
+    run<true>(plan(sh, dir), sh, dir, a, b, c, workspace, stream);
   } else {
-    run<false>(plan(sh, dir, false), sh, dir, a, b, c, workspace, stream);
+    run<false>(plan(sh, dir), sh, dir, a, b, c, workspace, stream);
   }
 }
 
 }  // namespace
 
-size_t implicit_gemm_workspace_bytes(const ConvShape& sh, Direction dir, Math math) {
-  return size_t(workspace_floats(plan(sh, dir, math == Math::tf32), sh.groups)) * sizeof(float);
+size_t implicit_gemm_workspace_bytes(const ConvShape& sh, Direction dir, Math) {  // both maths run the same plan
+  return size_t(workspace_floats(plan(sh, dir), sh.groups)) * sizeof(float);
 }
 
 void implicit_gemm_conv_fwd(const ConvShape& sh, const float* src, const float* wei, float* dst, void* workspace,

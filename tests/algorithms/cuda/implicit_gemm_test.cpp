@@ -167,8 +167,8 @@ TEST(CudaImplicitGemm, RowTableHoldsEachReductionRowOnce) {
   EXPECT_LT(a.workspace_bytes(test::problem_of(odd), Direction::bwd_data), 16u * size_t(odd.kg() * odd.r * odd.s));
 }
 
-// ---- cuda.implicit_gemm_tf32: the MMA tiles (16 x 128, 32 x 64, 64 x 64; M <=
-// 16 padded to an MMA's 16 rows), stride phases and split K on the emulated tensor cores.
+// ---- cuda.implicit_gemm_tf32: the MMA tiles (16 x 128 for 5 <= M <= 16, 32 x 64, 64 x 64),
+// stride phases and split K on the emulated tensor cores (M <= 4 keeps the FMA tile).
 const CudaImplicitGemm& tf32() {
   static const CudaImplicitGemm a(true);
   return a;
@@ -195,8 +195,7 @@ TEST(CudaImplicitGemmTf32, StridedBwdDataPhasesMatchReference) {
 
 TEST(CudaImplicitGemmTf32, BwdFilterSplitKMatchesReference) { sweep(tf32(), split_k_shapes(), {Dir::bwd_filter}); }
 
-// The tensor-core tiles start at 16 rows: the 3-row GEMMs of conv1-like
-// backward-data take the 16 x 128 tile, whose workspace equals the fp32 one's.
+// Both variants run the same plan: the same tables, phases and splits.
 TEST(CudaImplicitGemmTf32, WorkspaceMatchesThePlanOfTheFp32Variant) {
   for (const ConvShape& sh : strided_shapes()) {
     const ConvProblem p = test::problem_of(sh);
