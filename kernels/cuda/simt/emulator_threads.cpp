@@ -112,7 +112,8 @@ void mma_m16n8k8_tf32(float (&d)[4], const float (&a)[4], const float (&b)[2], c
   // A(r, k) is lane (r % 8)*4 + k % 4's register (r >= 8) + 2*(k >= 4); B(k, n)
   // is lane n*4 + k % 4's register k >= 4. Inputs read as TF32 (the low 13
   // mantissa bits ignored, as the tensor cores do); a TF32 product is exact in
-  // fp32, summed into D in k order.
+  // fp32, summed into D in k order (no fmaf call: the counting build counts
+  // those as the kernel's own FMAs).
   const int g = lane / 4, t = lane % 4;
   for (int e = 0; e < 4; ++e) {
     const int r = g + 8 * (e >> 1), n = 2 * t + (e & 1);
@@ -120,7 +121,7 @@ void mma_m16n8k8_tf32(float (&d)[4], const float (&a)[4], const float (&b)[2], c
     for (int k = 0; k < 8; ++k) {
       const float av = tf32_bits(w.frag[(r % 8) * 4 + k % 4][(r >= 8) + 2 * (k >= 4)]);
       const float bv = tf32_bits(w.frag[n * 4 + k % 4][4 + (k >= 4)]);
-      acc = std::fma(av, bv, acc);
+      acc += av * bv;  // the product of two TF32 values is exact in fp32: one rounding, as an FMA
     }
     d[e] = acc;
   }

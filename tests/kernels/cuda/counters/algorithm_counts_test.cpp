@@ -85,6 +85,20 @@ TEST(SimtCountersAlgorithms, EveryAlgorithmReadsItsInputsAndWritesItsOutput) {
   EXPECT_GE(runs, 12);  // implicit GEMM, direct, im2col and the FFT at least, every direction
 }
 
+// The tensor-core variant multiplies on MMAs, not fmaf: every useful product
+// lies in some m16n8k8 MMA (1024 multiply-adds), and the tiles' padding wastes
+// less than 4x on this problem (M = 8 or 16 in a 16-row tile, K rows to a slab of 16).
+TEST(SimtCountersAlgorithms, ImplicitGemmTf32CountsItsMmas) {
+  const ConvProblem p = parse_problem("mb2ic8ih24iw24oc16oh24ow24kh3kw3ph1pw1");
+  const CudaImplicitGemm a(true);
+  for (Direction d : kAllDirections) {
+    const Counts c = total(count_algorithm(a, p, d, {}));
+    EXPECT_EQ(c.fma_lanes, 0u) << to_string(d);
+    EXPECT_GE(1024.0 * double(c.mma_instructions), double(useful_products(p))) << to_string(d);
+    EXPECT_LT(1024.0 * double(c.mma_instructions), 4.0 * double(useful_products(p))) << to_string(d);
+  }
+}
+
 // A sample of blocks (corners and seeded random ones) stands for the grid:
 // its scaled counts are close to the full run's on a kernel whose blocks are
 // alike but for the grid's edges.

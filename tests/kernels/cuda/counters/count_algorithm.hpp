@@ -33,6 +33,7 @@ inline std::vector<std::unique_ptr<Algorithm>> emulated_algorithms() {
   v.push_back(std::make_unique<CudaWinograd>(4));
   v.push_back(std::make_unique<CudaWinograd>(6));
   v.push_back(std::make_unique<CudaFftTiled>());
+  v.push_back(std::make_unique<CudaImplicitGemm>(true));
   return v;
 }
 
