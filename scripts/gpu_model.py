@@ -6,9 +6,11 @@ usage: gpu_model.py SIMT_DIR --card h100|h200 [--measured LAYERS.csv --run 1 --n
 SIMT_DIR holds `simt_counts ALGO LAYER --dir D --csv` files named ALGO.LAYER.DIRECTION.csv (LAYER
 as `conv3` for alexnet.conv3). Per launch, four floors from the card's published limits:
   fma    warp FMA instructions / (SMs x 4 per clock)            fp32 pipes
-  sched  (memory + FMA warp instructions) / (SMs x 4 per clock) schedulers (other instructions unseen)
+  sched  (memory + FMA + MMA warp instructions) / (SMs x 4 per clock) schedulers (other instructions unseen)
   smem   shared-memory wavefronts / (SMs x 1 per clock)         shared-memory banks
   l2     global sectors x 32 B / L2 bandwidth                   L1 <-> L2 traffic
+and, for the tensor-core kernels, a fifth that is not fitted:
+  tensor m16n8k8 TF32 MMAs x 1024 multiply-adds / (SMs x 1024 per clock)   Hopper's dense TF32 rate
 and a launch costs LAUNCH_US + max(floor / its efficiency). The efficiencies are fitted (one per
 floor, the same for every kernel) on the measured rows given with --measured, and the fit is
 reported leave-one-algorithm-out as well as in sample, so a calibrated number is never passed
@@ -27,7 +29,8 @@ CARDS = {  # published limits; clocks as nvidia-smi reports the maximum SM clock
     "h200": dict(sms=132, clock=1.98e9, l2_bytes_per_s=5.5e12),
 }
 LAUNCH_US = 3.0
-FLOORS = ("fma", "sched", "smem", "l2")
+FLOORS = ("fma", "sched", "smem", "l2")  # fitted
+TENSOR_MACS_PER_SM_CLOCK = 1024  # dense TF32 (H100/H200: ~495 TFLOP/s at 1.83 GHz over 132 SMs)
 
 
 def floors(row, card):
@@ -36,14 +39,15 @@ def floors(row, card):
     per_clock = c["sms"] * c["clock"]
     return {
         "fma": f("fma_instructions") / (4 * per_clock),
-        "sched": (f("warp_instructions") + f("fma_instructions")) / (4 * per_clock),
+        "sched": (f("warp_instructions") + f("fma_instructions") + f("mma_instructions")) / (4 * per_clock),
         "smem": (f("shared_ld_wavefronts") + f("shared_st_wavefronts")) / per_clock,
         "l2": 32 * (f("global_ld_sectors") + f("global_st_sectors") + f("global_atom_sectors")) / c["l2_bytes_per_s"],
+        "tensor": f("mma_instructions") * 1024 / (TENSOR_MACS_PER_SM_CLOCK * per_clock),
     }
 
 
 def launch_us(fl, eff):
-    return LAUNCH_US + 1e6 * max(fl[k] / eff[k] for k in FLOORS)
+    return LAUNCH_US + 1e6 * max([fl[k] / eff[k] for k in FLOORS] + [fl["tensor"]])
 
 
 def load_runs(folder, card):
