@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -39,6 +41,20 @@ void read_proc(MachineLoad& m) {
       m.runnable = run;
     }
   }
+  // This process's runnable threads (state R in /proc/self/task/*/stat), read
+  // right after the run queue so both see the same instant as nearly as can be.
+  std::error_code ec;
+  int self_run = 0;
+  bool any = false;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream st(task.path() / "stat");
+    std::string s((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+    const size_t close = s.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos || close + 2 >= s.size()) continue;
+    any = true;
+    self_run += s[close + 2] == 'R';
+  }
+  if (any && !ec) m.self_runnable = std::max(1, self_run);  // the reading thread runs
   if (std::ifstream in("/proc/stat"); in) {
     std::string label;
     double v[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // user nice system idle iowait irq softirq steal
@@ -150,8 +166,13 @@ LoadCheck check_load(const MachineLoad& b, const MachineLoad& a) {
     if (c.steal_share > kStealShareLimit)
       why.push_back("the hypervisor stole " + pct1(c.steal_share) + " of the CPU time (limit " + pct1(kStealShareLimit) + ")");
   }
-  c.others_runnable_before = b.runnable >= 1 ? b.runnable - 1 : -1;
-  c.others_runnable_after = a.runnable >= 1 ? a.runnable - 1 : -1;
+  // Other processes' runnable tasks: the run queue less this process's own
+  // runnable threads (or less this one thread where those were not read).
+  const auto others = [](const MachineLoad& m) {
+    return m.runnable < 1 ? -1 : std::max(0, m.runnable - std::max(1, m.self_runnable));
+  };
+  c.others_runnable_before = others(b);
+  c.others_runnable_after = others(a);
   for (auto [n, when] : {std::pair{c.others_runnable_before, "before"}, std::pair{c.others_runnable_after, "after"}})
     if (n >= cpus)
       why.push_back(std::to_string(n) + " other tasks runnable " + when + " on " + std::to_string(cpus) + " CPUs");

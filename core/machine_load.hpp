@@ -12,7 +12,9 @@
 // What a snapshot holds (Linux; on another system the /proc fields stay NaN
 // and the check says the load is unknown):
 //   - /proc/loadavg: the 1-minute load average and the tasks runnable at that
-//     instant (this thread included);
+//     instant (this process's included), and /proc/self/task: how many of this
+//     process's own threads were runnable then (an OpenMP team still spinning
+//     after the noise probe or a kernel is ours, not another process's);
 //   - /proc/stat's "cpu" line: busy (user + nice + system + irq + softirq),
 //     steal and total CPU seconds since boot, over all CPUs; /proc/self/stat:
 //     this process's own user + system seconds (the same tick accounting, so
@@ -28,8 +30,9 @@
 //     time over the interval (busy - own, less one tick per CPU per snapshot
 //     of accounting granularity, / (cpus x seconds));
 //   - more than kStealShareLimit of the CPU time was stolen by the hypervisor;
-//   - at either snapshot, other tasks runnable >= the number of CPUs (every
-//     core wanted by someone else at that instant);
+//   - at either snapshot, other tasks runnable (those of other processes:
+//     runnable less this process's runnable threads) >= the number of CPUs
+//     (every core wanted by someone else at that instant);
 //   - the probe's spread ((p75 - p25) / median) exceeds kProbeSpreadLimit at
 //     either snapshot, or its median moved by more than kProbeDriftLimit x
 //     between them.
@@ -57,6 +60,7 @@ struct MachineLoad {
   double tick = 0.01;      // seconds per /proc accounting tick (1 / sysconf(_SC_CLK_TCK))
   double loadavg1 = nan;   // 1-minute load average
   int runnable = -1;       // tasks runnable at that instant, this thread included (-1: unknown)
+  int self_runnable = -1;  // this process's threads runnable then, this one included (-1: unknown)
   double busy_s = nan;     // all CPUs, since boot
   double steal_s = nan;
   double total_s = nan;

@@ -2,7 +2,10 @@
 // synthetic snapshots, one rule at a time, and a real snapshot's fields.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "core/machine_load.hpp"
 
@@ -72,6 +75,40 @@ TEST(MachineLoad, RunQueue) {
   EXPECT_TRUE(disturbed(snap(100, 50, 1, 0, 3), snap(110, 69.6, 20.6), &why));
   EXPECT_NE(why.find("2 other tasks runnable before on 2 CPUs"), std::string::npos) << why;
   EXPECT_FALSE(disturbed(snap(100, 50, 1, 0, 2), snap(110, 69.6, 20.6)));  // one other: a core is still free
+}
+
+// This process's own runnable threads (an OpenMP team spinning after a
+// parallel region) are not other tasks: 3 runnable of which 3 are ours is quiet.
+TEST(MachineLoad, OwnRunnableThreadsAreNotOthers) {
+  MachineLoad before = snap(100, 50, 1, 0, 3), after = snap(110, 69.6, 20.6);
+  before.self_runnable = 3;
+  EXPECT_FALSE(disturbed(before, after));
+  EXPECT_EQ(check_load(before, after).others_runnable_before, 0);
+  before.runnable = 5;  // two of another process's tasks besides our three
+  std::string why;
+  EXPECT_TRUE(disturbed(before, after, &why));
+  EXPECT_NE(why.find("2 other tasks runnable before on 2 CPUs"), std::string::npos) << why;
+}
+
+// Two spinning threads of this process are counted as its own runnable threads.
+TEST(MachineLoad, RealSnapshotCountsOwnRunnableThreads) {
+#ifdef __linux__
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spin;
+  for (int i = 0; i < 2; ++i)
+    spin.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  const MachineLoad m = load_snapshot(false);
+  stop = true;
+  for (auto& t : spin) t.join();
+  EXPECT_GE(m.self_runnable, 1);
+  EXPECT_LE(m.self_runnable, 3);
+  EXPECT_GE(m.runnable, m.self_runnable - 2);  // the two reads are instants apart; a spinner may be preempted
+#else
+  GTEST_SKIP() << "/proc is Linux's";
+#endif
 }
 
 TEST(MachineLoad, NoiseProbeSpreadAndDrift) {
