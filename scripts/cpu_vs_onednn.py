@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""convlab's CPU kernels against oneDNN, per network, from `convlab layers NET --json` files.
+
+usage: cpu_vs_onednn.py LAYERS.json...
+For each file (one network at one batch) and each (layer, direction): the best hand-written
+algorithm (cpu.*, not the reference and not the library-backed cpu.im2col_openblas / cpu.fft_fftw),
+the best of every cpu.* algorithm, and the best oneDNN algorithm (onednn.*), their medians measured
+side by side in that one run, and speed = oneDNN's time / ours (>= 1.0: ours is at least as fast).
+Then per file: the pairs where the hand-written best is at least as fast, the slowest pair, pairs
+below 0.8x, the depthwise pairs (one input channel per group), get's pick against find's
+(within 10 % of find's time), and each family's median % of the measured peak over the pairs where
+it ran. Rows whose status is not "ok" never count as a time. The last line per file is a summary.
+"""
+import collections
+import json
+import re
+import sys
+
+LIBRARY_BACKED = {"cpu.im2col_openblas", "cpu.fft_fftw"}
+
+
+def best(rows):
+    rows = [r for r in rows if r["status"] == "ok" and r.get("time_ms")]
+    return min(rows, key=lambda r: r["time_ms"]) if rows else None
+
+
+def depthwise(problem):
+    """One input channel per group: g == ic (benchdnn's g and ic)."""
+    g = re.search(r"(?:^|[^a-z])g(\d+)", problem)
+    ic = re.search(r"ic(\d+)", problem)
+    return bool(g and ic and int(g.group(1)) == int(ic.group(1)) and int(g.group(1)) > 1)
+
+
+def table(path):
+    doc = json.load(open(path))
+    pairs = collections.OrderedDict()
+    for r in doc["rows"]:
+        pairs.setdefault((r["layer"], r["direction"]), []).append(r)
+    load = doc.get("load", {})
+    print(f"## {path}\n")
+    print(f"batch {doc.get('batch')}, threads {sorted({r.get('threads') for r in doc['rows']})}, "
+          f"machine {'DISTURBED: ' + load.get('why', '') if load.get('disturbed') else 'quiet'}\n")
+    print("| layer | dir | best hand-written | ms | best oneDNN | ms | speed | best cpu.* (with OpenBLAS/FFTW) | speed | get's pick | get ÷ find |")
+    print("|---|---|---|---:|---|---:|---:|---|---:|---|---:|")
+    speeds, all_speeds, dw, getfind = [], [], [], []
+    fam_peak = collections.defaultdict(list)
+    for (layer, d), rs in pairs.items():
+        ok = [r for r in rs if r["status"] == "ok"]
+        own = best([r for r in ok if r["algorithm"].startswith("cpu.") and r["algorithm"] != "cpu.reference"
+                    and r["algorithm"] not in LIBRARY_BACKED])
+        anyc = best([r for r in ok if r["algorithm"].startswith("cpu.") and r["algorithm"] != "cpu.reference"])
+        dnn = best([r for r in ok if r["algorithm"].startswith("onednn.")])
+        find = best([r for r in ok if r["algorithm"] != "cpu.reference"])
+        g = next((r for r in ok if r.get("get_choice")), None)
+        sp = dnn["time_ms"] / own["time_ms"] if own and dnn else None
+        sa = dnn["time_ms"] / anyc["time_ms"] if anyc and dnn else None
+        gf = g["time_ms"] / find["time_ms"] if g and find else None
+        if sp is not None:
+            speeds.append((sp, layer, d))
+            if depthwise(rs[0]["problem"]):
+                dw.append((sp, layer, d))
+        if sa is not None:
+            all_speeds.append(sa)
+        if gf is not None:
+            getfind.append(gf)
+        fams = collections.defaultdict(list)
+        for r in ok:
+            if r["algorithm"].startswith("cpu.") and r["algorithm"] != "cpu.reference" and r.get("peak_fraction"):
+                fams[r["family"]].append(r["peak_fraction"])
+        for f, v in fams.items():
+            fam_peak[f].append(max(v))
+        cell = lambda r: f"{r['algorithm']} | {r['time_ms']:.3f}" if r else "- | -"
+        print(f"| {layer} | {d} | {cell(own)} | {cell(dnn)} | {sp:.2f}× | " if sp else f"| {layer} | {d} | {cell(own)} | {cell(dnn)} | - | ",
+              end="")
+        print(f"{anyc['algorithm'] if anyc else '-'} | {f'{sa:.2f}×' if sa else '-'} | {g['algorithm'] if g else '-'} | "
+              f"{f'{gf:.2f}' if gf else '-'} |")
+    print("\nEach family's best row per pair, median % of the measured FMA peak (over the pairs it ran):\n")
+    for f in sorted(fam_peak):
+        v = sorted(fam_peak[f])
+        print(f"- {f}: {100 * v[len(v) // 2]:.1f} % over {len(v)} pairs")
+    if not speeds:
+        print("\nsummary: no (layer, direction) with both a hand-written and a oneDNN time\n")
+        return 1
+    worst = min(speeds)
+    n = len(speeds)
+    faster = sum(s >= 1.0 for s, _, _ in speeds)
+    below = sum(s < 0.8 for s, _, _ in speeds)
+    dws = f"depthwise {sum(s >= 1.0 for s, _, _ in dw)}/{len(dw)} at >= 1.0x" if dw else "no depthwise pair"
+    within = sum(x <= 1.10 for x in getfind)
+    print(f"\nsummary: hand-written best >= oneDNN's best on {faster}/{n} pairs ({100 * faster / n:.0f} %), "
+          f"{below} below 0.8x, slowest {worst[0]:.2f}x ({worst[1]} {worst[2]}); with OpenBLAS/FFTW "
+          f"{sum(s >= 1.0 for s in all_speeds)}/{len(all_speeds)}; {dws}; get within 10 % of find on "
+          f"{within}/{len(getfind)} ({100 * within / max(len(getfind), 1):.0f} %)\n")
+    return 0
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: cpu_vs_onednn.py LAYERS.json...", file=sys.stderr)
+        return 2
+    return max(table(p) for p in sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
