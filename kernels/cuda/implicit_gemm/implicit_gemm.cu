@@ -110,6 +110,15 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   gemm_tile<BM, BN, TN, kWalkK, false, kTf32>(gm, split, y0, int(blockIdx.z + z0));
 }
 
+// The 16 x 128 tile walking k (backward-filter with Kg <= 16) gathers 16 columns
+// per thread: under ptxas's default cap for a 128-thread block (128 registers)
+// it spills, so this instantiation may take more (one block per SM suffices).
+template <int BM, int BN, int TN, bool kWalkK, bool kTf32>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
+    implicit_gemm_wide_kernel(Gemm gm, Split split, unsigned y0, unsigned z0) {
+  gemm_tile<BM, BN, TN, kWalkK, false, kTf32>(gm, split, y0, int(blockIdx.z + z0));
+}
+
 // Backward-data's stride phases in one launch (up to kMaxPhases GEMMs with the
 // same M): blockIdx.z = group + groups*phase, the grid's N tiles those of the
 // widest phase (a narrower phase's blocks past its columns return at once).
@@ -178,8 +187,13 @@ template <int BM, int BN, int TN, bool kWalkK, bool kTf32>
 void launch_tile(const Gemm& gm, const Split& split, int splits, void* stream) {
   simt::for_each_grid_chunk(uint64_t((gm.n + BN - 1) / BN), uint64_t((gm.m + BM - 1) / BM),
                             uint64_t(split.groups) * uint64_t(splits), [&](dim3 grid, unsigned y0, unsigned z0) {
-                              CONVLAB_LAUNCH((implicit_gemm_kernel<BM, BN, TN, kWalkK, kTf32>), grid,
-                                             dim3((BM / TM) * (BN / TN)), 0, stream, gm, split, y0, z0);
+                              if constexpr (BM == 16 && kWalkK) {
+                                CONVLAB_LAUNCH((implicit_gemm_wide_kernel<BM, BN, TN, kWalkK, kTf32>), grid,
+                                               dim3((BM / TM) * (BN / TN)), 0, stream, gm, split, y0, z0);
+                              } else {
+                                CONVLAB_LAUNCH((implicit_gemm_kernel<BM, BN, TN, kWalkK, kTf32>), grid,
+                                               dim3((BM / TM) * (BN / TN)), 0, stream, gm, split, y0, z0);
+                              }
                             });
 }
 
