@@ -103,8 +103,9 @@ const AlgoPerf* select(const std::vector<AlgoPerf>& ranked, const Constraints& c
     if (a.workspace > c.workspace_limit) continue;
     if (c.deterministic && !a.deterministic) continue;
     if (std::isfinite(a.max_rel_error) && a.max_rel_error > c.max_error) continue;
-    if (!c.tf32)
-      if (const Algorithm* reg = find_algorithm(a.algo); reg && reg->math() != "fp32") continue;
+    const Algorithm* reg = find_algorithm(a.algo);
+    if (!c.tf32 && reg && reg->math() != "fp32") continue;
+    if (c.own && reg && reg->vendor_peer()) continue;
     return &a;
   }
   return nullptr;

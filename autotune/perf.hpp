@@ -60,6 +60,11 @@ struct Constraints {
   // than "fp32", e.g. the cuDNN _tf32 variants). Off: such entries are skipped
   // even when a (cached) list holds them.
   bool tf32 = false;
+  // convlab's own convolutions only: entries whose algorithm is a vendor
+  // library's convolution (Algorithm::vendor_peer(): oneDNN's, cuDNN's) are
+  // skipped. Algorithms of convlab's own around a vendor GEMM or FFT
+  // (cuda.im2col_cublas, cpu.fft_fftw) stay.
+  bool own = false;
 };
 
 // Sorts in place into the order a tuner reports: status ok first, by time,

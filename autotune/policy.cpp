@@ -51,6 +51,7 @@ std::string Policy::name() const {
   }
   if (deterministic) n += ",deterministic";
   if (tf32) n += ",tf32";
+  if (own) n += ",own";
   if (workspace_limit != size_t(-1)) n += ",workspace=" + std::to_string(workspace_limit);
   return n;
 }
@@ -64,6 +65,10 @@ bool apply_option(Policy& p, std::string_view opt) {
   }
   if (opt == "tf32") {
     p.tf32 = true;
+    return true;
+  }
+  if (opt == "own") {
+    p.own = true;
     return true;
   }
   if (opt.rfind("max-error=", 0) == 0) {
@@ -117,13 +122,13 @@ Policy Policy::parse(std::string_view full) {
   }
   fail("unknown policy '" + printable(full) +
        "' (expected default, fixed:<algorithm>, get[:<path>], find, find-context, cache[:<path>], then optional "
-       ",max-error=E ,deterministic ,workspace=BYTES ,tf32)");
+       ",max-error=E ,deterministic ,workspace=BYTES ,tf32 ,own)");
 }
 
 namespace {
 
 bool is_constraint(std::string_view t) {
-  return t == "deterministic" || t == "tf32" || t.rfind("max-error=", 0) == 0 || t.rfind("workspace=", 0) == 0;
+  return t == "deterministic" || t == "tf32" || t == "own" || t.rfind("max-error=", 0) == 0 || t.rfind("workspace=", 0) == 0;
 }
 
 // "" when `text` is one valid policy, else Policy::parse's message.
@@ -200,8 +205,8 @@ std::string policy_unavailable_reason(const Policy& policy, DeviceKind device) {
 namespace {
 
 bool usable(const Algorithm& a, const ConvProblem& p, Direction dir, const ExecContext& ctx, size_t ws_limit,
-            bool need_deterministic, bool allow_tf32) {
-  return a.device() == ctx.device && !a.is_oracle() && a.unavailable_reason().empty() &&
+            bool need_deterministic, bool allow_tf32, bool own_only) {
+  return a.device() == ctx.device && !a.is_oracle() && a.unavailable_reason().empty() && !(own_only && a.vendor_peer()) &&
          (allow_tf32 || a.math() == "fp32") && (!need_deterministic || a.deterministic()) && a.supports(p, dir).ok &&
          a.workspace_bytes(p, dir) <= ws_limit;
 }
@@ -314,10 +319,10 @@ Choice choose_in_order(const Policy& policy, const ConvProblem& p, Direction dir
     // policy fails (the trainer skips it with this reason). Only a problem it does not support falls back.
     if (std::string why = policy_unavailable_reason(policy, ctx.device); !why.empty()) fail(why);
     const Algorithm& a = get_algorithm(policy.fixed_algo);
-    if (usable(a, p, dir, ctx, ws, policy.deterministic, true)) return {&a, "fixed", 0};
+    if (usable(a, p, dir, ctx, ws, policy.deterministic, true, false)) return {&a, "fixed", 0};
   }
   for (const Algorithm* a : registry())
-    if (usable(*a, p, dir, ctx, ws, policy.deterministic, policy.tf32))
+    if (usable(*a, p, dir, ctx, ws, policy.deterministic, policy.tf32, policy.own))
       return {a, policy.kind == Policy::Kind::fixed ? "fixed algorithm unsupported here; first supporting in registry order"
                                                     : "first supporting in registry order",
               0};
@@ -330,6 +335,7 @@ Constraints constraints_of(const Policy& policy, size_t workspace_limit) {
   cons.max_error = policy.max_error;
   cons.deterministic = policy.deterministic;
   cons.tf32 = policy.tf32;
+  cons.own = policy.own;
   return cons;
 }
 

@@ -21,6 +21,10 @@
 // the cuDNN _tf32 variants) into find/get/cache candidates and the `default`
 // order; without it they are never chosen (fixed:<name> runs one regardless):
 //   find,tf32
+// and `own`, which keeps the choice among convlab's own convolutions: no
+// vendor library's convolution (Algorithm::vendor_peer(): oneDNN's, cuDNN's) is
+// chosen, so `find,own` against `find` is what the vendor library adds:
+//   find,own
 // The accuracy budget is checked against find's measured max relative error;
 // get (which measures nothing) applies the workspace and determinism limits
 // only. The reference is never chosen.
@@ -51,6 +55,7 @@ struct Policy {
   bool deterministic = false;
   size_t workspace_limit = size_t(-1);  // min'd with choose_algorithm's argument
   bool tf32 = false;                    // admit reduced-precision math (see above)
+  bool own = false;                     // convlab's own convolutions only (see above)
   std::string name() const;               // "default", "fixed:cpu.direct", "get", ...
   static Policy parse(std::string_view);  // throws Error with one line
 };

@@ -19,7 +19,8 @@
 #             inaccurate row
 #   tune      `convlab tune alexnet --device cuda` (cuDNN Find and Get_v7 beside
 #             convlab's find and get)
-#   train     AlexNet training on the GPU under the default policies (5 iterations)
+#   train     AlexNet training on the GPU: default, get, find, find,own (no cuDNN), find-context and
+#             a fixed policy per family (5 iterations), with find,own/find <= 1.3 as an expectation
 #   ncu       Nsight Compute counters of every hand-written kernel of each cuda.*
 #             algorithm on AlexNet conv3 (every direction) and conv1 backward-data:
 #             global sectors per request, shared-memory bank conflicts per
@@ -364,9 +365,15 @@ stage_tune() {
 
 stage_train() {
   local d=$out/train; mkdir -p "$d"
-  if timeout "$(left)" "$bin/convlab" train alexnet --device cuda --batch 32 --iters 5 --warmup 2 --json "$d/train_alexnet_cuda.json" \
+  # find,own beside find: what cuDNN adds to a step whose choices are otherwise convlab's own kernels.
+  local policies='default;get;find;find,own;find-context;fixed:cuda.implicit_gemm;fixed:cuda.im2col_cublas'
+  policies+=';fixed:cuda.fft;fixed:cuda.winograd_f2x3;fixed:cuda.direct;fixed:cudnn.implicit_precomp_gemm'
+  if timeout "$(left)" "$bin/convlab" train alexnet --device cuda --batch 32 --iters 5 --warmup 2 --policy "$policies" \
+       --expect 'find,own/find<=1.3' --json "$d/train_alexnet_cuda.json" \
        > "$d/train_alexnet_cuda.md" 2> "$d/train_alexnet_cuda.log"; then
     stage_ok train "alexnet --device cuda: $(grep -cE '^\| ' "$d/train_alexnet_cuda.md") table rows; see $d/train_alexnet_cuda.md"
+  elif grep -q 'expectation (--expect) was not met' "$d/train_alexnet_cuda.log"; then
+    stage_ok train "alexnet --device cuda: trained; the expectation find,own/find<=1.3 was not met (see $d/train_alexnet_cuda.md)"
   else
     stage_fail train "alexnet --device cuda: see $d/train_alexnet_cuda.log"
   fi

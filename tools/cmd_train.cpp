@@ -41,8 +41,8 @@ void add_train_options(Args& args, const char* batch, const char* iters) {
   args.option("warmup", "N", "untimed rounds before them (they still train)", "1");
   args.repeatable("policy", "P[;P...]",
                   "policies to compare: default, get[:FILE], find, find-context, cache[:FILE] or fixed:<algorithm>, each optionally "
-                  "followed by constraints ,max-error=E ,deterministic ,workspace=BYTES ,tf32 (e.g. "
-                  "'find,deterministic;fixed:cpu.direct'); separate policies with ';' or repeat --policy; a plain "
+                  "followed by constraints ,max-error=E ,deterministic ,workspace=BYTES ,tf32 ,own (convlab's own "
+                  "convolutions only, no vendor library's) (e.g. 'find,deterministic;fixed:cpu.direct'); separate policies with ';' or repeat --policy; a plain "
                   "comma list without constraints (default,get,find) is read as a list. A fixed:<algorithm> that "
                   "cannot run on the device is skipped with the reason, never replaced (default: default;get;find "
                   "and fixed:<first algorithm of each family>)");

@@ -173,5 +173,47 @@ TEST(Policy, MeasuringPoliciesNeverReturnTheReference) {
   std::filesystem::remove(cache + ".lock");
 }
 
+TEST(Policy, OwnConstraintParsesAndRoundTrips) {
+  EXPECT_FALSE(Policy::parse("find").own);
+  const Policy o = Policy::parse("find,own");
+  EXPECT_TRUE(o.own);
+  EXPECT_EQ(o.kind, Policy::Kind::find);
+  EXPECT_EQ(o.name(), "find,own");
+  EXPECT_TRUE(Policy::parse("cache:/tmp/a,b.jsonl,own,tf32").own);
+  EXPECT_EQ(split_policy_list("find,own;find"), (std::vector<std::string>{"find,own", "find"}));
+  EXPECT_THROW(Policy::parse("find,owned"), Error);
+}
+
+TEST(Policy, OwnNeverChoosesAVendorConvolution) {
+  // Every policy kind under ,own picks an algorithm of convlab's own; without
+  // it the same problem may go to oneDNN. The selection rule itself is checked
+  // on a hand-made ranking where the vendor entry is the fastest.
+  const ConvProblem p = parse_problem("mb2ic8ih10oc8oh10kh3ph1");
+  for (const char* text : {"default,own", "find,own", "get,own", "fixed:cpu.direct,own"}) {
+    const Choice c = choose_algorithm(Policy::parse(text), p, Direction::fwd, ExecContext{});
+    ASSERT_NE(c.algo, nullptr) << text;
+    EXPECT_FALSE(c.algo->vendor_peer()) << text << " chose " << c.algo->name();
+  }
+  const Algorithm* vendor = nullptr;
+  const Algorithm* own = nullptr;
+  for (const Algorithm* a : registry()) {
+    if (a->device() != DeviceKind::cpu || !a->unavailable_reason().empty() || a->is_oracle()) continue;
+    if (a->vendor_peer() && !vendor) vendor = a;
+    if (!a->vendor_peer() && !own) own = a;
+  }
+  if (!vendor) GTEST_SKIP() << "no vendor convolution is available in this build";
+  ASSERT_NE(own, nullptr);
+  std::vector<AlgoPerf> ranked(2);
+  ranked[0].algo = std::string(vendor->name());
+  ranked[1].algo = std::string(own->name());
+  for (AlgoPerf& r : ranked) r.status = PerfStatus::ok;
+  Constraints c;
+  EXPECT_EQ(select(ranked, c)->algo, vendor->name());
+  c.own = true;
+  EXPECT_EQ(select(ranked, c)->algo, own->name());
+  ranked.pop_back();
+  EXPECT_EQ(select(ranked, c), nullptr);
+}
+
 }  // namespace
 }  // namespace convlab
