@@ -367,7 +367,7 @@ stage_train() {
   local d=$out/train; mkdir -p "$d"
   # find,own beside find: what cuDNN adds to a step whose choices are otherwise convlab's own kernels.
   local policies='default;get;find;find,own;find-context;fixed:cuda.implicit_gemm;fixed:cuda.im2col_cublas'
-  policies+=';fixed:cuda.fft;fixed:cuda.winograd_f2x3;fixed:cuda.direct;fixed:cudnn.implicit_precomp_gemm'
+  policies+=';fixed:cuda.fft_cufft;fixed:cuda.winograd_f2x3;fixed:cuda.direct;fixed:cudnn.implicit_precomp_gemm'
   if timeout "$(left)" "$bin/convlab" train alexnet --device cuda --batch 32 --iters 5 --warmup 2 --policy "$policies" \
        --expect 'find,own/find<=1.3' --json "$d/train_alexnet_cuda.json" \
        > "$d/train_alexnet_cuda.md" 2> "$d/train_alexnet_cuda.log"; then
