@@ -22,7 +22,11 @@
 // gathered per phase into a dense (groups, Cg, rows) matrix in the workspace
 // (prep_phases_kernel, with the tables), so its table rows' lin is the row itself and A's loads
 // are contiguous along k as in the forward. The live phases (same M = Cg)
-// run as one launch (implicit_gemm_phases_kernel, phase on grid z).
+// run as one launch (implicit_gemm_phases_kernel, phase on grid z). With at
+// most 4 rows (Cg <= 4: a first layer's 3 input channels) and at most 8 taps
+// along h, one diff_dst row apart, they run the column-window kernel instead
+// (window.cuh: a thread's 8 rows of one column, each diff_dst value loaded once
+// per (k, tap along w) and multiplied by every tap along h), in both maths.
 //
 // Work split: one block per BM x BN tile of a GEMM's output (blockIdx.x along
 // N, blockIdx.y along M, blockIdx.z = group); each thread owns a 4 x 4 register
@@ -47,7 +51,7 @@
 // MmaShape: 64 x 64 tiles as 2 x 4 warps of 32 x 16, 16 x 128 as 1 x 4 of
 // 16 x 32). The accumulators go through shared memory into the FMA tile's
 // layout and are stored as above. A (and B where it walks k) is kept
-// element-major in shared memory there, rows of BK + 4. M <= 4 keeps the FMA tile.
+// element-major in shared memory there, rows of BK + 4. M <= 4 keeps the FMA tile (or the column window).
 #include "kernels/cuda/implicit_gemm/implicit_gemm.hpp"
 
 #include <algorithm>
@@ -58,6 +62,7 @@
 #include <vector>
 
 #include "kernels/cuda/implicit_gemm/gemm_tile.cuh"
+#include "kernels/cuda/implicit_gemm/window.cuh"
 #include "kernels/cuda/simt/simt.hpp"
 
 namespace convlab::cuda {
@@ -80,6 +85,10 @@ struct Sub {
   int64_t a0 = -1;
   int a_group = 0, a_ld = 0;
   Lattice a_cols{};
+  // Backward-data: the phase's taps along h and w, and whether its taps along h
+  // are one diff_dst row apart (the column-window kernel's condition, window.cuh).
+  Window win{0, 0};
+  bool unit_step = false;
 };
 
 __global__ void row_table_kernel(Lattice l, int k, int4* rows) {
@@ -129,6 +138,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), 1)
 constexpr int kMaxPhases = 16;
 struct Phases {
   Gemm gm[kMaxPhases];
+  Window win[kMaxPhases];
   int count;
 };
 
@@ -174,6 +184,15 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   gemm_tile<BM, BN, TN, false, true, kTf32>(gm, Split{groups, gm.k, 0}, y0, z % groups);
 }
 
+// The phases of at most 4 rows whose taps along h are unit steps: the
+// column-window kernel (window.cuh), blockIdx.z = group + groups*phase.
+template <int kM>
+__global__ void __launch_bounds__(kWinThreads)
+    window_phases_kernel(const __grid_constant__ Phases ps, int groups, unsigned z0) {
+  const int z = int(blockIdx.z + z0);
+  window_phase<kM>(ps.gm[z / groups], ps.win[z / groups], z % groups);
+}
+
 // out[e] = sum over s < splits of part[s*count + e], in that order (deterministic).
 __global__ void reduce_splits_kernel(const float* part, int count, int splits, float* out) {
   const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
@@ -206,8 +225,8 @@ void launch_phases_tile(const Phases& ps, int n, int groups, void* stream) {
                             });
 }
 
-// The tile from M: a GEMM with 3 rows (conv1's bwd-data) gets 4 x 128 (4 x 1
-// per thread), not 64 x 64. The tensor-core tiles start at 16 rows (an MMA's
+// The tile from M: a GEMM with 3 rows (conv1's bwd-data where the column window
+// does not apply, the forward of a 3-filter layer) gets 4 x 128 (4 x 1 per thread), not 64 x 64. The tensor-core tiles start at 16 rows (an MMA's
 // M): 5 <= M <= 16 takes 16 x 128. M <= 4 keeps the 4 x 128 FMA tile in TF32
 // mode too (fp32 products, within the TF32 bound): it is bound by its gathers
 // (3 multiplies per gathered element at conv1's M = 3), and the 16 x 128 MMA
@@ -236,6 +255,36 @@ void launch_phases(const Phases& ps, int n, int groups, void* stream) {
     case 32: launch_phases_tile<32, 64, 4, kTf32>(ps, n, groups, stream); break;
     default: launch_phases_tile<64, 64, 4, kTf32>(ps, n, groups, stream); break;
   }
+}
+
+// The column-window kernel for ps when every phase qualifies: M <= 4, at most
+// kWinMaxTaps taps along h, one diff_dst row apart (one tap: any step), and one
+// output channel's taps within an A chunk. False: the tiles run.
+bool window_fits(const Phases& ps, const bool* unit_step) {
+  if (ps.count == 0 || ps.gm[0].m > 4) return false;
+  for (int p = 0; p < ps.count; ++p) {
+    const Window w = ps.win[p];
+    if (w.th < 1 || w.th > kWinMaxTaps || w.ts < 1 || w.th * w.ts > kWinRows || !(unit_step[p] || w.th == 1))
+      return false;
+  }
+  return true;
+}
+
+void launch_window(const Phases& ps, int groups, void* stream) {
+  int64_t threads = 0;
+  for (int p = 0; p < ps.count; ++p) {
+    const int wp = ps.gm[p].cols.nx, hp = ps.gm[p].cols.ny;
+    threads = std::max(threads, int64_t(ps.gm[p].n / (wp * hp)) * ((hp + kWinY - 1) / kWinY) * wp);
+  }
+  const uint64_t bx = uint64_t((threads + kWinThreads - 1) / kWinThreads);
+  simt::for_each_grid_chunk(bx, 1, uint64_t(groups) * uint64_t(ps.count), [&](dim3 grid, unsigned, unsigned z0) {
+    switch (ps.gm[0].m) {
+      case 1: CONVLAB_LAUNCH(window_phases_kernel<1>, grid, dim3(kWinThreads), 0, stream, ps, groups, z0); break;
+      case 2: CONVLAB_LAUNCH(window_phases_kernel<2>, grid, dim3(kWinThreads), 0, stream, ps, groups, z0); break;
+      case 3: CONVLAB_LAUNCH(window_phases_kernel<3>, grid, dim3(kWinThreads), 0, stream, ps, groups, z0); break;
+      default: CONVLAB_LAUNCH(window_phases_kernel<4>, grid, dim3(kWinThreads), 0, stream, ps, groups, z0); break;
+    }
+  });
 }
 
 // Backward-filter's GEMM is small (Kg x Cg*R*S) over a long reduction (N*P*Q):
@@ -321,6 +370,7 @@ std::vector<Sub> plan(const ConvShape& sh, Direction dir) {
               rows);
           Sub& s = subs.back();
           s.a0 = a0, s.a_group = kg * cg * rs, s.a_ld = rs, s.a_cols = wei_rows;
+          s.win = Window{tr.count, ts.count}, s.unit_step = tr.step * sh.dil_h == sh.stride_h;
           a0 += int64_t(sh.groups) * cg * kpr;
         }
       break;
@@ -365,14 +415,17 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
   // launches (up to kMaxPhases at a time): their tables and dense A, then the GEMMs.
   Phases ps{};
   Prep pp{};
+  bool unit_step[kMaxPhases] = {};
   int ps_n = 0;
   const auto flush = [&] {
     if (ps.count == 0) return;
     const int64_t items = pp.end[pp.count - 1];
     CONVLAB_LAUNCH(prep_phases_kernel, dim3(unsigned((items + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
                    pp, a);
-    // one phase with contiguous columns (stride_w 1): the plain kernel
-    if (ps.count == 1 && ps.gm[0].cols.sx == 1) {
+    // at most 4 rows: the column-window kernel; one phase with contiguous columns (stride_w 1): the plain kernel
+    if (window_fits(ps, unit_step)) {
+      launch_window(ps, sh.groups, stream);
+    } else if (ps.count == 1 && ps.gm[0].cols.sx == 1) {
       launch_gemm<false, kTf32>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);
     } else {
       launch_phases<kTf32>(ps, ps_n, sh.groups, stream);
@@ -389,6 +442,7 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
       pp.end[q] = (q > 0 ? pp.end[q - 1] : 0) + s.gm.k + a_floats(s, sh.groups);
       pp.table[q] = rows + s.row0, pp.dense[q] = dense + s.a0;
       s.gm.a = dense + s.a0;
+      ps.win[ps.count] = s.win, unit_step[ps.count] = s.unit_step;
       ps.gm[ps.count++] = s.gm;
       ps_n = std::max(ps_n, s.gm.n);
       if (ps.count == kMaxPhases) flush();

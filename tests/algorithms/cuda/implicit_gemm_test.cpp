@@ -114,6 +114,30 @@ TEST(CudaImplicitGemm, AlexNetConv1BwdDataAndBwdFilterMatchReference) {
   sweep(CudaImplicitGemm(), {conv1}, {Dir::bwd_data, Dir::bwd_filter});
 }
 
+// Backward-data with at most 4 input channels per group runs the column-window
+// kernel (window.cuh) where the phase's taps along h are one diff_dst row apart
+// and at most 8; else the tiles. Its edges: 1, 2 and 4 channels; 8 taps along h
+// (the largest window) and 9 (the tiles); dilation 2 at stride 2 (unit steps)
+// and at stride 1 (steps of 2: the tiles); depthwise groups (Cg = 1); output
+// channels past one shared-memory chunk of A (70 x 9 > 512 rows); columns past
+// a 128-thread block and rows past one thread's 8, with padding.
+std::vector<ConvShape> window_shapes() {
+  return {
+      shape(2, 1, 13, 37, 5, 3, 3, 1, 1, 1, 1),        // C = 1, stride 1, 2 y-chunks, 37 columns
+      shape(1, 2, 19, 9, 3, 8, 3, 3, 1, 1, 1),         // 8 taps along h: the largest window
+      shape(1, 2, 12, 9, 3, 9, 3, 4, 1, 1, 1),         // 9 taps along h: the tiles
+      shape(1, 4, 17, 15, 6, 5, 5, 4, 4, 2, 2, 2),     // dilation 2, stride 2: unit steps
+      shape(1, 3, 11, 10, 4, 3, 3, 2, 2, 1, 1, 2),     // dilation 2, stride 1: the tiles
+      shape(2, 4, 10, 11, 4, 3, 3, 1, 1, 2, 2, 1, 4),  // depthwise: 4 groups of one channel
+      shape(1, 3, 9, 11, 70, 3, 3, 1, 1, 1, 1),        // 70 output channels: two chunks of A
+      shape(2, 3, 70, 150, 4, 7, 7, 3, 3, 2, 2),       // ResNet's stem pattern: 4 and 3 taps a phase
+  };
+}
+
+TEST(CudaImplicitGemm, SmallChannelBwdDataColumnWindowMatchesReference) {
+  sweep(CudaImplicitGemm(), window_shapes(), {Dir::bwd_data});
+}
+
 // Backward-filter with a small GEMM over a long reduction splits K into partial
 // sums in the workspace (after the row table), reduced in a fixed order.
 std::vector<ConvShape> split_k_shapes() {
@@ -191,6 +215,10 @@ TEST(CudaImplicitGemmTf32, TileEdgesMatchReferenceInEveryDirection) { sweep(tf32
 TEST(CudaImplicitGemmTf32, StridedBwdDataPhasesMatchReference) {
   sweep(tf32(), many_phase_shapes(), {Dir::bwd_data});
   sweep(tf32(), pointwise_strided_shapes(), {Dir::bwd_data});
+}
+
+TEST(CudaImplicitGemmTf32, SmallChannelBwdDataColumnWindowMatchesReference) {
+  sweep(tf32(), window_shapes(), {Dir::bwd_data});
 }
 
 TEST(CudaImplicitGemmTf32, BwdFilterSplitKMatchesReference) { sweep(tf32(), split_k_shapes(), {Dir::bwd_filter}); }

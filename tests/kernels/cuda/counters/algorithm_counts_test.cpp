@@ -156,6 +156,32 @@ TEST(SimtCountersAlgorithms, KnownSlowPathsAreReported) {
   }
 }
 
+// Backward-data with 3 input channels: the column-window kernel, whose every
+// lane FMA multiplies inside the image (4 rows of the 4 x 128 tile did 4/3 and
+// re-gathered each diff_dst value per tap), and diff_dst loads coalesced
+// across the warp (about 4 sectors a request; the tile: 4.1 on the H100). With
+// steps of 2 between its taps (dilation 2, stride 1) the tiles run.
+TEST(SimtCountersAlgorithms, SmallChannelBwdDataRunsTheColumnWindow) {
+  const auto a = emulated_algorithm("cuda.implicit_gemm");
+  ASSERT_TRUE(a);
+  const Options opt{.sample_blocks = 4, .seed = 1};
+  const auto kernels = [&](const ConvProblem& p) {
+    std::string names;
+    for (const auto& l : count_algorithm(*a, p, Direction::bwd_data, opt)) names += l.kernel + ";";
+    return names;
+  };
+  const ConvProblem conv1 = parse_problem("mb2ic3ih35iw35oc8oh8ow8kh11kw11sh4sw4ph2pw2");
+  EXPECT_NE(kernels(conv1).find("window_phases_kernel"), std::string::npos) << kernels(conv1);
+  EXPECT_EQ(kernels(conv1).find("implicit_gemm_phases_kernel"), std::string::npos) << kernels(conv1);
+  Counts window;
+  for (const auto& l : count_algorithm(*a, conv1, Direction::bwd_data, opt))
+    if (l.kernel.find("window") != std::string::npos) window = l.scaled();
+  EXPECT_LT(double(window.global_ld_sectors) / double(window.global_ld_requests), 6.0);
+  EXPECT_GT(window.fma_useful_lanes, window.fma_lanes / 2);
+  const ConvProblem dilated = parse_problem("mb1ic3ih11iw10oc4oh11ow10kh3kw3ph2pw2dh1dw1");
+  EXPECT_EQ(kernels(dilated).find("window_phases_kernel"), std::string::npos) << kernels(dilated);
+}
+
 // The known pathologies, caught from counts alone: each bound sits between what the
 // slow version counted and what the current kernels count (in the comments), so a kernel
 // that falls back into one fails here, with no GPU.
