@@ -257,19 +257,6 @@ void launch_phases(const Phases& ps, int n, int groups, void* stream) {
   }
 }
 
-// The column-window kernel for ps when every phase qualifies: M <= 4, at most
-// kWinMaxTaps taps along h, one diff_dst row apart (one tap: any step), and one
-// output channel's taps within an A chunk. False: the tiles run.
-bool window_fits(const Phases& ps, const bool* unit_step) {
-  if (ps.count == 0 || ps.gm[0].m > 4) return false;
-  for (int p = 0; p < ps.count; ++p) {
-    const Window w = ps.win[p];
-    if (w.th < 1 || w.th > kWinMaxTaps || w.ts < 1 || w.th * w.ts > kWinRows || !(unit_step[p] || w.th == 1))
-      return false;
-  }
-  return true;
-}
-
 void launch_window(const Phases& ps, int groups, void* stream) {
   int64_t threads = 0;
   for (int p = 0; p < ps.count; ++p) {
@@ -423,7 +410,7 @@ void run(std::vector<Sub> subs, const ConvShape& sh, Direction dir, const float*
     CONVLAB_LAUNCH(prep_phases_kernel, dim3(unsigned((items + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
                    pp, a);
     // at most 4 rows: the column-window kernel; one phase with contiguous columns (stride_w 1): the plain kernel
-    if (window_fits(ps, unit_step)) {
+    if (ps.count > 0 && window_fits(ps.gm[0].m, ps.win, unit_step, ps.count)) {
       launch_window(ps, sh.groups, stream);
     } else if (ps.count == 1 && ps.gm[0].cols.sx == 1) {
       launch_gemm<false, kTf32>(ps.gm[0], Split{sh.groups, ps.gm[0].k, 0}, 1, stream);

@@ -33,6 +33,18 @@ struct Window {
   int th, ts;
 };
 
+// Whether the column window runs a launch of `count` phases with M rows: M <= 4,
+// at most kWinMaxTaps taps along h, one diff_dst row apart (one tap: any step),
+// and one output channel's taps within an A chunk. False: the tiles run.
+inline bool window_fits(int m, const Window* win, const bool* unit_step, int count) {
+  if (m > 4) return false;
+  for (int p = 0; p < count; ++p)
+    if (win[p].th < 1 || win[p].th > kWinMaxTaps || win[p].ts < 1 || win[p].th * win[p].ts > kWinRows ||
+        !(unit_step[p] || win[p].th == 1))
+      return false;
+  return true;
+}
+
 // acc[i][yi] += sum over rv < TH of A(i, (k, rv, sv)) * seg[yi + TH-1-rv]: one unit of TH taps.
 // src: diff_dst at the unit's lowest row (rv = TH-1) and this column, h its row, ld diff_dst's row length.
 // as: the unit's A rows, ts apart (rv = 0, 1, ...).
