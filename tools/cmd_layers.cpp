@@ -6,14 +6,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+
+#include <unistd.h>
 
 #include "autotune/compare_run.hpp"
+#include "autotune/model_comparison.hpp"
 #include "core/error.hpp"
 #include "core/machine_load.hpp"
 #include "core/problem_list.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "core/results_folder.hpp"
+#include "core/subprocess.hpp"
 #include "report/layers.hpp"
 #include "tools/cli.hpp"
 
@@ -79,6 +84,11 @@ Args layers_args() {
   args.option("max-seconds", "S", "timed work per candidate before the median is taken as is", "0.3");
   args.flag("tf32", "also run the reduced-precision (TF32 tensor-core) algorithms, cuda.*_tf32 and cudnn.*_tf32, side\n"
                     "by side with the fp32 ones (find's pick may then be one of them)");
+  args.option("model", "CARD",
+              "no GPU needed: MODELLED times for a GPU that is not here (h100 or h200; with --device cuda): the\n"
+              "hand-written cuda.* kernels counted by the SIMT emulator (simt_counts, beside convlab) and priced on\n"
+              "the card's published limits with efficiencies fitted on its measured rows; cuDNN and the cuBLAS /\n"
+              "cuFFT paths are listed as not modelled. Nothing is measured");
   args.flag("reprobe", "measure the machine probe again (get's rates; about a second per thread count) even when the cache has one");
   return args;
 }
@@ -132,6 +142,50 @@ void print_summary(const CompareRun& run) {
     std::printf("  %-26s x%.2f  (%zu cases)\n", r.algo.c_str(), r.speedup, r.cases);
 }
 
+void print_modelled_case(const LayerCase& lc, Direction dir, const std::vector<ComparisonRow>& rows) {
+  std::printf("\n%s %s  [%s]  %.4f GFLOP  (MODELLED, not measured)\n", lc.label.c_str(),
+              std::string(to_string(dir)).c_str(), lc.problem.key().c_str(), lc.problem.flops() * 1e-9);
+  std::printf("  %-26s %-13s %11s %9s  %s\n", "algorithm", "status", "modelled ms", "GFLOP/s", "note");
+  for (const ComparisonRow& r : rows) {
+    if (r.status == "modelled")
+      std::printf("  %-26s %-13s %11.3f %9.1f  %s\n", r.algo.c_str(), r.status.c_str(), r.time * 1e3, r.gflops(),
+                  r.note.c_str());
+    else
+      std::printf("  %-26s %-13s %11s %9s  %s\n", r.algo.c_str(), r.status.c_str(), "-", "-", r.note.c_str());
+  }
+  std::fflush(stdout);
+}
+
+// --model CARD: the modelled table; every option that would measure is refused first.
+int layers_modelled(const Args& args, const std::vector<LayerCase>& cases, const CompareRunOptions& opt) {
+  if (opt.compare.device != DeviceKind::cuda)
+    fail("convlab layers: --model prices the CUDA algorithms on a GPU that is not here; give --device cuda");
+  for (const char* measuring : {"cache", "reprobe"})
+    if (args.has(measuring))
+      fail(std::string("convlab layers: --") + measuring + " belongs to a measured run, not to --model");
+  ModelRunOptions mo;
+  mo.card = &gpu_card(args.get("model"));
+  mo.dirs = opt.compare.dirs;
+  mo.tf32 = opt.compare.tf32;
+  const char* env = std::getenv("CONVLAB_SIMT_COUNTS");
+  mo.counter = env && *env ? env : executable_dir() + "/simt_counts";
+  if (::access(mo.counter.c_str(), X_OK) != 0)
+    fail("convlab layers: --model needs the SIMT emulator's counting build, simt_counts (built beside convlab by a "
+         "GCC build with tests); not found at '" + printable(mo.counter) + "' (CONVLAB_SIMT_COUNTS names another)");
+  mo.on_case = print_modelled_case;
+  std::printf("convlab layers: MODELLED times on %s -- nothing is measured; %s\n", std::string(mo.card->label).c_str(),
+              std::string(mo.card->fitted_on).c_str());
+  Comparison cmp = model_comparison(cases, mo);
+  cmp.network = opt.network;
+  cmp.batch = opt.network_batch;
+  for (const char* out : {"json", "csv"})
+    if (args.has(out)) {
+      write_file_atomic(args.get(out), *out == 'j' ? comparison_json(cmp) : comparison_csv(cmp));
+      std::printf("wrote %s\n", printable(args.get(out)).c_str());
+    }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_layers(int argc, char** argv) {
@@ -144,6 +198,7 @@ int cmd_layers(int argc, char** argv) {
     cases.push_back({it.label, it.problem, item_directions(it, opt.compare.dirs, args.has("dir"))});
   for (const auto& n : set.networks) opt.network = opt.network.empty() ? n : opt.network + "+" + n;
   opt.network_batch = set.network_batch;
+  if (args.has("model")) return layers_modelled(args, cases, opt);
   opt.on_setup = [&](const CompareSetup& s) {
     std::printf("convlab layers on %s%s\n", device_fingerprint(opt.compare.device, 0).c_str(),
                 opt.network.empty() ? "" : (", batch " + std::to_string(opt.network_batch)).c_str());

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -197,6 +199,54 @@ TEST_F(Cli, SizesArePrintedOneWay) {
   ASSERT_EQ(l.code, 0) << l.err;
   EXPECT_EQ(l.out.find("MB "), std::string::npos) << l.out;
   EXPECT_NE(l.out.find(" MiB"), std::string::npos) << l.out;
+}
+
+// `convlab layers --device cuda --model h100`: modelled rows, labelled so in the text and the JSON, with no GPU.
+TEST_F(Cli, LayersModelPricesTheEmulatedKernelsAndSaysSo) {
+  const char* moved = std::getenv("CONVLAB_BINARY_DIR");
+  const std::string counter = std::string(moved && *moved ? moved : CONVLAB_BINARY_DIR) + "/simt_counts";
+  if (::access(counter.c_str(), X_OK) != 0) {
+    const Result r = run("layers mb1ic4ih6oc4oh6kh3ph1 --device cuda --model h100 --dir fwd");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("simt_counts"), std::string::npos) << r.err;
+    GTEST_SKIP() << "this build has no counting emulator (simt_counts): only its absence was checked";
+  }
+  const Result r = run("layers mb1ic4ih6oc4oh6kh3ph1 --device cuda --model h100 --dir fwd,bwd-data --json " +
+                       path("m.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("MODELLED"), std::string::npos) << r.out;
+  std::string err;
+  const auto v = json::parse(slurp(path("m.json")), &err);
+  ASSERT_TRUE(v) << err;
+  EXPECT_NE(v->get("fingerprint")->str.find("modelled"), std::string::npos);
+  int modelled = 0;
+  for (const json::Value& row : v->get("rows")->arr) {
+    const std::string algo = row.get("algorithm")->str, status = row.get("status")->str;
+    EXPECT_TRUE(algo.rfind("cuda.", 0) == 0 || algo.rfind("cudnn.", 0) == 0) << algo;
+    EXPECT_NE(status, "ok") << algo << ": nothing is measured";
+    if (status == "modelled") {
+      ++modelled;
+      EXPECT_EQ(algo.rfind("cuda.", 0), 0u) << algo;
+      EXPECT_GT(row.get("time_ms")->num, 0) << algo;
+    }
+    if (algo.rfind("cudnn.", 0) == 0) {
+      EXPECT_TRUE(status == "not modelled" || status == "unsupported") << algo;
+    }
+  }
+  EXPECT_GE(modelled, 4);  // implicit GEMM, direct, im2col, Winograd in both directions at least
+}
+
+TEST_F(Cli, LayersModelRefusesWhatItCannotPrice) {
+  Result r = run("layers mb1ic4ih6oc4oh6kh3ph1 --model h100");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--device cuda"), std::string::npos) << r.err;
+  r = run("layers mb1ic4ih6oc4oh6kh3ph1 --device cuda --model a100");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("h100, h200"), std::string::npos) << r.err;
+  r = run("layers mb1ic4ih6oc4oh6kh3ph1 --device cuda --model h100 --cache " + path("c.jsonl"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--cache"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 //
 //   simt_counts ALGORITHM PROBLEM [--dir fwd|bwd-data|bwd-filter] [--batch N]
 //               [--sample BLOCKS] [--seed S] [--csv]
+//   simt_counts --list      the emulated algorithms' names, one per line
 //
 // PROBLEM is a benchdnn descriptor (mb32ic3ih227oc96oh55kh11sh4) or a layer id
 // (alexnet.conv1, at --batch, default 32). --sample runs that many blocks of
@@ -87,6 +88,10 @@ ConvProblem problem_of(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--list") {
+    for (const auto& a : cuda::counting::emulated_algorithms()) std::printf("%s\n", std::string(a->name()).c_str());
+    return 0;
+  }
   Args args;
   ConvProblem p;
   std::unique_ptr<Algorithm> algo;
