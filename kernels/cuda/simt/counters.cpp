@@ -195,11 +195,12 @@ uint64_t sectors(const LaneEvent* b, const LaneEvent* e, std::vector<uintptr_t>&
   return uint64_t(std::unique(ids.begin(), ids.end()) - ids.begin());
 }
 
-// Shared-memory wavefronts of one request, and the phases with an active lane.
+// Shared-memory wavefronts of one request, and the fewest its data could take
+// (one per phase with an active lane, or per 32 distinct words a phase moves).
 std::pair<uint64_t, uint64_t> wavefronts(const LaneEvent* b, const LaneEvent* e, std::vector<uintptr_t>& words) {
   unsigned bytes = 0;
   for (const LaneEvent* x = b; x != e; ++x) bytes = std::max<unsigned>(bytes, x->bytes);
-  const unsigned phase_lanes = bytes <= 4 ? 32 : bytes <= 8 ? 16 : 8;
+  const unsigned phase_lanes = bytes <= 4 ? 32 : 16;
   uint64_t total = 0, phases = 0;
   for (unsigned first = 0; first < 32; first += phase_lanes) {
     words.clear();
@@ -213,7 +214,7 @@ std::pair<uint64_t, uint64_t> wavefronts(const LaneEvent* b, const LaneEvent* e,
     unsigned most = 0;
     for (uintptr_t w : words) most = std::max(most, ++per_bank[w & 31]);
     total += most;
-    ++phases;
+    phases += (words.size() + 31) / 32;
   }
   return {total, phases};
 }

@@ -17,9 +17,13 @@
 //           _pipe_lsu_mem_global_op_ld / _st / _atom);
 //   shared: wavefronts per request: 32 banks of 4 bytes; an access of <= 4
 //           bytes per lane takes, over the 32 lanes, the most distinct 4-byte
-//           words any one bank holds; 8-byte accesses are two half-warp
-//           phases, 16-byte ones four quarter-warp phases (summed); bank
-//           conflicts = wavefronts - phases that had an active lane;
+//           words any one bank holds; 8- and 16-byte accesses are two
+//           half-warp phases, each priced the same way (summed): 16 lanes
+//           reading 16 consecutive float4s take 2, the same float4 1 (ncu on
+//           an H100 agreed on every SGEMM and implicit-GEMM launch; quarter-warp
+//           phases had priced a float4 broadcast at 4); bank conflicts =
+//           wavefronts - the fewest the data needs (per phase with an active
+//           lane, one per 32 distinct words);
 //   warp_instructions / active_lanes: the counted memory instructions and the
 //           lanes that took part in them (32 per instruction when none idle);
 //   fma_*:  the kernels' fmaf calls (their arithmetic: the counting runtime

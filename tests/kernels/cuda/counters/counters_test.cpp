@@ -64,6 +64,21 @@ __global__ void vector_shared_kernel(float* out) {
   out[lane] = y.x;
 }
 
+// float4 reads of a 64-float4 array in two patterns: one float4 per half-warp
+// (a broadcast: 1 wavefront each) and a stride of two float4s (each bank holds 4
+// of a half-warp's 64 words: 4 wavefronts where 2 would do).
+template <int kStride>
+__global__ void float4_pattern_kernel(float* out) {
+  CONVLAB_SHARED(float4, v, [64]);
+  const int lane = int(threadIdx.x);
+  float4 x{};
+  x.x = float(lane);
+  v[lane] = x, v[lane + 32] = x;
+  __syncthreads();
+  const float4 y = v[kStride == 0 ? lane / 16 : kStride * lane % 64];
+  out[lane] = y.x;
+}
+
 __global__ void barriers_kernel(float* out) {
   __syncthreads();
   __syncthreads();
@@ -166,7 +181,7 @@ TEST(SimtCounters, RowStride32IsA32WayBankConflictAndPadding33IsFree) {
   EXPECT_EQ(r[1].counted.shared_ld_conflicts, 0u);
 }
 
-TEST(SimtCounters, VectorSharedAccessesAreSplitIntoHalfAndQuarterWarps) {
+TEST(SimtCounters, VectorSharedAccessesAreSplitIntoHalfWarps) {
   DeviceArray<float> out(32);
   const auto r = counted([&] {
     CONVLAB_LAUNCH(vector_shared_kernel<float2>, dim3(1), dim3(32), 0, nullptr, out.get());
@@ -180,6 +195,26 @@ TEST(SimtCounters, VectorSharedAccessesAreSplitIntoHalfAndQuarterWarps) {
   EXPECT_EQ(r[1].counted.shared_ld_wavefronts, 4u);
   EXPECT_EQ(r[1].counted.shared_ld_conflicts, 0u);
   EXPECT_EQ(r[1].counted.shared_st_wavefronts, 4u);
+}
+
+// 16-byte reads as two half-warp phases: a broadcast per half-warp is 2
+// wavefronts (quarter-warp phases would say 4: ncu on an H100 saw the former on
+// the SGEMM's and implicit GEMM's A fragments), and a stride of two float4s 8
+// with 4 of them conflicts.
+TEST(SimtCounters, Float4BroadcastAndStridedReadsArePricedPerHalfWarp) {
+  DeviceArray<float> out(32);
+  const auto r = counted([&] {
+    CONVLAB_LAUNCH(float4_pattern_kernel<0>, dim3(1), dim3(32), 0, nullptr, out.get());
+    CONVLAB_LAUNCH(float4_pattern_kernel<2>, dim3(1), dim3(32), 0, nullptr, out.get());
+  });
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].counted.shared_ld_requests, 1u);
+  EXPECT_EQ(r[0].counted.shared_ld_wavefronts, 2u);
+  EXPECT_EQ(r[0].counted.shared_ld_conflicts, 0u);
+  EXPECT_EQ(r[1].counted.shared_ld_wavefronts, 8u);
+  EXPECT_EQ(r[1].counted.shared_ld_conflicts, 4u);
+  EXPECT_EQ(r[1].counted.shared_st_wavefronts, 8u);  // two stores of 32 consecutive float4s
+  EXPECT_EQ(r[1].counted.shared_st_conflicts, 0u);
 }
 
 TEST(SimtCounters, BarriersAndAtomicsAreCounted) {
