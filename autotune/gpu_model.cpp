@@ -16,10 +16,10 @@ namespace {
 // bandwidth); the efficiencies are scripts/gpu_model.py's fit on the measured
 // rows named in fitted_on.
 const GpuCard kCards[] = {
-    {"h100", "NVIDIA H100 SXM (132 SMs, 1.98 GHz, L2 5.5 TB/s)", 132, 1.98e9, 5.5e12, 0.40, 0.40, 0.80, 0.65,
-     "fitted on the H100's AlexNet rows of 2026-11-26 (docs/results/2026-11-26-h100/model-h100.md)"},
-    {"h200", "NVIDIA H200 (132 SMs, 1.98 GHz, L2 5.5 TB/s)", 132, 1.98e9, 5.5e12, 0.50, 0.65, 0.80, 0.40,
-     "fitted on the H200's AlexNet rows of 2026-11-26 (docs/results/2026-11-26-h200/model-h200.md)"},
+    {"h100", "NVIDIA H100 SXM (132 SMs, 1.98 GHz, L2 5.5 TB/s)", 132, 1.98e9, 5.5e12, 0.40, 0.40, 0.65, 0.65,
+     "fitted on the H100's AlexNet rows of 2026-11-26, run 3 (docs/results/2026-11-26-h100/model-h100.md)"},
+    {"h200", "NVIDIA H200 (132 SMs, 1.98 GHz, L2 5.5 TB/s)", 132, 1.98e9, 5.5e12, 0.40, 0.40, 0.80, 0.50,
+     "fitted on the H200's AlexNet rows of 2026-11-26, run 5 (docs/results/2026-11-26-h200/model-h200-run5.md)"},
 };
 
 // One CSV line's fields; "..." may hold commas and "" for a quote.
