@@ -32,8 +32,10 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   [ $rc = 0 ] && grep -q '^tests: ok' "$log" || fail "with a GPU the tests stage must pass (exit $rc)"
 else
   [ $rc = 1 ] || fail "without a GPU gpu-check must exit 1, got $rc"
-  grep -qE '^tests: FAILED — summary: [0-9]+ passed, 0 failed, [1-9][0-9]* skipped for want of a device' "$log" \
-    || fail "the tests stage must fail on GPU tests skipped for want of a device"
+  grep -qE '^tests: FAILED — summary: [0-9]+ passed, 0 failed, [1-9][0-9]* skipped for want of a device' "$log" || {
+    grep -E '\*\*\*|Failed' "$work/results/tests/ctest.log" 2>/dev/null | head -20
+    fail "the tests stage must fail on GPU tests skipped for want of a device"
+  }
   grep -q '^SKIPPED-NO-DEVICE .*RegistrySweep.MatchesReference/cuda_' "$work/results/tests/skips.txt" \
     || fail "skips.txt must name the cuda.* sweeps that did not run"
 fi
