@@ -50,32 +50,22 @@ __global__ void row_sum_kernel(const float* in, float* out) {
   out[lane] = s;
 }
 
-// One warp, vector shared accesses: lane l stores and loads element l of a
-// float2 / float4 array (consecutive: conflict-free, 2 / 4 wavefronts).
-template <typename V>
+// One warp, vector shared accesses to a 64-element float2 / float4 array: lane l
+// stores elements l and l + 32 (two stores of 32 consecutive elements, each
+// conflict-free: 2 / 4 wavefronts), then reads, by kRead,
+//   1: element l + 1 (consecutive: conflict-free, 2 / 4 wavefronts);
+//   0: element l / 16, one per half-warp (a broadcast: 1 wavefront a half-warp);
+//   2: element 2l + 1 (float4: each bank holds 4 of a half-warp's 64 words, 4
+//      wavefronts where 2 would do).
+template <typename V, int kRead = 1>
 __global__ void vector_shared_kernel(float* out) {
-  CONVLAB_SHARED(V, v, [32]);
+  CONVLAB_SHARED(V, v, [64]);
   const int lane = int(threadIdx.x);
   V x{};
   x.x = float(lane);
-  v[lane] = x;
-  __syncthreads();
-  const V y = v[(lane + 1) % 32];
-  out[lane] = y.x;
-}
-
-// float4 reads of a 64-float4 array in two patterns: one float4 per half-warp
-// (a broadcast: 1 wavefront each) and a stride of two float4s (each bank holds 4
-// of a half-warp's 64 words: 4 wavefronts where 2 would do).
-template <int kStride>
-__global__ void float4_pattern_kernel(float* out) {
-  CONVLAB_SHARED(float4, v, [64]);
-  const int lane = int(threadIdx.x);
-  float4 x{};
-  x.x = float(lane);
   v[lane] = x, v[lane + 32] = x;
   __syncthreads();
-  const float4 y = v[kStride == 0 ? lane / 16 : kStride * lane % 64];
+  const V y = v[kRead == 0 ? lane / 16 : (kRead * lane + 1) % 64];
   out[lane] = y.x;
 }
 
@@ -194,18 +184,19 @@ TEST(SimtCounters, VectorSharedAccessesAreSplitIntoHalfWarps) {
   EXPECT_EQ(r[1].counted.shared_ld_requests, 1u);
   EXPECT_EQ(r[1].counted.shared_ld_wavefronts, 4u);
   EXPECT_EQ(r[1].counted.shared_ld_conflicts, 0u);
-  EXPECT_EQ(r[1].counted.shared_st_wavefronts, 4u);
+  EXPECT_EQ(r[1].counted.shared_st_wavefronts, 8u);  // two stores of 32 consecutive float4s
+  EXPECT_EQ(r[1].counted.shared_st_conflicts, 0u);
 }
 
 // 16-byte reads as two half-warp phases: a broadcast per half-warp is 2
 // wavefronts (quarter-warp phases would say 4: ncu on an H100 saw the former on
-// the SGEMM's and implicit GEMM's A fragments), and a stride of two float4s 8
-// with 4 of them conflicts.
+// the SGEMM's and implicit GEMM's A fragments), and a stride of two float4s 8,
+// 4 of them conflicts.
 TEST(SimtCounters, Float4BroadcastAndStridedReadsArePricedPerHalfWarp) {
   DeviceArray<float> out(32);
   const auto r = counted([&] {
-    CONVLAB_LAUNCH(float4_pattern_kernel<0>, dim3(1), dim3(32), 0, nullptr, out.get());
-    CONVLAB_LAUNCH(float4_pattern_kernel<2>, dim3(1), dim3(32), 0, nullptr, out.get());
+    CONVLAB_LAUNCH((vector_shared_kernel<float4, 0>), dim3(1), dim3(32), 0, nullptr, out.get());
+    CONVLAB_LAUNCH((vector_shared_kernel<float4, 2>), dim3(1), dim3(32), 0, nullptr, out.get());
   });
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].counted.shared_ld_requests, 1u);
