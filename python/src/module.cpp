@@ -1,0 +1,221 @@
+// The Python module convlab._convlab: problems, the registry, plans run on
+// NumPy arrays and PyTorch tensors in place (DLPack, no copies), and the
+// autotuner's policies. The Python package (python/convlab) wraps it.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "autotune/policy.hpp"
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "core/problem.hpp"
+#include "core/problem_list.hpp"
+#include "plan.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace convlab::py {
+namespace {
+
+using AnyArray = nb::ndarray<nb::ro>;
+
+std::string python_type_name(nb::handle h) { return nb::type_name(h.type()).c_str(); }
+
+// The array behind `obj` (NumPy, PyTorch, anything with __dlpack__), checked
+// for what every kernel assumes: float32, 4-D, C-contiguous, CPU or CUDA.
+ArrayView view_of(const char* role, nb::handle obj) {
+  AnyArray a;
+  if (!nb::try_cast(obj, a))
+    throw Error(std::string(role) + " must be an array (NumPy, PyTorch or another DLPack producer), got " +
+                python_type_name(obj));
+  if (a.dtype() != nb::dtype<float>())
+    throw Error(std::string(role) + " must be float32, got another dtype (convert with .astype(np.float32) or "
+                ".float())");
+  if (a.ndim() != 4) throw Error(std::string(role) + " must be 4-D (NCHW), got " + std::to_string(a.ndim()) + "-D");
+  int64_t expect = 1;
+  for (int i = 3; i >= 0; --i) {
+    if (a.shape(i) != 1 && a.stride(i) != expect)
+      throw Error(std::string(role) + " must be C-contiguous NCHW (call .contiguous() or np.ascontiguousarray)");
+    expect *= int64_t(a.shape(i));
+  }
+  ArrayView v;
+  v.data = const_cast<float*>(static_cast<const float*>(a.data()));
+  if (a.device_type() == nb::device::cpu::value) {
+    v.device = DeviceKind::cpu;
+  } else if (a.device_type() == nb::device::cuda::value) {
+    v.device = DeviceKind::cuda;
+  } else {
+    throw Error(std::string(role) + " lives on a device convlab does not run on (DLPack device type " +
+                std::to_string(a.device_type()) + "); CPU and CUDA arrays only");
+  }
+  v.device_id = a.device_id();
+  for (int i = 0; i < 4; ++i) v.shape[i] = int64_t(a.shape(i));
+  return v;
+}
+
+void run_plan(const Plan& plan, nb::handle src, nb::handle wei, nb::handle dst, uintptr_t stream) {
+  ArrayView s = view_of("src", src), w = view_of("wei", wei), d = view_of("dst", dst);
+  nb::gil_scoped_release release;
+  plan.run(s, w, d, stream);
+}
+
+nb::dict algorithm_info(const Algorithm& a) {
+  nb::dict d;
+  d["name"] = std::string(a.name());
+  d["device"] = std::string(to_string(a.device()));
+  d["family"] = std::string(a.family());
+  d["math"] = std::string(a.math());
+  d["description"] = std::string(a.description());
+  d["unavailable"] = a.unavailable_reason();
+  d["vendor"] = a.vendor_peer();
+  d["deterministic"] = a.deterministic();
+  d["oracle"] = a.is_oracle();
+  return d;
+}
+
+ConvProblem make_problem(int n, int c, int h, int w, int k, int r, int s, std::tuple<int, int> stride,
+                         std::tuple<int, int> pad, std::tuple<int, int> dilation, int groups, std::string name) {
+  ConvProblem p;
+  p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
+  std::tie(p.stride_h, p.stride_w) = stride;
+  std::tie(p.pad_h, p.pad_w) = pad;
+  p.pad_h_end = p.pad_h;
+  p.pad_w_end = p.pad_w;
+  std::tie(p.dil_h, p.dil_w) = dilation;
+  p.groups = groups;
+  p.name = std::move(name);
+  if (std::string why = p.validate(); !why.empty()) throw Error("invalid problem: " + why);
+  p.normalize_padding();
+  return p;
+}
+
+void bind_problem(nb::module_& m) {
+  nb::class_<ConvProblem>(m, "Problem")
+      .def(nb::init<const ConvProblem&>())
+      .def_static("make", &make_problem, "n"_a, "c"_a, "h"_a, "w"_a, "k"_a, "r"_a, "s"_a,
+                  "stride"_a = std::make_tuple(1, 1), "pad"_a = std::make_tuple(0, 0),
+                  "dilation"_a = std::make_tuple(1, 1), "groups"_a = 1, "name"_a = "")
+      .def_static("parse", [](std::string_view text) { return parse_problem(text); }, "text"_a)
+      .def_ro("n", &ConvProblem::n).def_ro("c", &ConvProblem::c).def_ro("h", &ConvProblem::h)
+      .def_ro("w", &ConvProblem::w).def_ro("k", &ConvProblem::k).def_ro("r", &ConvProblem::r)
+      .def_ro("s", &ConvProblem::s).def_ro("groups", &ConvProblem::groups).def_ro("name", &ConvProblem::name)
+      .def_prop_ro("stride", [](const ConvProblem& p) { return std::make_tuple(p.stride_h, p.stride_w); })
+      .def_prop_ro("dilation", [](const ConvProblem& p) { return std::make_tuple(p.dil_h, p.dil_w); })
+      .def_prop_ro("pad", [](const ConvProblem& p) { return std::make_tuple(p.pad_h, p.pad_w); })
+      .def_prop_ro("pad_end", [](const ConvProblem& p) { return std::make_tuple(p.pad_h_end, p.pad_w_end); })
+      .def_prop_ro("p", &ConvProblem::p).def_prop_ro("q", &ConvProblem::q)
+      .def_prop_ro("flops", &ConvProblem::flops)
+      .def_prop_ro("src_shape", [](const ConvProblem& p) { return std::make_tuple(p.n, p.c, p.h, p.w); })
+      .def_prop_ro("wei_shape",
+                   [](const ConvProblem& p) { return std::make_tuple(p.k, p.c_per_group(), p.r, p.s); })
+      .def_prop_ro("dst_shape", [](const ConvProblem& p) { return std::make_tuple(p.n, p.k, p.p(), p.q()); })
+      .def("with_batch", &ConvProblem::with_batch, "batch"_a)
+      .def("key", &ConvProblem::key)
+      .def("__str__", &ConvProblem::canonical)
+      .def("__repr__", [](const ConvProblem& p) { return "convlab.Problem('" + p.canonical() + "')"; })
+      .def("__eq__", [](const ConvProblem& a, const ConvProblem& b) { return a.key() == b.key(); })
+      .def("__hash__", [](const ConvProblem& p) { return nb::hash(nb::str(p.key().c_str())); });
+
+  // NET | LAYER | PROBLEM | @FILE, as every command reads them:
+  // [(label, problem, direction or None, count)].
+  m.def(
+      "problems",
+      [](const std::vector<std::string>& args, int batch) {
+        std::vector<std::tuple<std::string, ConvProblem, std::optional<std::string>, int>> out;
+        for (const ProblemItem& it : expand_problems(args, batch).items)
+          out.emplace_back(it.label, it.problem,
+                           it.dir ? std::optional<std::string>(std::string(to_string(*it.dir))) : std::nullopt,
+                           it.count);
+        return out;
+      },
+      "args"_a, "batch"_a = 0);
+}
+
+void bind_algorithms(nb::module_& m) {
+  m.def("algorithms", [] {
+    nb::list out;
+    for (const Algorithm* a : registry()) out.append(algorithm_info(*a));
+    return out;
+  });
+  m.def(
+      "supports",
+      [](std::string_view algo, const ConvProblem& p, std::string_view dir) {
+        if (std::string why = p.validate(); !why.empty()) return "invalid problem: " + why;
+        const Algorithm& a = get_algorithm(algo);
+        Support s = a.supports(p, parse_direction(dir));
+        return s ? std::string() : s.reason;
+      },
+      "algo"_a, "problem"_a, "dir"_a);
+  m.def(
+      "tolerance",
+      [](std::string_view algo, const ConvProblem& p, std::string_view dir) {
+        Tolerance t = get_algorithm(algo).tolerance(p, parse_direction(dir));
+        return std::make_tuple(t.elem, t.global, t.basis);
+      },
+      "algo"_a, "problem"_a, "dir"_a);
+  m.def("cpu_isa", [] { return describe_isa(cpu_info()); });
+
+  nb::class_<Plan>(m, "Plan")
+      .def_static(
+          "make",
+          [](std::string_view algo, const ConvProblem& p, std::string_view dir, std::string_view device, int threads) {
+            return new Plan(algo, p, parse_direction(dir), parse_device(device), threads);
+          },
+          "algo"_a, "problem"_a, "dir"_a, "device"_a = "cpu", "threads"_a = 0, nb::rv_policy::take_ownership)
+      .def("run", &run_plan, "src"_a, "wei"_a, "dst"_a, "stream"_a = 0)
+      .def_prop_ro("algo", [](const Plan& p) { return std::string(p.algorithm().name()); })
+      .def_prop_ro("problem", &Plan::problem)
+      .def_prop_ro("dir", [](const Plan& p) { return std::string(to_string(p.direction())); })
+      .def_prop_ro("device", [](const Plan& p) { return std::string(to_string(p.device())); })
+      .def_prop_ro("threads", &Plan::threads)
+      .def_prop_ro("workspace_bytes", &Plan::workspace_bytes);
+}
+
+void bind_policies(nb::module_& m) {
+  // The policy's choice for (p, dir): (algorithm, why, seconds spent choosing).
+  // find and cache measure (the GIL is released meanwhile); cache:<file> reads
+  // and writes the CLI's cache files.
+  m.def(
+      "choose",
+      [](std::string_view policy_text, const ConvProblem& p, std::string_view dir, std::string_view device,
+         int threads) {
+        Policy policy = Policy::parse(policy_text);
+        if (std::string why = p.validate(); !why.empty()) throw Error("invalid problem: " + why);
+        ExecContext ctx;
+        ctx.device = parse_device(device);
+        ctx.threads = threads;
+        Direction d = parse_direction(dir);
+        Choice c;
+        {
+          nb::gil_scoped_release release;
+          c = choose_algorithm(policy, p, d, ctx);
+        }
+        return std::make_tuple(std::string(c.algo->name()), c.why, c.tuning_seconds);
+      },
+      "policy"_a, "problem"_a, "dir"_a, "device"_a = "cpu", "threads"_a = 0);
+  m.def("check_policy", [](std::string_view text) { return Policy::parse(text).name(); }, "policy"_a);
+}
+
+}  // namespace
+}  // namespace convlab::py
+
+NB_MODULE(_convlab, m) {
+  m.doc() = "convlab's C++ core: problems, algorithms, plans and policies";
+  // convlab.Error is a ValueError carrying convlab's one-line message;
+  // convlab.OutOfMemoryError a MemoryError (registered last: tried first).
+  nb::exception<convlab::Error>(m, "Error", PyExc_ValueError);
+  nb::exception<convlab::OutOfMemory>(m, "OutOfMemoryError", PyExc_MemoryError);
+  convlab::py::bind_problem(m);
+  convlab::py::bind_algorithms(m);
+  convlab::py::bind_policies(m);
+}
