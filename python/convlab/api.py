@@ -165,6 +165,8 @@ def conv(a, b, *, dir="fwd", stride=1, padding=0, dilation=1, groups=1, algo=Non
     result (float32, C-contiguous, of the result's shape); else a new array like `a` is returned."""
     if dir not in DIRECTIONS:
         raise Error(f"unknown direction '{dir}' (expected fwd, bwd-data or bwd-filter)")
+    device, _ = _device_of(a)
+    _device_of(b)
     a, b = _plain(a), _plain(b)
     geometry = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     if dir == "fwd":
@@ -177,7 +179,6 @@ def conv(a, b, *, dir="fwd", stride=1, padding=0, dilation=1, groups=1, algo=Non
         if weight_shape is None:
             raise Error("bwd-filter needs weight_shape= (the shape of the filter whose gradient it computes)")
         prob = problem(tuple(a.shape), weight_shape, **geometry)
-    device, _ = _device_of(a)
     name = algo if algo is not None else choose(prob, dir, policy, device, threads).algo
     shape = {"fwd": prob.dst_shape, "bwd-data": prob.src_shape, "bwd-filter": prob.wei_shape}[dir]
     result = _empty_like(a, shape) if out is None else _plain(out)

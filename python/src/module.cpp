@@ -163,6 +163,18 @@ void bind_algorithms(nb::module_& m) {
         return std::make_tuple(t.elem, t.global, t.basis);
       },
       "algo"_a, "problem"_a, "dir"_a);
+  m.def(
+      "workspace_bytes",
+      [](std::string_view algo, const ConvProblem& p, std::string_view dir) {
+        if (std::string why = p.validate(); !why.empty()) throw Error("invalid problem: " + why);
+        const Algorithm& a = get_algorithm(algo);
+        const Direction d = parse_direction(dir);
+        if (Support s = a.supports(p, d); !s)
+          throw Error(std::string(a.name()) + " does not support " + p.canonical() + " " + std::string(to_string(d)) +
+                      ": " + s.reason);
+        return a.workspace_bytes(p, d);
+      },
+      "algo"_a, "problem"_a, "dir"_a);
   m.def("cpu_isa", [] { return describe_isa(cpu_info()); });
 
   nb::class_<Plan>(m, "Plan")
@@ -211,6 +223,9 @@ void bind_policies(nb::module_& m) {
 
 NB_MODULE(_convlab, m) {
   m.doc() = "convlab's C++ core: problems, algorithms, plans and policies";
+  // Plans a Python program still holds at exit (a patched model's layers) are
+  // freed with the process; nanobind would list each as a leak.
+  nb::set_leak_warnings(false);
   // convlab.Error is a ValueError carrying convlab's one-line message;
   // convlab.OutOfMemoryError a MemoryError (registered last: tried first).
   nb::exception<convlab::Error>(m, "Error", PyExc_ValueError);

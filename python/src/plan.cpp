@@ -48,7 +48,11 @@ Plan::Plan(std::string_view algo, const ConvProblem& p, Direction dir, DeviceKin
   if (Support s = algo_->supports(p, dir); !s)
     throw Error(std::string(algo_->name()) + " does not support " + p.canonical() + " " +
                 std::string(to_string(dir)) + ": " + s.reason);
-  ws_ = DeviceBuffer(device, algo_->workspace_bytes(p, dir));
+  const size_t ws = algo_->workspace_bytes(p, dir);
+  require_memory(device, ws,
+                 std::string(algo_->name()) + " on " + p.canonical() + " " + std::string(to_string(dir)) +
+                     ": its workspace");
+  ws_ = DeviceBuffer(device, ws);
 }
 
 void Plan::run(const ArrayView& src, const ArrayView& wei, const ArrayView& dst, uintptr_t stream) const {
