@@ -9,6 +9,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -67,6 +68,32 @@ void run_plan(const Plan& plan, nb::handle src, nb::handle wei, nb::handle dst, 
   ArrayView s = view_of("src", src), w = view_of("wei", wei), d = view_of("dst", dst);
   nb::gil_scoped_release release;
   plan.run(s, w, d, stream);
+}
+
+// The same run on raw pointers, for callers that checked the buffers
+// themselves (convlab.torch's layer: float32, C-contiguous, the plan's shapes,
+// on the plan's device): DLPack's import costs microseconds per tensor.
+void run_plan_pointers(const Plan& plan, uintptr_t src, uintptr_t wei, uintptr_t dst, uintptr_t stream) {
+  nb::gil_scoped_release release;
+  plan.run_trusted(reinterpret_cast<float*>(src), reinterpret_cast<float*>(wei), reinterpret_cast<float*>(dst),
+                   stream);
+}
+
+// Seconds of each of `reps` runs timed in C++ around Plan::run alone (CPU
+// plans: a CUDA run is asynchronous to this clock): what a Python call's time
+// is compared with to measure the bridge's own cost.
+std::vector<double> time_plan(const Plan& plan, nb::handle src, nb::handle wei, nb::handle dst, int reps) {
+  if (plan.device() != DeviceKind::cpu) throw Error("Plan.time times CPU plans (CUDA runs are asynchronous)");
+  if (reps < 1) throw Error("reps must be >= 1, got " + std::to_string(reps));
+  ArrayView s = view_of("src", src), w = view_of("wei", wei), d = view_of("dst", dst);
+  nb::gil_scoped_release release;
+  std::vector<double> out;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    plan.run(s, w, d, 0);
+    out.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return out;
 }
 
 nb::dict algorithm_info(const Algorithm& a) {
@@ -185,6 +212,8 @@ void bind_algorithms(nb::module_& m) {
           },
           "algo"_a, "problem"_a, "dir"_a, "device"_a = "cpu", "threads"_a = 0, nb::rv_policy::take_ownership)
       .def("run", &run_plan, "src"_a, "wei"_a, "dst"_a, "stream"_a = 0)
+      .def("run_pointers", &run_plan_pointers, "src"_a, "wei"_a, "dst"_a, "stream"_a = 0)
+      .def("time", &time_plan, "src"_a, "wei"_a, "dst"_a, "reps"_a = 100)
       .def_prop_ro("algo", [](const Plan& p) { return std::string(p.algorithm().name()); })
       .def_prop_ro("problem", &Plan::problem)
       .def_prop_ro("dir", [](const Plan& p) { return std::string(to_string(p.direction())); })

@@ -67,11 +67,15 @@ void Plan::run(const ArrayView& src, const ArrayView& wei, const ArrayView& dst,
       throw Error(std::string(role) + " is a " + std::string(to_string(v->device)) + " array but " +
                   std::string(algo_->name()) + " runs on " + std::string(to_string(device_)) + " buffers");
   }
+  run_trusted(src.data, wei.data, dst.data, stream);
+}
+
+void Plan::run_trusted(float* src, float* wei, float* dst, uintptr_t stream) const {
   ExecContext ctx;
   ctx.device = device_;
   ctx.threads = threads_;
   ctx.stream = reinterpret_cast<void*>(stream);
-  ConvBuffers buf{src.data, wei.data, dst.data};
+  ConvBuffers buf{src, wei, dst};
   std::lock_guard<std::mutex> lock(mutex_);
   algo_->run(p_, dir_, buf, ws_.get(), ctx);
 }

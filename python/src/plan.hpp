@@ -34,6 +34,10 @@ class Plan {
   // `stream` is a cudaStream_t (0: the default stream), ignored on the CPU.
   void run(const ArrayView& src, const ArrayView& wei, const ArrayView& dst, uintptr_t stream) const;
 
+  // run() without the checks, for buffers the caller checked (float32,
+  // C-contiguous, the problem's shapes, on the plan's device).
+  void run_trusted(float* src, float* wei, float* dst, uintptr_t stream) const;
+
   const Algorithm& algorithm() const { return *algo_; }
   const ConvProblem& problem() const { return p_; }
   Direction direction() const { return dir_; }

@@ -27,7 +27,7 @@ def _check_layer(policy, p, bias, seed):
     x = torch.empty(p.src_shape).uniform_(-1, 1).requires_grad_()
     y = layer(x)
     assert layer.convlab_fallback == "", layer.convlab_fallback
-    shape = next(iter(layer._convlab_shapes.values()))
+    shape = layer.convlab_shapes()[0]
     dy = torch.empty(y.shape).uniform_(-1, 1)
     y.backward(dy)
     w = layer.weight.detach()
@@ -118,8 +118,8 @@ def test_tune_chooses_per_layer_and_direction_and_skips_the_first_input_gradient
     # A patched model keeps the choices: training starts without choosing again.
     ct.patch(model, policy="find", cache=str(cache))
     ct.tune(model, torch.randn(2, 3, 12, 12), policy="find", cache=str(cache))
-    assert len(model[2]._convlab_shapes) == 1
-    assert set(next(iter(model[2]._convlab_shapes.values())).plans) == {"fwd", "bwd-data", "bwd-filter"}
+    assert len(model[2].convlab_shapes()) == 1
+    assert set(model[2].convlab_shapes()[0].plans) == {"fwd", "bwd-data", "bwd-filter"}
 
 
 def test_module_built_directly_and_no_input_gradient():
@@ -127,7 +127,7 @@ def test_module_built_directly_and_no_input_gradient():
     x = torch.randn(2, 3, 10, 10)
     y = layer(x)
     y.sum().backward()
-    shape = next(iter(layer._convlab_shapes.values()))
+    shape = layer.convlab_shapes()[0]
     assert set(shape.plans) == {"fwd", "bwd-filter"}  # x needs no gradient: bwd-data never ran
     assert shape.choices["fwd"].algo == "cpu.winograd_f4x3"
     assert "policy='fixed:cpu.winograd_f4x3'" in repr(layer)

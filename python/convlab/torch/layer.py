@@ -39,6 +39,7 @@ class LayerShape:
 
     def __init__(self, problem, device, policy):
         self.problem = problem
+        self.dst_shape = problem.dst_shape
         self.device = device
         self.policy = policy
         self.choices = {}  # dir -> api.Choice
@@ -67,54 +68,59 @@ class LayerShape:
         p = self.plan(dir)
         if p is None:
             return False
+        # The layer checked the buffers (float32, contiguous, this problem's shapes, this device):
+        # raw pointers spare DLPack's per-tensor import.
         stream = torch.cuda.current_stream(src.device).cuda_stream if self.device == "cuda" else 0
+        ptrs = (src.data_ptr(), wei.data_ptr(), dst.data_ptr(), stream)
         if not timing:
-            p.run(src, wei, dst, stream)
+            p.run_pointers(*ptrs)
             return True
         if self.device == "cuda":
             torch.cuda.synchronize(src.device)
         t0 = time.perf_counter()
-        p.run(src, wei, dst, stream)
+        p.run_pointers(*ptrs)
         if self.device == "cuda":
             torch.cuda.synchronize(src.device)
         self.seconds[dir].append(time.perf_counter() - t0)
         return True
 
 
+def _forward(x, w, bias, shape, timing):
+    y = x.new_empty(shape.dst_shape)
+    shape.run("fwd", x, w, y, timing)  # the layer planned fwd before calling: it runs
+    if bias is not None:
+        y += bias.view(1, -1, 1, 1)
+    return y
+
+
 class _ConvFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, layer):
-        x = x.detach().contiguous()
-        w = weight.detach().contiguous()
-        shape = layer._convlab_shape(x)
-        y = torch.empty(shape.problem.dst_shape, dtype=x.dtype, device=x.device)
-        if not shape.run("fwd", x, w, y, layer.convlab_timing):
-            raise Error(f"{layer.convlab_name or 'layer'}: fwd cannot run: {shape.fallback['fwd']}")
-        if bias is not None:
-            y += bias.detach().view(1, -1, 1, 1)
+    def forward(ctx, x, weight, bias, state):
+        shape, timing = state
+        x = x.contiguous()
+        w = weight.contiguous()
+        y = _forward(x, w, bias, shape, timing)
         ctx.save_for_backward(x, w)
-        ctx.shape = shape
-        p = shape.problem
-        ctx.geometry = dict(stride=p.stride, padding=p.pad, dilation=p.dilation, groups=p.groups)
-        ctx.timing = layer.convlab_timing
-        ctx.has_bias = bias is not None
+        ctx.state = state
         return y
 
     @staticmethod
     def backward(ctx, dy):
         x, w = ctx.saved_tensors
+        shape, timing = ctx.state
         dy = dy.contiguous()
         dx = dw = db = None
-        geometry = ctx.geometry
+        p = shape.problem
+        geometry = dict(stride=p.stride, padding=p.pad, dilation=p.dilation, groups=p.groups)
         if ctx.needs_input_grad[0]:
             dx = torch.empty_like(x)
-            if not ctx.shape.run("bwd-data", dx, w, dy, ctx.timing):
+            if not shape.run("bwd-data", dx, w, dy, timing):
                 dx = torch.nn.grad.conv2d_input(x.shape, w, dy, **geometry)
         if ctx.needs_input_grad[1]:
             dw = torch.empty_like(w)
-            if not ctx.shape.run("bwd-filter", x, dw, dy, ctx.timing):
+            if not shape.run("bwd-filter", x, dw, dy, timing):
                 dw = torch.nn.grad.conv2d_weight(x, w.shape, dy, **geometry)
-        if ctx.has_bias and ctx.needs_input_grad[2]:
+        if ctx.needs_input_grad[2]:
             db = dy.sum(dim=(0, 2, 3))
         return dx, dw, db, None
 
@@ -146,41 +152,52 @@ class Conv2d(nn.Conv2d):
         self.convlab_policy = policy
         self.convlab_name = name
         self.convlab_timing = False
-        self.convlab_fallback = ""  # why PyTorch's convolution ran last ("" when convlab's did)
-        self._convlab_shapes = {}
+        self.convlab_fallback = ""  # why PyTorch's convolution ran the last call ("" when convlab's did)
+        # (input shape, dtypes, device) -> (LayerShape, "") or (None, why PyTorch's convolution runs it)
+        self._convlab_entries = {}
+
+    def convlab_shapes(self):
+        """The LayerShapes convlab runs (one per input shape seen)."""
+        return [shape for shape, _ in self._convlab_entries.values() if shape is not None]
 
     def convlab_unsupported(self, x):
         """Why convlab cannot run this layer on `x` ("" when it can)."""
         if self.padding_mode != "zeros":
             return f"padding_mode='{self.padding_mode}' (convlab pads with zeros only)"
         if x.dtype != torch.float32 or self.weight.dtype != torch.float32:
-            return f"dtype {x.dtype} (convlab runs float32)"
+            return f"dtype {x.dtype if x.dtype != torch.float32 else self.weight.dtype} (convlab runs float32)"
         if x.dim() != 4:
             return f"a {x.dim()}-D input (convlab runs batched NCHW, 4-D)"
-        if x.device.type not in ("cpu", "cuda"):
-            return f"a {x.device.type} tensor (convlab runs CPU and CUDA tensors)"
+        if x.device.type not in ("cpu", "cuda") or self.weight.device != x.device:
+            return f"a {x.device.type} tensor (convlab runs CPU and CUDA tensors, the weights on the same device)"
         _, why = _padding_pair(self)
         return why
 
-    def _convlab_shape(self, x):
-        key = (tuple(x.shape), x.device.type)
-        shape = self._convlab_shapes.get(key)
-        if shape is None:
-            pad, _ = _padding_pair(self)
-            problem = api.problem(tuple(x.shape), tuple(self.weight.shape), stride=tuple(self.stride),
-                                  padding=pad, dilation=tuple(self.dilation), groups=self.groups,
-                                  name=self.convlab_name)
-            shape = LayerShape(problem, x.device.type, self.convlab_policy)
-            self._convlab_shapes[key] = shape
-        return shape
+    def _convlab_entry(self, x):
+        w = self.weight
+        key = (x.shape, x.dtype, x.is_cuda, w.dtype, w.is_cuda)
+        entry = self._convlab_entries.get(key)
+        if entry is None:
+            why = self.convlab_unsupported(x)
+            shape = None
+            if not why:
+                pad, _ = _padding_pair(self)
+                problem = api.problem(tuple(x.shape), tuple(self.weight.shape), stride=tuple(self.stride),
+                                      padding=pad, dilation=tuple(self.dilation), groups=self.groups,
+                                      name=self.convlab_name)
+                shape = LayerShape(problem, x.device.type, self.convlab_policy)
+                if shape.plan("fwd") is None:
+                    why = shape.fallback["fwd"]
+            entry = (shape, why)
+            self._convlab_entries[key] = entry
+        return entry
 
     def convlab_prepare(self, x, directions=DIRECTIONS):
         """Chooses and plans the algorithms for input `x` (what the first calls would do). Returns the
         LayerShape, or None with why PyTorch's convolution runs the layer instead."""
-        why = self.convlab_unsupported(x)
-        if why:
+        shape, why = self._convlab_entry(x)
+        if shape is None:
             return None, why
-        shape = self._convlab_shape(x)
         for d in directions:
             shape.plan(d)
         if "fwd" in shape.fallback:
@@ -188,15 +205,16 @@ class Conv2d(nn.Conv2d):
         return shape, ""
 
     def forward(self, x):
-        why = self.convlab_unsupported(x)
-        if not why:
-            shape = self._convlab_shape(x)
-            if shape.plan("fwd") is None:
-                why = shape.fallback["fwd"]
+        w = self.weight
+        entry = self._convlab_entries.get((x.shape, x.dtype, x.is_cuda, w.dtype, w.is_cuda))
+        shape, why = entry if entry is not None else self._convlab_entry(x)
         self.convlab_fallback = why
         if why:
-            return super().forward(x)
-        return _ConvFunction.apply(x, self.weight, self.bias, self)
+            return self._conv_forward(x, w, self.bias)
+        b = self.bias
+        if torch.is_grad_enabled() and (x.requires_grad or w.requires_grad or (b is not None and b.requires_grad)):
+            return _ConvFunction.apply(x, w, b, (shape, self.convlab_timing))
+        return _forward(x.contiguous(), w.contiguous(), b, shape, self.convlab_timing)  # nothing to differentiate
 
     def extra_repr(self):
         return super().extra_repr() + f", policy={self.convlab_policy!r}"

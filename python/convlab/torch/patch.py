@@ -52,7 +52,7 @@ def unpatch(model):
     for _, m in _convs(model):
         if isinstance(m, Conv2d):
             m.__class__ = nn.Conv2d
-            for attr in ("convlab_policy", "convlab_name", "convlab_timing", "convlab_fallback", "_convlab_shapes"):
+            for attr in ("convlab_policy", "convlab_name", "convlab_timing", "convlab_fallback", "_convlab_entries"):
                 m.__dict__.pop(attr, None)
 
 
