@@ -16,6 +16,9 @@
 
 #include "algorithms/registry.hpp"
 #include "autotune/policy.hpp"
+#include "core/peak.hpp"
+#include "core/stats.hpp"
+#include "train/plan.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/problem.hpp"
@@ -247,6 +250,35 @@ void bind_policies(nb::module_& m) {
   m.def("check_policy", [](std::string_view text) { return Policy::parse(text).name(); }, "policy"_a);
 }
 
+// The training comparison's method, the same code `convlab train` runs: the
+// balanced round order, bootstrap intervals of medians and of paired ratios,
+// and the machine's measured limits for the step's napkin limit.
+void bind_method(nb::module_& m) {
+  m.def("round_order", &train::round_order, "policies"_a, "round"_a);
+  m.def(
+      "median_ci",
+      [](const std::vector<double>& x) {
+        stats::Interval i = stats::median_ci(x);
+        return std::make_tuple(stats::median(x), i.lo, i.hi);
+      },
+      "x"_a);
+  m.def(
+      "median_ratio_ci",
+      [](const std::vector<double>& a, const std::vector<double>& b) {
+        stats::Interval i = stats::median_ratio_ci(a, b);
+        return std::make_tuple(stats::median(a) / stats::median(b), i.lo, i.hi);
+      },
+      "a"_a, "b"_a);
+  m.def(
+      "machine_limits",
+      [](int threads) {
+        nb::gil_scoped_release release;
+        PeakResult peak = measure_fma_peak(threads);
+        return std::make_tuple(peak.gflops * 1e9, measure_stream_bandwidth(threads) * 1e9, peak.isa);
+      },
+      "threads"_a);
+}
+
 }  // namespace
 }  // namespace convlab::py
 
@@ -262,4 +294,5 @@ NB_MODULE(_convlab, m) {
   convlab::py::bind_problem(m);
   convlab::py::bind_algorithms(m);
   convlab::py::bind_policies(m);
+  convlab::py::bind_method(m);
 }

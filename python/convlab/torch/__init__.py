@@ -10,7 +10,8 @@ A patched layer runs float32 NCHW on the CPU, and CUDA tensors on PyTorch's curr
 convlab was built with CUDA; anything else keeps PyTorch's convolution and says why.
 """
 
+from .compare import compare
 from .layer import Conv2d, policy_with_cache
 from .patch import TuneReport, layer_inputs, patch, tune, unpatch
 
-__all__ = ["Conv2d", "TuneReport", "layer_inputs", "patch", "policy_with_cache", "tune", "unpatch"]
+__all__ = ["Conv2d", "TuneReport", "compare", "layer_inputs", "patch", "policy_with_cache", "tune", "unpatch"]

@@ -71,10 +71,13 @@ def layer_inputs(model, example_input):
         return record
 
     handles = [m.register_forward_pre_hook(hook(name)) for name, m in _convs(model)]
+    training = model.training
+    model.eval()  # shapes only: batch-norm statistics and dropout's generator stay as they were
     try:
         with torch.no_grad():
             model(*inputs)
     finally:
+        model.train(training)
         for h in handles:
             h.remove()
     return list(seen.values())

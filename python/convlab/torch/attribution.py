@@ -1,0 +1,134 @@
+"""Where a training step's time goes, layer by layer, and the step's napkin limit.
+
+Per-layer times come from hooks around every convolution layer (forward: pre-hook to hook;
+backward: the full-backward pre-hook to the full-backward hook), synchronised on CUDA. A patched
+layer also reports its backward split into bwd-data and bwd-filter (its own timers). The layer fed by
+the data itself computes no input gradient, and PyTorch fires both backward hooks of such a layer
+before its filter gradient: its hook-timed backward reads ~0, its bwd-filter shows in the layer's own
+timers (patched) or in the step's rest (PyTorch's). The limit
+counts what the step must do at the machine's measured FMA peak and memory bandwidth.
+"""
+
+import statistics
+import time
+import warnings
+
+import torch
+from torch import nn
+
+from .. import _convlab
+
+DIRS = ("fwd", "bwd-data", "bwd-filter")
+
+
+class LayerTimer:
+    """Hooks on every nn.Conv2d of a model timing each call's forward and backward."""
+
+    def __init__(self, model, device):
+        warnings.filterwarnings("ignore", message="Full backward hook is firing when gradients are computed with "
+                                "respect to module outputs")
+        self.device = device
+        self.times = {}  # layer name -> {"fwd": [...], "bwd": [...]}
+        self._start = {}
+        self._handles = []
+        for name, m in model.named_modules():
+            if isinstance(m, nn.Conv2d):
+                self.times[name] = {"fwd": [], "bwd": []}
+                self._handles += [
+                    m.register_forward_pre_hook(self._mark(name, "fwd")),
+                    m.register_forward_hook(self._stop(name, "fwd")),
+                    m.register_full_backward_pre_hook(self._mark(name, "bwd")),
+                    m.register_full_backward_hook(self._stop(name, "bwd")),
+                ]
+
+    def _sync(self):
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def _mark(self, name, what):
+        def hook(*_):
+            self._sync()
+            self._start[(name, what)] = time.perf_counter()
+        return hook
+
+    def _stop(self, name, what):
+        def hook(*_):
+            self._sync()
+            t0 = self._start.pop((name, what), None)
+            if t0 is not None:
+                self.times[name][what].append(time.perf_counter() - t0)
+        return hook
+
+    def remove(self):
+        for h in self._handles:
+            h.remove()
+
+
+def step_limit(model, example_input, threads, limits=None):
+    """The step's napkin limit (seconds) and how it was counted: every convolution and linear layer's
+    passes at max(flops / peak, bytes / bandwidth) -- fwd, bwd-filter, and bwd-data where the input
+    gradient is computed -- plus every other leaf module's tensors (input and output forward, their
+    gradients backward), the loss (8 bytes a logit) and the SGD update (20 bytes a parameter) at the
+    bandwidth. `limits`: (flop/s, bytes/s, isa) measured before (else measured now)."""
+    peak, bandwidth, isa = limits if limits is not None else _convlab.machine_limits(threads)
+    passes = []
+    other_bytes = 0.0
+    data_ids = {id(example_input)}
+
+    def hook(module, args, out):
+        nonlocal other_bytes
+        x = args[0] if args else None
+        if not isinstance(x, torch.Tensor) or not isinstance(out, torch.Tensor):
+            return
+        needs_dx = id(x) not in data_ids
+        if isinstance(module, nn.Conv2d):
+            n = x.shape[0]
+            k, cg, r, s = module.weight.shape
+            flops = 2.0 * n * k * out.shape[2] * out.shape[3] * cg * r * s
+            nbytes = 4.0 * (x.numel() + module.weight.numel() + out.numel())
+            passes.extend([(flops, nbytes)] * (3 if needs_dx else 2))
+        elif isinstance(module, nn.Linear):
+            flops = 2.0 * x.numel() / x.shape[-1] * module.in_features * module.out_features
+            nbytes = 4.0 * (x.numel() + module.weight.numel() + out.numel())
+            passes.extend([(flops, nbytes)] * (3 if needs_dx else 2))
+        elif not list(module.children()):
+            other_bytes += 4.0 * 2 * (x.numel() + out.numel())
+
+    handles = [m.register_forward_hook(hook) for m in model.modules()]
+    try:
+        with torch.no_grad():
+            logits = model(example_input)
+    finally:
+        for h in handles:
+            h.remove()
+    other_bytes += 8.0 * logits.numel() + 20.0 * sum(p.numel() for p in model.parameters())
+    seconds = sum(max(f / peak, b / bandwidth) for f, b in passes) + other_bytes / bandwidth
+    return seconds, {"peak_flops": peak, "bandwidth_bytes": bandwidth, "isa": isa, "passes": len(passes),
+                     "other_bytes": other_bytes}
+
+
+def layer_rows(timer, model):
+    """Per convolution layer: median fwd and bwd seconds (hooks) and, for a patched layer, its own
+    median per direction and the algorithms it ran."""
+    rows = []
+    mods = dict(model.named_modules())
+    for name, t in timer.times.items():
+        row = {"layer": name,
+               "fwd_s": statistics.median(t["fwd"]) if t["fwd"] else 0.0,
+               "bwd_s": statistics.median(t["bwd"]) if t["bwd"] else 0.0,
+               "algos": {}, "own_s": {}, "fallback": ""}
+        m = mods[name]
+        shapes = m.convlab_shapes() if hasattr(m, "convlab_shapes") else []
+        if hasattr(m, "convlab_fallback"):
+            row["fallback"] = m.convlab_fallback
+        for shape in shapes:
+            row["problem"] = str(shape.problem)
+            for d in DIRS:
+                if d in shape.choices:
+                    row["algos"][d] = shape.choices[d].algo
+                elif d in shape.fallback:
+                    row["algos"][d] = "pytorch"
+                if shape.seconds[d]:
+                    row["own_s"][d] = statistics.median(shape.seconds[d])
+        rows.append(row)
+    return rows

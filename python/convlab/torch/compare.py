@@ -1,0 +1,260 @@
+"""The training comparison on any PyTorch model: what each algorithm policy buys per step.
+
+One model per policy from the same initial weights; PyTorch's own convolutions as baselines
+("pytorch": its default, oneDNN on the CPU and cuDNN on a GPU; "pytorch-cudnn-benchmark" on a GPU;
+"pytorch-channels-last"); convlab's policies patched in (default, get, find, fixed:NAME, cache:FILE,
+with constraints). Rounds run every policy for the same steps in a balanced order (convlab train's
+Williams square); each step is timed whole. Reported: each policy's median step with its 95 %
+bootstrap interval, its speedup over "pytorch" paired by round, its losses against the fp32 drift
+bound, the per-layer times that explain the difference, and the step's napkin limit.
+"""
+
+import copy
+import os
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import _convlab
+from .._convlab import Error
+from . import method
+from .attribution import LayerTimer, layer_rows, step_limit
+from .layer import Conv2d
+from .patch import check_policy, layer_inputs, patch, tune
+from .report import write_results
+
+BASELINES_CPU = ("pytorch", "pytorch-channels-last")
+BASELINES_CUDA = ("pytorch", "pytorch-cudnn-benchmark", "pytorch-channels-last")
+
+
+def resolve_model(model, classes):
+    """An nn.Module from a module, a callable returning one, or a torchvision model name."""
+    if isinstance(model, nn.Module):
+        return model
+    if isinstance(model, str):
+        import torchvision
+
+        try:
+            return torchvision.models.get_model(model, weights=None, num_classes=classes or 1000)
+        except ValueError:
+            names = ", ".join(sorted(torchvision.models.list_models(torchvision.models))[:12])
+            raise Error(f"unknown torchvision model '{model}' (e.g. {names}, ...)") from None
+    if callable(model):
+        m = model()
+        if not isinstance(m, nn.Module):
+            raise Error(f"the model factory returned {type(m).__name__}, not an nn.Module")
+        return m
+    raise Error(f"model must be an nn.Module, a factory or a torchvision name, got {type(model).__name__}")
+
+
+class Variant:
+    """One policy's model, optimizer, losses and step times."""
+
+    def __init__(self, name, model, lr, momentum):
+        self.name = name
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+        self.losses = []
+        self.rounds = []  # per timed round: its step times
+        self.choose_seconds = 0.0
+        self.patch_report = []
+        self.tune_rows = []
+        self.layers = []
+        self.channels_last = name == "pytorch-channels-last"
+        self.cudnn_benchmark = name == "pytorch-cudnn-benchmark"
+
+
+def _check_policies(policies, baselines):
+    names = list(baselines) + list(policies)
+    if len(set(names)) != len(names):
+        raise Error(f"a policy is named twice in {names}")
+    for p in policies:
+        if p.startswith("pytorch"):
+            raise Error(f"'{p}' is a baseline, not a convlab policy (baselines=...)")
+        check_policy("find" if p == "find-context" else p)
+    for b in baselines:
+        if b not in BASELINES_CUDA:
+            raise Error(f"unknown baseline '{b}' (pytorch, pytorch-cudnn-benchmark, pytorch-channels-last)")
+    if "pytorch" not in baselines:
+        raise Error("the baselines must include 'pytorch' (speedups are read against it)")
+
+
+def _batches(batch, image_size, classes, steps, seed, device):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(steps):
+        x = torch.randn(batch, 3, image_size, image_size, generator=g)
+        y = torch.randint(0, classes, (batch,), generator=g)
+        out.append((x.to(device), y.to(device)))
+    return out
+
+
+def _step(v, batches, seed, device):
+    """One training step of variant v on its next batch; returns its seconds."""
+    t = len(v.losses)
+    x, y = batches[t % len(batches)]
+    if v.channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    torch.manual_seed(seed * 100003 + t)  # dropout draws the same masks in every policy
+    if device == "cuda":
+        torch.backends.cudnn.benchmark = v.cudnn_benchmark
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    v.opt.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(v.model(x), y)
+    loss.backward()
+    v.opt.step()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - t0
+    v.losses.append(float(loss.detach()))
+    return seconds
+
+
+def _build(model, policies, baselines, cache, example, lr, momentum, log):
+    variants = []
+    for name in list(baselines) + list(policies):
+        m = copy.deepcopy(model)
+        v = Variant(name, m, lr, momentum)
+        if v.channels_last:
+            m.to(memory_format=torch.channels_last)
+        if not name.startswith("pytorch"):
+            t0 = time.perf_counter()
+            v.patch_report = patch(m, policy=name, cache=cache)
+            v.tune_rows = tune(m, example, policy=name, cache=cache).rows
+            v.choose_seconds = time.perf_counter() - t0
+            log(f"  {name}: chose {len(v.tune_rows)} (layer, direction) pairs in {v.choose_seconds:.1f} s")
+        variants.append(v)
+    return variants
+
+
+def _control(model, rounds_losses, batches, seed, device, lr, momentum):
+    """The drift control: the baseline again from its initial weights moved by 2^-22 relative
+    (deterministic signs), trained on the same batches; its relative loss difference per step."""
+    m = copy.deepcopy(model)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in m.parameters():
+            sign = torch.randint(0, 2, p.shape, generator=g).to(p.device) * 2 - 1
+            p.mul_(1 + sign * method.CONTROL_DELTA)
+    v = Variant("control", m, lr, momentum)
+    for _ in range(len(rounds_losses)):
+        _step(v, batches, seed, device)
+    return method.relative_diffs(v.losses, rounds_losses)
+
+
+def _reduction(model):
+    k = 0
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            cg, r, s = m.weight.shape[1:]
+            k = max(k, cg * r * s)
+    return k
+
+
+def compare(model, *, batch=16, image_size=224, classes=None, policies=("default", "get", "find"), baselines=None,
+            rounds=5, steps=2, warmup_rounds=1, attribution_steps=2, lr=0.01, momentum=0.9, seed=1, device="cpu",
+            cache=None, out=None, log=print):
+    """Trains one copy of `model` per policy and baseline and compares their steps (see the module's
+    doc). `model`: an nn.Module, a factory, or a torchvision name ("resnet50"). `out`: a results
+    folder written whole at the end (compare.json, compare.csv, layers.csv, compare.md,
+    report.html). Returns the results as a dict (the JSON's content)."""
+    if device not in ("cpu", "cuda"):
+        raise Error(f"device must be cpu or cuda, got '{device}'")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise Error("device cuda: PyTorch sees no CUDA device here")
+    baselines = tuple(baselines) if baselines is not None else (BASELINES_CUDA if device == "cuda" else BASELINES_CPU)
+    policies = tuple(policies)
+    _check_policies(policies, baselines)
+    for what, value in (("batch", batch), ("image_size", image_size), ("rounds", rounds), ("steps", steps)):
+        if not isinstance(value, int) or value < 1:
+            raise Error(f"{what} must be a positive integer, got {value!r}")
+    if out is not None:
+        parent = os.path.dirname(os.path.abspath(out)) or "."
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            raise Error(f"cannot write the results folder '{out}': '{parent}' is not a writable folder")
+    torch.manual_seed(seed)
+    model = resolve_model(model, classes).to(device).train()
+    threads = torch.get_num_threads()
+    with torch.no_grad():
+        classes = classes or int(model(torch.randn(1, 3, image_size, image_size, device=device)).shape[-1])
+    batches = _batches(batch, image_size, classes, steps, seed, device)
+    limits = _convlab.machine_limits(threads) if device == "cpu" else None
+    log(f"compare: {type(model).__name__}, batch {batch}, {image_size}x{image_size}, {classes} classes, "
+        f"{threads} threads, {device}")
+    variants = _build(model, policies, baselines, cache, batches[0][0], lr, momentum, log)
+    result = _run_rounds(variants, batches, rounds, steps, warmup_rounds, seed, device, log)
+    base = variants[0]
+    control = _control(model, base.losses, batches, seed, device, lr, momentum)
+    bound0, sensitivity, bounds = method.drift_bound(_reduction(model), control)
+    _attribute(variants, batches, attribution_steps, seed, device)
+    limit = step_limit(model, batches[0][0], threads, limits) if device == "cpu" else (0.0, {"skipped": "cpu only"})
+    summary = _summarise(variants, bounds, limit[0])
+    doc = {"command": "compare", "model": type(model).__name__, "batch": batch, "image_size": image_size,
+           "classes": classes, "threads": threads, "device": device, "cpu_isa": _convlab.cpu_isa(),
+           "torch": torch.__version__, "rounds": rounds, "steps": steps, "warmup_rounds": warmup_rounds,
+           "order": result, "sgd": {"lr": lr, "momentum": momentum}, "seed": seed,
+           "drift": {"bound0": bound0, "sensitivity": sensitivity, "reduction": _reduction(model), "control": control,
+                     "bounds": bounds},
+           "limit_s": limit[0], "limit": limit[1], "policies": summary}
+    if out is not None:
+        write_results(out, doc)
+    return doc
+
+
+def _run_rounds(variants, batches, rounds, steps, warmup_rounds, seed, device, log):
+    orders = []
+    for r in range(warmup_rounds + rounds):
+        order = method.round_order(len(variants), r)
+        orders.append([variants[i].name for i in order])
+        for i in order:
+            v = variants[i]
+            times = [_step(v, batches, seed, device) for _ in range(steps)]
+            if r >= warmup_rounds:
+                v.rounds.append(times)
+        if r >= warmup_rounds:
+            log(f"  round {r - warmup_rounds + 1}/{rounds}: " +
+                ", ".join(f"{v.name} {min(v.rounds[-1]) * 1e3:.1f} ms" for v in variants))
+    return orders
+
+
+def _attribute(variants, batches, attribution_steps, seed, device):
+    for v in variants:
+        timer = LayerTimer(v.model, device)
+        for m in v.model.modules():
+            if isinstance(m, Conv2d):
+                m.convlab_timing = True
+        try:
+            for _ in range(attribution_steps):
+                _step(v, batches, seed, device)
+        finally:
+            timer.remove()
+            for m in v.model.modules():
+                if isinstance(m, Conv2d):
+                    m.convlab_timing = False
+        v.layers = layer_rows(timer, v.model)
+
+
+def _summarise(variants, bounds, limit_s):
+    base = variants[0]
+    base_meds = [method.median_ci(r)[0] for r in base.rounds]
+    out = []
+    for v in variants:
+        steps = [t for r in v.rounds for t in r]
+        med, ci = method.median_ci(steps)
+        meds = [method.median_ci(r)[0] for r in v.rounds]
+        speedup, sci = method.paired_ratio_ci(base_meds, meds)
+        n = min(len(v.losses), len(base.losses), len(bounds))
+        diffs = method.relative_diffs(v.losses[:n], base.losses[:n])
+        exceeds = next((t for t in range(n) if diffs[t] > bounds[t]), -1)
+        out.append({
+            "policy": v.name, "step_s_median": med, "step_s_ci": list(ci), "round_medians_s": meds,
+            "speedup_vs_pytorch": speedup, "speedup_ci": list(sci),
+            "verdict": "baseline" if v is base else method.verdict(sci),
+            "x_limit": med / limit_s if limit_s else None, "choose_s": v.choose_seconds,
+            "losses": v.losses, "loss_rel_diffs": diffs, "loss_agrees": exceeds < 0, "loss_exceeds_at": exceeds,
+            "layers": v.layers, "patch": [list(r) for r in v.patch_report],
+            "choices": [r._asdict() for r in v.tune_rows]})
+    return out

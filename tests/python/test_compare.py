@@ -1,0 +1,106 @@
+"""convlab.torch.compare: the training comparison's method and its results folder, on a model small
+enough for a test; bad arguments refused before any training."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import convlab
+from convlab.torch import compare
+from convlab.torch import method
+
+
+def small_model():
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1),
+                         nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.5), nn.Linear(8, 4))
+
+
+def test_round_order_is_the_trainers_williams_square():
+    for n in (2, 3, 4, 5):
+        rows = [method.round_order(n, r) for r in range(2 * n)]
+        follows = {}
+        for row in rows[: (n if n % 2 == 0 else 2 * n)]:
+            assert sorted(row) == list(range(n))
+            for a, b in zip(row, row[1:]):
+                follows[(a, b)] = follows.get((a, b), 0) + 1
+        assert len(set(follows.values())) == 1, f"n={n}: unbalanced {follows}"
+
+
+def test_drift_bound_follows_the_control():
+    b0, sens, bounds = method.drift_bound(100, [0.0, 2.0 ** -22 * 4, 2.0 ** -22 * 2])
+    assert b0 == 100 * 2.0 ** -23
+    assert bounds == [b0, 4 * b0, 4 * b0] and sens == 4
+
+
+def test_compare_writes_a_consistent_results_folder(tmp_path):
+    out = tmp_path / "cmp"
+    doc = compare(small_model(), batch=4, image_size=12, classes=4, policies=["default", "fixed:cpu.direct"],
+                  rounds=3, steps=2, attribution_steps=1, out=str(out), log=lambda s: None)
+    assert sorted(os.listdir(out)) == ["compare.csv", "compare.json", "compare.md", "layers.csv", "report.html"]
+    assert json.loads((out / "compare.json").read_text()) == json.loads(json.dumps(doc))
+    names = [p["policy"] for p in doc["policies"]]
+    assert names == ["pytorch", "pytorch-channels-last", "default", "fixed:cpu.direct"]
+    steps = 1 * 2 + 3 * 2  # warm-up round and the timed rounds, each 2 steps, then 1 attribution step
+    for p in doc["policies"]:
+        assert len(p["round_medians_s"]) == 3 and len(p["losses"]) == steps + 1
+        lo, hi = p["step_s_ci"]
+        assert lo <= p["step_s_median"] <= hi
+        slo, shi = p["speedup_ci"]
+        assert slo <= p["speedup_vs_pytorch"] <= shi
+        assert p["verdict"] == ("baseline" if p["policy"] == "pytorch" else method.verdict((slo, shi)))
+        assert p["loss_agrees"], (p["policy"], p["loss_rel_diffs"], doc["drift"]["bounds"])
+        assert [r["layer"] for r in p["layers"]] == ["0", "3"]
+    direct = doc["policies"][3]
+    assert all(set(r["algos"].values()) == {"cpu.direct"} for r in direct["layers"])
+    assert set(direct["layers"][1]["own_s"]) == {"fwd", "bwd-data", "bwd-filter"}
+    # Every run saw the same batches in the same order: equal losses at step 0 up to rounding.
+    first = [p["losses"][0] for p in doc["policies"]]
+    assert max(first) - min(first) <= 1e-4 * abs(first[0])
+    # The page and the Markdown state what the data say.
+    md = (out / "compare.md").read_text()
+    best = min(doc["policies"], key=lambda p: p["step_s_median"])
+    assert f"Fastest median step: **{best['policy']}**" in md
+    assert "<svg" in (out / "report.html").read_text()
+    assert doc["limit_s"] > 0 and all(p["x_limit"] >= 0 for p in doc["policies"])
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(policies=["fastest"]), "unknown policy"),
+    (dict(policies=["find", "find"]), "named twice"),
+    (dict(baselines=["pytorch", "tensorflow"]), "unknown baseline 'tensorflow'"),
+    (dict(baselines=["pytorch-channels-last"]), "must include 'pytorch'"),
+    (dict(batch=0), "batch must be a positive integer"),
+    (dict(out="/nonexistent/dir/cmp"), "cannot write the results folder"),
+    (dict(device="tpu"), "device must be cpu or cuda"),
+])
+def test_bad_arguments_are_refused_before_training(kwargs, message):
+    calls = []
+
+    def factory():
+        calls.append(1)
+        return small_model()
+
+    with pytest.raises(convlab.Error, match=message):
+        compare(factory, **kwargs)
+    assert not calls
+
+
+def test_cli_refuses_an_unknown_model_with_one_line():
+    env = dict(os.environ)
+    out = subprocess.run([sys.executable, "-m", "convlab.torch", "compare", "--model", "resnet5000"],
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [out.stderr.strip()] and "unknown torchvision model 'resnet5000'" in out.stderr
+
+
+def test_unknown_model_name_and_bad_factory():
+    with pytest.raises(convlab.Error, match="unknown torchvision model"):
+        compare("resnet5000")
+    with pytest.raises(convlab.Error, match="not an nn.Module"):
+        compare(lambda: 3, batch=2, image_size=8)
+    torch.manual_seed(0)
