@@ -211,6 +211,14 @@ done
 for root in "${!outside[@]}"; do
   echo "check-deps: ${outside[$root]} file(s) under $root belong to no Debian package (allowed: not installed by apt)"
 done | sort
+# The Python package's PyPI modules, where the build has the package: each must import.
+if grep -q '^CONVLAB_PYTHON:BOOL=ON' "$build/CMakeCache.txt"; then
+  py=$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt")
+  for m in $(bash "$here/install-deps.sh" --list-pip); do
+    "${py:-python3}" -c "import $m" 2>/dev/null ||
+      fail_lines+=("check-deps: the Python module '$m' does not import in ${py:-python3}: scripts/install-deps.sh installs it")
+  done
+fi
 if [ ${#fail_lines[@]} -gt 0 ]; then
   printf '%s\n' "${fail_lines[@]}"
   echo "check-deps: FAILED: ${#fail_lines[@]} file(s) a fresh machine would lack; add their packages to scripts/install-deps.sh" >&2

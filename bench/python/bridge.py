@@ -43,13 +43,22 @@ def overhead(rounds, calls):
     layer = nn.Conv2d(8, 8, 1, bias=False)
     ct.patch(layer, policy="fixed:cpu.direct")
     tx = torch.from_numpy(x)
+    txg = tx.clone().requires_grad_()
     with torch.no_grad():
         layer.weight.copy_(torch.from_numpy(w))
+    ref = nn.Conv2d(8, 8, 1, bias=False)
+
+    def training_forward(module):
+        with torch.enable_grad():
+            return per_call(lambda: module(txg), calls)
+
     ways = {
         "C++ loop (Plan.time)": lambda: statistics.median(plan.time(x, w, y, calls)),
         "Plan.run from Python": lambda: per_call(lambda: plan.run(x, w, y), calls),
         "convlab.conv (NumPy)": lambda: per_call(lambda: convlab.conv(x, w, algo="cpu.direct", out=y), calls),
-        "patched nn.Conv2d forward (torch)": lambda: per_call(lambda: layer(tx), calls),
+        "patched nn.Conv2d forward (torch, no_grad)": lambda: per_call(lambda: layer(tx), calls),
+        "patched nn.Conv2d forward (torch, recording autograd)": lambda: training_forward(layer),
+        "PyTorch's nn.Conv2d forward (recording autograd), for scale": lambda: training_forward(ref),
     }
     with torch.no_grad():
         for fn in ways.values():

@@ -2,7 +2,7 @@
 # usage: include_floors_test.sh SRC
 # ARCHITECTURE.md's floors: a folder includes only itself and the folders below
 # it, core < kernels < algorithms < autotune < net < train < dist < report < tools;
-# bench/ and examples/ sit beside tools (anything but tools). Prints every include that
+# bench/, examples/ and python/ sit beside tools (anything but tools). Prints every include that
 # points up a floor and fails on any.
 set -uo pipefail
 cd "$1" || exit 1
@@ -20,14 +20,14 @@ check_folder() {  # folder, highest floor it may include
   done < <(grep -rnE '^\s*#\s*include "[a-z_]+/' "$dir" --include='*.hpp' --include='*.cpp' --include='*.cu' --include='*.inc' | sed -E 's/^([^:]+):[0-9]+:/\1:/')
 }
 for i in "${!floors[@]}"; do [ -d "${floors[$i]}" ] && check_folder "${floors[$i]}" "$i"; done
-# include/ (the public API header), bench/ and examples/ sit beside tools: anything below it.
-for extra in include bench examples; do [ -d "$extra" ] && check_folder "$extra" "$(rank report)"; done
+# include/ (the public API header), bench/, examples/ and python/ sit beside tools: anything below it.
+for extra in include bench examples python; do [ -d "$extra" ] && check_folder "$extra" "$(rank report)"; done
 # Every folder holding sources is a floor or one of those beside them, and
 # ARCHITECTURE.md states the same floors in the same order.
 for d in */; do
   d=${d%/}
   [ -f "$d/CMakeCache.txt" ] && continue  # a build folder
-  case " ${floors[*]} include bench examples tests notebooks scripts docs cmake " in *" $d "*) continue ;; esac
+  case " ${floors[*]} include bench examples python tests notebooks scripts docs cmake " in *" $d "*) continue ;; esac
   if [ -n "$(find "$d" -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' | head -1)" ]; then
     echo "not a floor: $d/ holds sources but is not in this test's floors (${floors[*]})"; bad=1
   fi
