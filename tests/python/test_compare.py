@@ -16,8 +16,10 @@ from convlab.torch import method
 
 
 def small_model():
+    # In-place ReLUs right after convolutions, as torchvision's VGG has them: the timing hooks must not
+    # wrap the layers' outputs in views.
     return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1),
-                         nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.5), nn.Linear(8, 4))
+                         nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.5), nn.Linear(8, 4))
 
 
 def test_round_order_is_the_trainers_williams_square():
@@ -55,6 +57,8 @@ def test_compare_writes_a_consistent_results_folder(tmp_path):
         assert p["verdict"] == ("baseline" if p["policy"] == "pytorch" else method.verdict((slo, shi)))
         assert p["loss_agrees"], (p["policy"], p["loss_rel_diffs"], doc["drift"]["bounds"])
         assert [r["layer"] for r in p["layers"]] == ["0", "3"]
+        assert all(r["fwd_s"] > 0 and r["bwd_s"] > 0 for r in p["layers"]), p["layers"]
+    assert doc["attribution"].startswith("hooks")
     direct = doc["policies"][3]
     assert all(set(r["algos"].values()) == {"cpu.direct"} for r in direct["layers"])
     assert set(direct["layers"][1]["own_s"]) == {"fwd", "bwd-data", "bwd-filter"}

@@ -1,17 +1,13 @@
 """Where a training step's time goes, layer by layer, and the step's napkin limit.
 
 Per-layer times come from hooks around every convolution layer (forward: pre-hook to hook;
-backward: the full-backward pre-hook to the full-backward hook), synchronised on CUDA. A patched
-layer also reports its backward split into bwd-data and bwd-filter (its own timers). The layer fed by
-the data itself computes no input gradient, and PyTorch fires both backward hooks of such a layer
-before its filter gradient: its hook-timed backward reads ~0, its bwd-filter shows in the layer's own
-timers (patched) or in the step's rest (PyTorch's). The limit
+backward: from its output's gradient to its weight's, see LayerTimer), synchronised on CUDA. A patched
+layer also reports its backward split into bwd-data and bwd-filter (its own timers). The limit
 counts what the step must do at the machine's measured FMA peak and memory bandwidth.
 """
 
 import statistics
 import time
-import warnings
 
 import torch
 from torch import nn
@@ -22,11 +18,12 @@ DIRS = ("fwd", "bwd-data", "bwd-filter")
 
 
 class LayerTimer:
-    """Hooks on every nn.Conv2d of a model timing each call's forward and backward."""
+    """Hooks timing every nn.Conv2d of a model: forward from its pre-hook to its hook; backward from
+    the moment its output's gradient is ready (a hook on the output tensor, registered in the forward
+    hook, so an in-place op after the layer changes nothing) to the moment its weight's gradient is
+    (a hook on the weight: the convolution's backward node computes both gradients together)."""
 
     def __init__(self, model, device):
-        warnings.filterwarnings("ignore", message="Full backward hook is firing when gradients are computed with "
-                                "respect to module outputs")
         self.device = device
         self.times = {}  # layer name -> {"fwd": [...], "bwd": [...]}
         self._start = {}
@@ -34,29 +31,38 @@ class LayerTimer:
         for name, m in model.named_modules():
             if isinstance(m, nn.Conv2d):
                 self.times[name] = {"fwd": [], "bwd": []}
-                self._handles += [
-                    m.register_forward_pre_hook(self._mark(name, "fwd")),
-                    m.register_forward_hook(self._stop(name, "fwd")),
-                    m.register_full_backward_pre_hook(self._mark(name, "bwd")),
-                    m.register_full_backward_hook(self._stop(name, "bwd")),
-                ]
+                self._handles += [m.register_forward_pre_hook(self._forward_start(name)),
+                                  m.register_forward_hook(self._forward_stop(name))]
+                if m.weight.requires_grad:
+                    self._handles.append(m.weight.register_hook(self._backward_stop(name)))
 
     def _sync(self):
         if self.device == "cuda":
             torch.cuda.synchronize()
 
-    def _mark(self, name, what):
-        def hook(*_):
-            self._sync()
-            self._start[(name, what)] = time.perf_counter()
+    def _now(self):
+        self._sync()
+        return time.perf_counter()
+
+    def _forward_start(self, name):
+        def hook(module, args):
+            self._start[(name, "fwd")] = self._now()
         return hook
 
-    def _stop(self, name, what):
-        def hook(*_):
-            self._sync()
-            t0 = self._start.pop((name, what), None)
+    def _forward_stop(self, name):
+        def hook(module, args, out):
+            self.times[name]["fwd"].append(self._now() - self._start.pop((name, "fwd")))
+            if isinstance(out, torch.Tensor) and out.requires_grad:
+                def backward_start(grad):
+                    self._start[(name, "bwd")] = self._now()
+                out.register_hook(backward_start)
+        return hook
+
+    def _backward_stop(self, name):
+        def hook(grad):
+            t0 = self._start.pop((name, "bwd"), None)
             if t0 is not None:
-                self.times[name][what].append(time.perf_counter() - t0)
+                self.times[name]["bwd"].append(self._now() - t0)
         return hook
 
     def remove(self):

@@ -191,7 +191,12 @@ def compare(model, *, batch=16, image_size=224, classes=None, policies=("default
     base = variants[0]
     control = _control(model, base.losses, batches, seed, device, lr, momentum)
     bound0, sensitivity, bounds = method.drift_bound(_reduction(model), control)
-    _attribute(variants, batches, attribution_steps, seed, device)
+    attribution = "hooks around every convolution layer, one pass per policy after the rounds"
+    try:
+        _attribute(variants, batches, attribution_steps, seed, device)
+    except (RuntimeError, Error) as e:  # the timed rounds stand without it
+        attribution = f"failed: {str(e).splitlines()[0]}"
+        log(f"  attribution {attribution}")
     limit = step_limit(model, batches[0][0], threads, limits) if device == "cpu" else (0.0, {"skipped": "cpu only"})
     summary = _summarise(variants, bounds, limit[0])
     doc = {"command": "compare", "model": type(model).__name__, "batch": batch, "image_size": image_size,
@@ -200,7 +205,7 @@ def compare(model, *, batch=16, image_size=224, classes=None, policies=("default
            "order": result, "sgd": {"lr": lr, "momentum": momentum}, "seed": seed,
            "drift": {"bound0": bound0, "sensitivity": sensitivity, "reduction": _reduction(model), "control": control,
                      "bounds": bounds},
-           "limit_s": limit[0], "limit": limit[1], "policies": summary}
+           "limit_s": limit[0], "limit": limit[1], "attribution": attribution, "policies": summary}
     if out is not None:
         write_results(out, doc)
     return doc
