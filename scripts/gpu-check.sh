@@ -190,9 +190,15 @@ stage_tests() {
   # report of what ran; `timeout` is the backstop.
   # The Python bridge's tests need PyTorch, which this machine may lack (no registry to install it from).
   local exclude='^(asan|tsan|gpu_check)\.'
+  local why_not=""
   if ! python3 -c 'import torch' 2>/dev/null; then
+    why_not="no PyTorch on this machine (python3 -c 'import torch' failed)"
+  elif ! PYTHONPATH="$bin/python" python3 -c 'import convlab' 2>/dev/null; then
+    why_not="the Python package is not in $bin/python (not built, or not carried)"
+  fi
+  if [ -n "$why_not" ]; then
     exclude='^(asan|tsan|gpu_check|python)\.'
-    echo "python bridge: not run: no PyTorch on this machine (python3 -c 'import torch' failed)" > "$d/python.txt"
+    echo "python bridge: not run: $why_not" > "$d/python.txt"
   fi
   timeout "$(left)" ctest --test-dir "$bin" -R "$gpu_test_regex" -E "$exclude" -LE gpu_check -j "$jobs" \
     --timeout "$(left)" --stop-time "$(date -d "@$(( stage_deadline - 10 ))" +%H:%M:%S)" \
