@@ -24,8 +24,8 @@ if [ "${CONVLAB_WITH_NOTEBOOKS:-1}" = 1 ]; then
   packages+=(python3 python3-numpy python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel jupyter-nbconvert)
 fi
 # The Python package (python/, CONVLAB_PYTHON) and its tests: PyPI's packages for the python3 on
-# PATH, installed when one of them does not import. CONVLAB_WITH_PYTHON=0 skips them (the build
-# then leaves the Python package out and says so). PyTorch's default wheel brings its CUDA
+# PATH, installed when one of them does not import. CONVLAB_WITH_PYTHON=0 skips them (a build
+# whose python3 lacks nanobind leaves the Python package out and says so). PyTorch's default wheel brings its CUDA
 # libraries (about 5 GB with torchvision); it carries its own OpenMP runtime, which convlab's
 # kernels then share (python/convlab/__init__.py).
 pip_packages=(nanobind==3.1.0 scikit-build-core==1.1.2 pytest==9.2.0 numpy torch==2.15.0 torchvision==0.29.2)
