@@ -10,6 +10,7 @@ from torch import nn
 
 import convlab
 import convlab.torch as ct
+from convlab.torch.patch import check_policy
 from conftest import as_conv2d_args, assert_within, reference
 
 CPU_ALGOS = [a["name"] for a in convlab.algos(device="cpu", available=True) if not a["oracle"]]
@@ -131,3 +132,11 @@ def test_module_built_directly_and_no_input_gradient():
     assert set(shape.plans) == {"fwd", "bwd-filter"}  # x needs no gradient: bwd-data never ran
     assert shape.choices["fwd"].algo == "cpu.winograd_f4x3"
     assert "policy='fixed:cpu.winograd_f4x3'" in repr(layer)
+
+
+def test_fixed_policy_takes_an_algorithm_by_its_older_name():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3))
+    assert check_policy("fixed:cpu.onednn_direct") == "fixed:cpu.onednn_direct"
+    assert dict(ct.patch(model, policy="fixed:cpu.onednn_direct"))["0"] == "patched"
+    model(torch.randn(2, 3, 8, 8))
+    assert model[0].convlab_shapes()[0].choices["fwd"].algo == "onednn.direct"
