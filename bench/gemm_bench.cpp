@@ -65,9 +65,9 @@ std::vector<Shape> alexnet_gemm_shapes() {
   for (const auto& f : fc) {
     const std::string id = "alexnet.fc" + std::to_string(f[0]) + "/";
     const int in = f[1], o = f[2];
-    out.push_back({id + "fwd", Im2colGemmCall{false, true, batch, o, in, in, in, o}});
-    out.push_back({id + "bwd-data", Im2colGemmCall{false, false, batch, in, o, o, in, in}});
-    out.push_back({id + "bwd-filter", Im2colGemmCall{true, false, o, in, batch, o, in, in}});
+    out.push_back({id + "fwd", Im2colGemmCall::dense(false, true, batch, o, in, in, in, o)});
+    out.push_back({id + "bwd-data", Im2colGemmCall::dense(false, false, batch, in, o, o, in, in)});
+    out.push_back({id + "bwd-filter", Im2colGemmCall::dense(true, false, o, in, batch, o, in, in)});
   }
   return out;
 }

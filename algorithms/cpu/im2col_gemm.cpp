@@ -54,21 +54,48 @@ Im2colGemmCall gemm_call(const ConvProblem& p, Direction dir, int64_t L, bool st
   const int kg = p.k_per_group();
   if (strided) {
     const int64_t hw = int64_t(p.h) * p.w;
-    Im2colGemmCall g{false, true, kg, int(crs), int(L), L, hw, crs};  // bwd-filter: dW_g (+)= dy * src^T
-    g.grid_cols = p.q();
-    g.grid_col_step = p.stride_w;
-    g.grid_row_step = int64_t(p.stride_h) * p.w;
+    Im2colGemmCall g = Im2colGemmCall::dense(false, true, kg, int(crs), int(L), L, hw, crs);  // bwd-filter: dW_g (+)= dy * src^T
+    g.b_grid = {p.q(), p.stride_w, int64_t(p.stride_h) * p.w};
     return g;
   }
   switch (dir) {
     case Direction::fwd:  // C(Kg x L) = W_g(Kg x CRS) * col(CRS x L)
-      return {false, false, kg, int(L), int(crs), crs, L, L};
+      return Im2colGemmCall::dense(false, false, kg, int(L), int(crs), crs, L, L);
     case Direction::bwd_data:  // col(CRS x L) = W_g^T * dyc(Kg x L)
-      return {true, false, int(crs), int(L), kg, crs, L, L};
+      return Im2colGemmCall::dense(true, false, int(crs), int(L), kg, crs, L, L);
     case Direction::bwd_filter:  // dW_g(Kg x CRS) (+)= dyc(Kg x L) * col^T
-      return {false, true, kg, int(crs), int(L), L, L, crs};
+      return Im2colGemmCall::dense(false, true, kg, int(crs), int(L), L, L, crs);
   }
   return {};
+}
+
+// The batched 1x1 GEMM of one group (plan.batched): the long side X = N*H*W runs over (image, pixel); an
+// image's plane of a channel lies H*W floats after the last one's, its next channel's plane H*W further, and
+// the next image's C*H*W (K*P*Q for dst) from its start.
+//   fwd        dst_g (Kg x X) = W_g (Kg x Cg) * src_g (Cg x X)          B and C through grids
+//   bwd-data   src_g (Cg x X) = W_g^T (Cg x Kg) * dst_g (Kg x X)        B and C through grids
+//   bwd-filter dW_g (Kg x Cg) = dst_g (Kg x X) * src_g^T               A's and B^T's k through grids
+Im2colGemmCall batched_call(const ConvProblem& p, Direction dir) {
+  const int64_t hw = int64_t(p.h) * p.w;  // == P*Q
+  const int cg = p.c_per_group(), kg = p.k_per_group();
+  const int x = int(p.n * hw);
+  const Im2colGemmGrid src{int(hw), 1, int64_t(p.c) * hw}, dst{int(hw), 1, int64_t(p.k) * hw};
+  Im2colGemmCall g;
+  switch (dir) {
+    case Direction::fwd:
+      g = Im2colGemmCall::dense(false, false, kg, x, cg, cg, hw, hw);
+      g.b_grid = src, g.c_grid = dst;
+      break;
+    case Direction::bwd_data:
+      g = Im2colGemmCall::dense(true, false, cg, x, kg, cg, hw, hw);
+      g.b_grid = dst, g.c_grid = src;
+      break;
+    case Direction::bwd_filter:
+      g = Im2colGemmCall::dense(false, true, kg, cg, x, hw, hw, cg);
+      g.a_grid = dst, g.b_grid = src;
+      break;
+  }
+  return g;
 }
 
 }  // namespace
@@ -81,6 +108,13 @@ Im2colGemmPlan plan_im2col_gemm(const ConvProblem& p, Direction dir, bool grid_g
   // Per-image GEMMs pack the weights (Kg x Cg) once per image instead of once per chunk: taken where the
   // column matrix they save (Cg x P*Q floats per image, written and read back) moves more.
   pl.strided = grid_gemm && dir == Direction::bwd_filter && is_strided_1x1(p) && 2 * pq >= kg;
+  if (grid_gemm && is_direct(p) && int64_t(p.n) * pq <= INT32_MAX) {
+    pl.batched = true;
+    pl.nb = p.n;
+    pl.gemm = batched_call(p, dir);
+    pl.gemm_calls = p.groups;
+    return pl;
+  }
   pl.direct = is_direct(p) || pl.strided;
   if (pl.direct) {
     pl.nb = 1;
@@ -120,7 +154,7 @@ size_t Im2colGemmBase::workspace_bytes(const ConvProblem& p, Direction dir) cons
     return strided_workspace_per_thread(pl) * size_t(cpu_info().hardware_threads);
   for (int t = 1; t <= cpu_info().hardware_threads; ++t)  // any thread count run() may use
     gws = std::max({gws, gemm_workspace_bytes(pl.gemm, t),
-                    gemm_workspace_bytes(gemm_call(p, dir, last * pq, pl.strided), t)});
+                    pl.batched ? 0 : gemm_workspace_bytes(gemm_call(p, dir, last * pq, pl.strided), t)});
   return size_t(align16(pl.col_elems) + align16(pl.buf_elems)) * sizeof(float) + gws;
 }
 
@@ -130,6 +164,10 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   const Im2colGemmPlan pl = plan_im2col_gemm(p, dir, gemm_reads_grid());
   const int T = ctx.resolved_threads();
   const int TG = std::min(T, cpu_info().hardware_threads);  // the GEMM scratch is sized for this many
+  if (pl.batched) {  // one GEMM per group over the batch, the tensors read and written where they lie
+    run_batched(p, dir, pl, buf, workspace, TG, ctx);
+    return;
+  }
   float* col = static_cast<float*>(workspace);                // (CRS, L)
   float* tmp = col + align16(pl.col_elems);                    // (Kg, L): fwd output / gathered dy
   void* gws = tmp + align16(pl.buf_elems);                     // the GEMM's packing space
@@ -208,6 +246,26 @@ void Im2colGemmBase::run(const ConvProblem& p, Direction dir, const ConvBuffers&
   }
 }
 
+void Im2colGemmBase::run_batched(const ConvProblem& p, Direction dir, const Im2colGemmPlan& pl,
+                                 const ConvBuffers& buf, void* gemm_ws, int threads, const ExecContext& ctx) const {
+  StageClock clock(ctx.profile);
+  const Im2colGemmCall& g = pl.gemm;
+  const int64_t hw = int64_t(p.h) * p.w;
+  const int cg = p.c_per_group(), kg = p.k_per_group();
+  for (int grp = 0; grp < p.groups; ++grp) {
+    float* x = buf.src + int64_t(grp) * cg * hw;  // image 0's plane of the group's first channel
+    float* y = buf.dst + int64_t(grp) * kg * hw;
+    float* w = buf.wei + int64_t(grp) * kg * cg;
+    switch (dir) {
+      case Direction::fwd: gemm(g, 1.0f, w, x, 0.0f, y, threads, gemm_ws); break;
+      case Direction::bwd_data: gemm(g, 1.0f, w, y, 0.0f, x, threads, gemm_ws); break;
+      case Direction::bwd_filter: gemm(g, 1.0f, y, x, 0.0f, w, threads, gemm_ws); break;
+    }
+  }
+  clock.lap("GEMM", StageKind::compute, g.flops() * p.groups,
+            4.0 * (double(g.m) * g.k + double(g.k) * g.n + double(g.m) * g.n) * p.groups);
+}
+
 std::pair<int, int> Im2colGemmBase::strided_rows(int m, int t, int parts) {
   constexpr int kRowBlock = 24;  // whole micro-kernel rows: a multiple of MR 4, 6 and 12
   const int blocks = (m + kRowBlock - 1) / kRowBlock;
@@ -242,17 +300,25 @@ void Im2colGemmBase::run_strided(const ConvProblem& p, const Im2colGemmPlan& pl,
   }
 }
 
-size_t CpuIm2colGemm::gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const {
+namespace {
+cpu::SgemmConfig sgemm_config(const Im2colGemmCall& g, int threads) {
   cpu::SgemmConfig cfg;
   cfg.threads = threads;
-  return cpu::sgemm_workspace_bytes(g.m, g.n, g.k, cfg);
+  const auto grid = [](const Im2colGemmGrid& q) { return cpu::SgemmGrid{q.cols, q.col_step, q.row_step, 0}; };
+  cfg.a_grid = grid(g.a_grid);
+  cfg.b_grid = grid(g.b_grid);
+  cfg.c_grid = grid(g.c_grid);
+  return cfg;
+}
+}  // namespace
+
+size_t CpuIm2colGemm::gemm_workspace_bytes(const Im2colGemmCall& g, int threads) const {
+  return cpu::sgemm_workspace_bytes(g.m, g.n, g.k, sgemm_config(g, threads));
 }
 
 void CpuIm2colGemm::gemm(const Im2colGemmCall& g, float alpha, const float* a, const float* b, float beta, float* c,
                          int threads, void* workspace) const {
-  cpu::SgemmConfig cfg;
-  cfg.threads = threads;
-  cfg.b_grid = cpu::SgemmGrid{g.grid_cols, g.grid_col_step, g.grid_row_step, 0};
+  const cpu::SgemmConfig cfg = sgemm_config(g, threads);
   cpu::sgemm(cpu::Layout::row_major, g.trans_a ? cpu::Trans::yes : cpu::Trans::no,
              g.trans_b ? cpu::Trans::yes : cpu::Trans::no, g.m, g.n, g.k, alpha, a, g.lda, b, g.ldb, beta, c, g.ldc,
              cfg, workspace);

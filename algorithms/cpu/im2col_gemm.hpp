@@ -10,9 +10,15 @@
 //   bwd-filter col = im2col(src), dyc = gather(diff_dst)
 //              diff_wei_g (Kg x CRS) (+)= dyc * col^T   (beta = 0 on the first chunk)
 // With nb == 1 the GEMM reads/writes dst/diff_dst in place (no tmp/dyc).
-// 1x1, stride-1, pad-0 problems skip im2col: src is already the column matrix
-// (per image GEMMs straight on the tensors, workspace = the GEMM's own). With a
-// GEMM that reads B through a grid (the hand SGEMM: SgemmGrid), so does the
+// 1x1, stride-1, pad-0 problems skip im2col: src is already the column matrix.
+// With a GEMM that reads and writes its operands through grids (the hand SGEMM:
+// SgemmGrid), each group is one GEMM over the whole batch, its long side
+// running over (image, pixel) with the images' planes where they lie
+// (plan.batched: fwd and bwd-data read B and write C through grids,
+// bwd-filter reads A and B^T along k through them; the weights are packed once
+// per call, not once per image, and a 7x7 image's 49 pixels no longer make
+// the whole of a GEMM's N or K). Otherwise (OpenBLAS) per-image GEMMs straight
+// on the tensors, workspace = the GEMM's own. With a grid GEMM, so does the
 // backward-filter of a strided 1x1 pad-0 one: the GEMM's packing samples every
 // stride-th pixel of the image as it lies (grid Q x stride_w, rows stride_h * W
 // apart), where the column matrix this saves outweighs the per-image GEMMs
@@ -32,25 +38,38 @@
 
 namespace convlab {
 
+// An operand's long side read through a grid (kernels/cpu/gemm/sgemm.hpp SgemmGrid); cols == 0: dense.
+struct Im2colGemmGrid {
+  int cols = 0;
+  int64_t col_step = 1, row_step = 0;
+  bool on() const { return cols > 0; }
+};
+
 // One GEMM call of the lowering: row-major C(m x n) = op(A) op(B) (+ beta C).
 struct Im2colGemmCall {
   bool trans_a = false, trans_b = false;
   int m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
-  // B's rows read through a grid (kernels/cpu/gemm/sgemm.hpp SgemmGrid); grid_cols == 0: dense.
-  int grid_cols = 0;
-  int64_t grid_col_step = 1, grid_row_step = 0;
+  Im2colGemmGrid a_grid, b_grid, c_grid;  // A's k index, B's long side, C's columns
   double flops() const { return 2.0 * m * n * double(k); }
+  // A call on dense operands.
+  static Im2colGemmCall dense(bool ta, bool tb, int m, int n, int k, int64_t lda, int64_t ldb, int64_t ldc) {
+    Im2colGemmCall g;
+    g.trans_a = ta, g.trans_b = tb, g.m = m, g.n = n, g.k = k, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+    return g;
+  }
 };
 
 struct Im2colGemmPlan {
   bool direct = false;        // 1x1 stride 1 pad 0 (or strided, below): no im2col, per-image GEMMs on the tensors
+  bool batched = false;       // 1x1 stride 1 pad 0, grid GEMM: one GEMM per group over the batch, through grids
   bool strided = false;       // 1x1 pad 0 with stride, bwd-filter, GEMM reading B through a grid
   int nb = 1;                 // images per chunk
   int chunks = 1;
   int64_t col_elems = 0;      // CRS x L (0 when direct)
   int64_t buf_elems = 0;      // Kg x L for fwd's tmp / the dy gather (0 when nb == 1)
-  Im2colGemmCall gemm;        // the GEMM of one full chunk and group (calls = groups * chunks, or groups * N if direct)
+  Im2colGemmCall gemm;        // the GEMM of one full chunk and group (calls = groups * chunks, groups * N if direct,
+                              // groups if batched)
   int64_t gemm_calls = 0;
 };
 
@@ -81,6 +100,9 @@ class Im2colGemmBase : public NamedAlgorithm {
                     int threads, void* workspace) const = 0;
 
  private:
+  // The batched 1x1 (plan.batched): one GEMM per group over the whole batch, through grids.
+  void run_batched(const ConvProblem& p, Direction dir, const Im2colGemmPlan& pl, const ConvBuffers& buf,
+                   void* gemm_ws, int threads, const ExecContext& ctx) const;
   // The strided 1x1 backward-filter (plan.strided): one parallel region in which each of
   // `parts` threads owns a block of the output channels (the GEMMs' M rows) and
   // runs every image's one-thread GEMM on it, so a batch costs one fork/join,

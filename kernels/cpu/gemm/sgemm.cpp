@@ -182,13 +182,35 @@ void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, in
   }
 }
 
-void scale_c(int m, int n, float beta, float* c, int64_t ldc) {
-  for (int i = 0; i < m; ++i) {
-    float* ci = c + int64_t(i) * ldc;
-    if (beta == 0.0f) {
-      for (int j = 0; j < n; ++j) ci[j] = 0.0f;
-    } else {
-      for (int j = 0; j < n; ++j) ci[j] *= beta;
+
+// The packed B block for op(B) rows [pc, pc + kc), columns [jc, jc + nc): NR
+// panels, the first `fused` of them left to the micro-kernel (uk.fn_pack).
+void pack_b_block(Trans tb, const float* b, int64_t ldb, const SgemmGrid& grid, int pc, int kc, int jc, int nc,
+                  int fused, float* bpack, const SgemmUkernel& uk) {
+  const int NR = uk.nr, np = (nc + NR - 1) / NR;
+  if (grid.on()) {  // B read through its grid (sgemm_grid.hpp)
+    if (tb == Trans::no)
+      pack_rows_grid(b, ldb, grid, pc, kc, jc, nc, NR, bpack);
+    else if (grid.col_step == 1)  // runs of consecutive k: dense transposing packs
+      for (int jr = 0; jr < np; ++jr) {
+        const int nv = std::min(nc - jr * NR, NR);
+        float* dst = bpack + int64_t(jr) * NR * kc;
+        for_runs(grid, pc, kc, [&](int p, int64_t off, int len) {
+          pack_b(Trans::yes, b + off, ldb, 0, len, int64_t(jc) + int64_t(jr) * NR, nv, NR, dst + int64_t(p) * NR, uk);
+        });
+      }
+    else
+      for (int jr = 0; jr < np; ++jr)
+        pack_cols_grid(b, ldb, grid, pc, kc, int64_t(jc) + int64_t(jr) * NR, std::min(nc - jr * NR, NR), NR,
+                       bpack + int64_t(jr) * NR * kc);
+  } else if (tb == Trans::no) {
+    if (fused < np)
+      pack_rows(b, ldb, pc, kc, int64_t(jc) + int64_t(fused) * NR, nc - fused * NR, NR,
+                bpack + int64_t(fused) * NR * kc, uk);
+  } else {
+    for (int jr = 0; jr < np; ++jr) {
+      const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
+      pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk);
     }
   }
 }
@@ -244,7 +266,8 @@ class PrefetchPlan {
 
 void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda, const float* b,
                  int64_t ldb, float beta, float* c, int64_t ldc, const SgemmUkernel& uk, const Blocking& bl,
-                 const SgemmGrid& grid, float* workspace) {
+                 const Grids& grids, float* workspace) {
+  const SgemmGrid& grid = grids.b;
   const int MR = uk.mr, NR = uk.nr;
   // K is cut into equal blocks of at most bl.kc (363 -> 182 + 181, not
   // 256 + 107: a short last block pays the C update for few FMAs).
@@ -262,6 +285,14 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
     const float beta_pc = pc == 0 ? beta : 1.0f;
     if (ta == Trans::yes) {
       pack_rows(a, lda, pc, kc, 0, m, MR, apack, uk);
+    } else if (grids.a.on()) {  // A's k index through its grid: each contiguous run packed as a dense one
+      for (int ir = 0; ir < mp; ++ir) {
+        const int mv = m - ir * MR < MR ? m - ir * MR : MR;
+        float* dst = apack + int64_t(ir) * MR * kc;
+        for_runs(grids.a, pc, kc, [&](int p, int64_t off, int len) {
+          pack_a(Trans::no, a + off, lda, int64_t(ir) * MR, mv, 0, len, MR, dst + int64_t(p) * MR, uk);
+        });
+      }
     } else {
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
@@ -273,25 +304,9 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       const int np = (nc + NR - 1) / NR;
       // B not transposed: the full panels are packed by the first row of
       // tiles' calls themselves (uk.fn_pack), the last partial one here.
-      const bool fuse = tb == Trans::no && uk.fn_pack && m >= MR && !grid.on();
+      const bool fuse = tb == Trans::no && uk.fn_pack && m >= MR && !grid.on() && !grids.c.on();
       const int fused = fuse ? nc / NR : 0;
-      if (grid.on()) {  // B read through its grid (sgemm_grid.hpp)
-        if (tb == Trans::no)
-          pack_rows_grid(b, ldb, grid, pc, kc, jc, nc, NR, bpack);
-        else
-          for (int jr = 0; jr < np; ++jr)
-            pack_cols_grid(b, ldb, grid, pc, kc, int64_t(jc) + int64_t(jr) * NR, std::min(nc - jr * NR, NR), NR,
-                           bpack + int64_t(jr) * NR * kc);
-      } else if (tb == Trans::no) {
-        if (fused < np)
-          pack_rows(b, ldb, pc, kc, int64_t(jc) + int64_t(fused) * NR, nc - fused * NR, NR,
-                    bpack + int64_t(fused) * NR * kc, uk);
-      } else {
-        for (int jr = 0; jr < np; ++jr) {
-          const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk);
-        }
-      }
+      pack_b_block(tb, b, ldb, grid, pc, kc, jc, nc, fused, bpack, uk);
       // What is packed after this block: B at (pc, jc + NC), or A and B at
       // (pc + KC, 0), prefetched by this block's calls. Only for B not
       // transposed (its source is kc short row segments far apart, the
@@ -300,7 +315,7 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       // the AVX2 kernel (half the cycles per k step) cost more than it saved.
       PrefetchPlan plan;
       const int jn = jc + NC < n ? jc + NC : 0, pn = jc + NC < n ? pc : pc + KC;
-      if (pn < k && tb == Trans::no && uk.prefetch_steps > 0 && !grid.on()) {
+      if (pn < k && tb == Trans::no && uk.prefetch_steps > 0 && !grid.on() && !grids.a.on()) {
         plan.set_run(kc / uk.prefetch_steps);
         const int kcn = k - pn < KC ? k - pn : KC, ncn = n - jn < NC ? n - jn : NC;
         if (pn != pc && prefetch_a) {
@@ -313,10 +328,13 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       for (int ir = 0; ir < mp; ++ir) {
         const int mv = m - ir * MR < MR ? m - ir * MR : MR;
         const float* ap = apack + int64_t(ir) * MR * kc;
-        float* crow = c + int64_t(ir) * MR * ldc + jc;
+        float* crow = c + int64_t(ir) * MR * ldc + (grids.c.on() ? 0 : jc);
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          if (ir == 0 && jr < fused)
+          if (grids.c.on())
+            ukernel_grid_c(uk, kc, ap, bpack + int64_t(jr) * NR * kc, crow, ldc, grids.c, int64_t(jc) + int64_t(jr) * NR,
+                           alpha, beta_pc, mv, nv, plan.next(pf));
+          else if (ir == 0 && jr < fused)
             uk.fn_pack(kc, ap, b + int64_t(pc) * ldb + jc + int64_t(jr) * NR, ldb, bpack + int64_t(jr) * NR * kc,
                        crow + int64_t(jr) * NR, ldc, alpha, beta_pc, plan.next(pf));
           else
@@ -362,7 +380,7 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
                      void* workspace) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.0f) {
-    scale_c(m, n, beta, c, ldc);
+    scale_c_grid(m, n, beta, c, ldc, cfg.c_grid);
     return;
   }
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
@@ -390,12 +408,13 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
   for (int t = 0; t < nparts; ++t) {
     const Part& pt = parts[size_t(t)];
     const float* at = ta == Trans::no ? a + int64_t(pt.i0) * lda : a + pt.i0;
-    // A grid's columns (B not transposed) are indexed through it: the block starts at its column pt.j0.
-    SgemmGrid grid = cfg.b_grid;
-    if (grid.on() && tb == Trans::no) grid.first += pt.j0;
-    const float* bt = tb == Trans::no ? (grid.on() ? b : b + pt.j0) : b + int64_t(pt.j0) * ldb;
-    serial_gemm(ta, tb, pt.m, pt.n, k, alpha, at, lda, bt, ldb, beta, c + int64_t(pt.i0) * ldc + pt.j0, ldc, uk, bl,
-                grid, ws[size_t(t)]);
+    // Columns indexed through a grid (B not transposed, C) start at the block's column pt.j0 on the grid.
+    Grids grids{cfg.a_grid, cfg.b_grid, cfg.c_grid};
+    if (grids.b.on() && tb == Trans::no) grids.b.first += pt.j0;
+    if (grids.c.on()) grids.c.first += pt.j0;
+    const float* bt = tb == Trans::no ? (grids.b.on() ? b : b + pt.j0) : b + int64_t(pt.j0) * ldb;
+    float* ct = c + int64_t(pt.i0) * ldc + (grids.c.on() ? 0 : pt.j0);
+    serial_gemm(ta, tb, pt.m, pt.n, k, alpha, at, lda, bt, ldb, beta, ct, ldc, uk, bl, grids, ws[size_t(t)]);
   }
 }
 
@@ -444,9 +463,10 @@ size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg) {
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
   const SgemmUkernel& uk = sgemm_ukernel(isa);
   const Blocking bl = blocking(isa, uk, cfg);
-  // Column-major calls run as the transposed row-major problem: cover both.
+  // Column-major calls run as the transposed row-major problem: cover both (a call with a grid is row-major).
+  const bool row_major = cfg.a_grid.on() || cfg.b_grid.on() || cfg.c_grid.on();
   int64_t most = 0;
-  for (int flip = 0; flip < 2; ++flip) {
+  for (int flip = 0; flip < (row_major ? 1 : 2); ++flip) {
     const int mm = flip ? n : m, nn = flip ? m : n;
     int64_t floats = 0;
     for (const Part& pt : partition(mm, nn, cfg.threads > 0 ? cfg.threads : 1, uk.mr, uk.nr))
@@ -461,15 +481,16 @@ void sgemm(Layout layout, Trans trans_a, Trans trans_b, int m, int n, int k, flo
            void* workspace) {
   assert(m >= 0 && n >= 0 && k >= 0);
   if (layout == Layout::row_major) {
-    assert(ldc >= n);
-    assert(lda >= (trans_a == Trans::no ? k : m));
+    assert(cfg.c_grid.on() || ldc >= n);
+    assert(cfg.a_grid.on() || lda >= (trans_a == Trans::no ? k : m));
     assert(cfg.b_grid.on() || ldb >= (trans_b == Trans::no ? n : k));
+    if (cfg.a_grid.on() && trans_a == Trans::yes) fail("sgemm: an A grid is for A not transposed only");
     sgemm_row_major(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cfg, workspace);
   } else {
     // Column-major C is row-major C^T = op(B)^T op(A)^T; a column-major matrix
     // read row-major is its transpose, so the transposes carry over unchanged.
     assert(ldc >= m);
-    if (cfg.b_grid.on()) fail("sgemm: a B grid is for row-major calls only");
+    if (cfg.a_grid.on() || cfg.b_grid.on() || cfg.c_grid.on()) fail("sgemm: grids are for row-major calls only");
     sgemm_row_major(trans_b, trans_a, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc, cfg, workspace);
   }
 }

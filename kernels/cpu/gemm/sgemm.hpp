@@ -70,12 +70,16 @@ struct SgemmUkernel {
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 
-// B read through a 2-D grid (row-major calls only): the x-th element of a row of
-// the stored b (x: op(B)'s column j when B is not transposed, its row p when it
-// is) lies at grid.at(x) from the row's start instead of x, so a strided 1x1
-// convolution's subsampled image is B as it lies: cols = Q, col_step =
-// stride_w, row_step = stride_h * W (sampling happens in B's packing; no
-// column matrix is written). cols == 0: dense (at(x) == x).
+// An operand read or written through a 2-D grid (row-major calls only): the
+// x-th element along one side of the stored matrix lies at grid.at(x) from its
+// row's start instead of x. Two uses:
+//  - a strided 1x1 convolution's subsampled image is B as it lies: cols = Q,
+//    col_step = stride_w, row_step = stride_h * W (sampling happens in B's
+//    packing; no column matrix is written);
+//  - a 1x1 convolution over a whole NCHW batch: the GEMM's long side runs over
+//    (image, pixel), cols = H * W, col_step = 1, row_step = C * H * W (each
+//    image's plane of a channel follows the last: one GEMM for the batch, no copies).
+// cols == 0: dense (at(x) == x).
 struct SgemmGrid {
   int cols = 0;
   int64_t col_step = 1, row_step = 0;
@@ -86,13 +90,22 @@ struct SgemmGrid {
     const int64_t g = first + x;
     return g / cols * row_step + g % cols * col_step;
   }
+  // How many indices from x on lie one after another in memory (at(x + i) == at(x) + i).
+  int64_t run(int64_t x) const {
+    if (!on()) return INT64_MAX;
+    if (col_step != 1) return 1;
+    return cols - (first + x) % cols;
+  }
 };
 
 struct SgemmConfig {
   GemmIsa isa = GemmIsa::auto_;
   int threads = 1;
   int kc = 0, nc = 0;  // cache blocking; 0 = the defaults for the ISA (tests shrink them to hit edges)
-  SgemmGrid b_grid;    // row-major only; ldb is then the distance between b's rows
+  // Grids (row-major calls only; a leading dimension is then the distance between the matrix's rows):
+  SgemmGrid a_grid;  // A not transposed: op(A)'s column p (its k index) at a_grid.at(p) in its row
+  SgemmGrid b_grid;  // B: op(B)'s column j (B not transposed) or row p (transposed) at b_grid.at(.) in b's row
+  SgemmGrid c_grid;  // C's column j at c_grid.at(j) in its row
 };
 
 // Packing space sgemm() needs for this shape and cfg.threads (either layout).

@@ -1,11 +1,51 @@
 #include "kernels/cpu/gemm/sgemm_grid.hpp"
 
+#include <algorithm>
+#include <cassert>
+#include <cstring>
 #include <vector>
 
 namespace convlab::cpu {
 
+namespace {
+
+// col_step 1 (a batch's images one after another): the block's columns are a
+// few contiguous runs (one per image it touches), cut again at the panel
+// edges; each row of b is copied run by run.
+void pack_rows_runs(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0, int kc, int64_t j0, int len,
+                    int width, float* dst) {
+  struct Seg {
+    int64_t src, dst;  // offset in b's row; offset in the packed block (panel * width * kc + column)
+    int n;
+  };
+  std::vector<Seg> segs;
+  for (int j = 0; j < len;) {
+    const int in_panel = width - j % width;
+    const int n = int(std::min<int64_t>({int64_t(len - j), int64_t(in_panel), g.run(j0 + j)}));
+    segs.push_back({g.at(j0 + j), int64_t(j / width) * width * kc + j % width, n});
+    j += n;
+  }
+  const int tail = len % width;  // the last panel's zero columns
+  float* last = dst + int64_t(len / width) * width * kc;
+  for (int p = 0; p < kc; ++p) {
+    const float* s = b + (p0 + p) * ldb;
+    const int64_t row = int64_t(p) * width;
+    for (const Seg& sg : segs) {
+      std::memcpy(dst + sg.dst + row, s + sg.src, sizeof(float) * size_t(sg.n));
+    }
+    if (tail)
+      for (int j = tail; j < width; ++j) last[row + j] = 0.0f;
+  }
+}
+
+}  // namespace
+
 void pack_rows_grid(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0, int kc, int64_t j0, int len,
                     int width, float* dst) {
+  if (g.col_step == 1) {
+    pack_rows_runs(b, ldb, g, p0, kc, j0, len, width, dst);
+    return;
+  }
   const int panels = (len + width - 1) / width;
   std::vector<int64_t> off(size_t(panels) * size_t(width), 0);  // the row offsets of the block's columns
   for (int j = 0; j < len; ++j) off[size_t(j)] = g.at(j0 + j);
@@ -35,6 +75,42 @@ void pack_cols_grid(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0,
     for (int p = 0; p < kc; ++p) {
       float* d = dst + int64_t(p) * NR;
       for (int j = jb; j < je; ++j) d[j] = b[(j0 + j) * ldb + off[size_t(p)]];
+    }
+  }
+}
+
+void ukernel_grid_c(const SgemmUkernel& uk, int kc, const float* ap, const float* bp, float* crow, int64_t ldc,
+                    const SgemmGrid& cg, int64_t j0, float alpha, float beta, int mv, int nv, const SgemmPrefetch* pf) {
+  if (cg.run(j0) >= nv) {
+    uk.fn(kc, ap, bp, crow + cg.at(j0), ldc, alpha, beta, mv, nv, pf);
+    return;
+  }
+  alignas(64) float tile[12 * 32];
+  const int NR = uk.nr;
+  assert(uk.mr * NR <= 12 * 32);
+  // The tile's columns as runs: [j, j + len) at off .. off + len - 1 in each row (one per image touched).
+  struct Run {
+    int j, len;
+    int64_t off;
+  } runs[32];
+  int nruns = 0;
+  for_runs(cg, j0, nv, [&](int j, int64_t off, int len) { runs[nruns++] = {j, len, off}; });
+  if (beta != 0.0f)
+    for (int i = 0; i < mv; ++i)
+      for (int r = 0; r < nruns; ++r)
+        std::memcpy(tile + i * NR + runs[r].j, crow + int64_t(i) * ldc + runs[r].off, sizeof(float) * runs[r].len);
+  uk.fn(kc, ap, bp, tile, NR, alpha, beta, mv, nv, pf);
+  for (int i = 0; i < mv; ++i)
+    for (int r = 0; r < nruns; ++r)
+      std::memcpy(crow + int64_t(i) * ldc + runs[r].off, tile + i * NR + runs[r].j, sizeof(float) * runs[r].len);
+}
+
+void scale_c_grid(int m, int n, float beta, float* c, int64_t ldc, const SgemmGrid& cg) {
+  for (int i = 0; i < m; ++i) {
+    float* ci = c + int64_t(i) * ldc;
+    for (int j = 0; j < n; ++j) {
+      float& x = ci[cg.at(j)];
+      x = beta == 0.0f ? 0.0f : x * beta;
     }
   }
 }

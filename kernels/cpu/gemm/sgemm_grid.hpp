@@ -1,8 +1,10 @@
 // B's packing through a 2-D grid (SgemmGrid, sgemm.hpp): the strided 1x1
-// convolution's subsampled image read where it lies. Scalar gathers: B is
+// convolution's subsampled image read where it lies (scalar gathers: B is
 // packed once per (KC, NC) block and reused by every MR row panel, so the
-// gather is a small part of a GEMM with more than a few rows.
+// gather is a small part of a GEMM with more than a few rows), and a batch's
+// images one after another (col_step 1: copied run by run).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/gemm/sgemm.hpp"
@@ -19,5 +21,31 @@ void pack_rows_grid(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0,
 //   dst[p * NR + j] = b[(j0 + j) * ldb + g.at(p0 + p)]
 void pack_cols_grid(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0, int kc, int64_t j0, int nv, int NR,
                     float* dst);
+
+// The grids of one call (SgemmConfig), each starting at its thread block.
+struct Grids {
+  SgemmGrid a, b, c;
+};
+
+// f(p, off, len) for each run of the indices [p0, p0 + kc) that lie one after
+// another through g: indices p0 + p .. p0 + p + len - 1 at off .. off + len - 1.
+template <class F>
+void for_runs(const SgemmGrid& g, int64_t p0, int kc, F&& f) {
+  for (int p = 0; p < kc;) {
+    const int len = int(std::min<int64_t>(kc - p, g.run(p0 + p)));
+    f(p, g.at(p0 + p), len);
+    p += len;
+  }
+}
+
+// One micro-kernel call (uk.fn) on the C tile at rows [0, mv) of crow, columns
+// [j0, j0 + nv) through the grid cg: in place where they lie one after another
+// (one image's pixels), otherwise through a tile on the stack gathered from C
+// (beta != 0 only) and scattered back, run by run.
+void ukernel_grid_c(const SgemmUkernel& uk, int kc, const float* ap, const float* bp, float* crow, int64_t ldc,
+                    const SgemmGrid& cg, int64_t j0, float alpha, float beta, int mv, int nv, const SgemmPrefetch* pf);
+
+// C = beta * C (beta 0: zeros) for C's m x n elements through the grid cg (dense when off).
+void scale_c_grid(int m, int n, float beta, float* c, int64_t ldc, const SgemmGrid& cg);
 
 }  // namespace convlab::cpu

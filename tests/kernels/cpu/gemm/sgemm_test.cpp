@@ -252,6 +252,94 @@ TEST_P(SgemmTest, GridBExact) {
       }
 }
 
+// A batch of images as the GEMM's long side (col_step 1 grids): each operand's
+// x-th column (image x / hw, pixel x % hw) lies row_step apart per image, so
+// runs break at image edges inside packed panels, inside C tiles (written
+// through the stack tile, beta != 0 read back) and across thread blocks.
+// Forward-like (B and C through grids, A plain or transposed) and
+// backward-filter-like (A and B^T through grids along k). Guard values
+// between the images must survive.
+TEST_P(SgemmTest, GridBatchExact) {
+  const SgemmUkernel& uk = sgemm_ukernel(GetParam().isa);
+  std::mt19937 rng(91);
+  std::uniform_int_distribution<int> d(-3, 3);
+  constexpr float kGuard = 555.0f;
+  struct Batch {
+    int rows, hw, images;
+    int64_t ld() const { return hw; }
+    int64_t row_step() const { return int64_t(rows) * hw + 3; }  // 3 guard floats after each image
+    SgemmGrid grid() const { return SgemmGrid{hw, 1, row_step(), 0}; }
+    size_t size() const { return size_t(row_step()) * images; }
+    size_t at(int r, int64_t x) const { return size_t(x / hw * row_step() + r * int64_t(hw) + x % hw); }
+  };
+  for (int blocks : {0, 1})
+    for (int hw : {1, 5, uk.nr - 1, uk.nr + 3, 49})
+      for (int images : {1, 3}) {
+        SgemmConfig cfg;
+        cfg.isa = GetParam().isa;
+        cfg.threads = GetParam().threads;
+        if (blocks) cfg.kc = 8, cfg.nc = uk.nr;  // blocks that cross images
+        const int x = hw * images;  // the long side
+        for (int m : {1, uk.mr + 1, 2 * uk.mr + 3}) {
+          // Forward-like: C(m x X) = op(A)(m x kk) * B(kk x X), B and C through grids.
+          for (Trans ta : {Trans::no, Trans::yes}) {
+            const int kk = 13;
+            const Batch bb{kk, hw, images}, cb{m, hw, images};
+            std::vector<float> a(size_t(m) * kk), b(bb.size(), kGuard), c(cb.size(), kGuard);
+            for (auto& v : a) v = float(d(rng));
+            for (int r = 0; r < kk; ++r)
+              for (int64_t j = 0; j < x; ++j) b[bb.at(r, j)] = float(d(rng));
+            for (int i = 0; i < m; ++i)
+              for (int64_t j = 0; j < x; ++j) c[cb.at(i, j)] = float(d(rng));
+            const std::vector<float> c0 = c;
+            cfg.a_grid = {};
+            cfg.b_grid = bb.grid();
+            cfg.c_grid = cb.grid();
+            const float alpha = 2, beta = (m + hw) % 2 ? -1.0f : 0.0f;
+            sgemm(Layout::row_major, ta, Trans::no, m, x, kk, alpha, a.data(), ta == Trans::no ? kk : m, b.data(),
+                  bb.ld(), beta, c.data(), cb.ld(), cfg);
+            int bad = 0;
+            for (size_t e = 0; e < c.size(); ++e)
+              if (c0[e] == kGuard && c[e] != kGuard && bad++ < 3) ADD_FAILURE() << "guard overwritten at " << e;
+            for (int i = 0; i < m; ++i)
+              for (int64_t j = 0; j < x; ++j) {
+                double want = beta * double(c0[cb.at(i, j)]);
+                for (int p = 0; p < kk; ++p)
+                  want += alpha * double(ta == Trans::no ? a[size_t(i * kk + p)] : a[size_t(p * m + i)]) *
+                          b[bb.at(p, j)];
+                if (double(c[cb.at(i, j)]) != want && bad++ < 3)
+                  ADD_FAILURE() << "fwd-like hw=" << hw << " images=" << images << " m=" << m << " C(" << i << ","
+                                << j << ") = " << c[cb.at(i, j)] << ", want " << want;
+              }
+            ASSERT_EQ(bad, 0);
+          }
+          // Backward-filter-like: C(m x nn) = A(m x X) * B^T, A's k and B^T's k through grids.
+          const int nn = 2 * uk.nr + 1;
+          const Batch ab{m, hw, images}, bb{nn, hw, images};
+          std::vector<float> a(ab.size(), kGuard), b(bb.size(), kGuard), c(size_t(m) * nn, std::nanf(""));
+          for (int i = 0; i < m; ++i)
+            for (int64_t j = 0; j < x; ++j) a[ab.at(i, j)] = float(d(rng));
+          for (int r = 0; r < nn; ++r)
+            for (int64_t j = 0; j < x; ++j) b[bb.at(r, j)] = float(d(rng));
+          cfg.a_grid = ab.grid();
+          cfg.b_grid = bb.grid();
+          cfg.c_grid = {};
+          sgemm(Layout::row_major, Trans::no, Trans::yes, m, nn, x, 1.0f, a.data(), ab.ld(), b.data(), bb.ld(), 0.0f,
+                c.data(), nn, cfg);
+          int bad = 0;
+          for (int i = 0; i < m; ++i)
+            for (int j = 0; j < nn; ++j) {
+              double want = 0;
+              for (int64_t p = 0; p < x; ++p) want += double(a[ab.at(i, p)]) * b[bb.at(j, p)];
+              if (double(c[size_t(i * nn + j)]) != want && bad++ < 3)
+                ADD_FAILURE() << "bwd-filter-like hw=" << hw << " images=" << images << " m=" << m << " C(" << i
+                              << "," << j << ") = " << c[size_t(i * nn + j)] << ", want " << want;
+            }
+          ASSERT_EQ(bad, 0);
+        }
+      }
+}
+
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return std::string(to_string(info.param.isa)) + "_t" + std::to_string(info.param.threads);
 }
