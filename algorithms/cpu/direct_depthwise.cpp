@@ -367,6 +367,10 @@ void CpuDirectDepthwise::run(const ConvProblem& p, Direction dir, const ConvBuff
 }
 
 CostPhases CpuDirectDepthwise::cost_phases(const ConvProblem& p, Direction dir) const {
+  return depthwise_cost_phases(p, dir);
+}
+
+CostPhases depthwise_cost_phases(const ConvProblem& p, Direction dir) {
   const DwPlan pl(to_shape(p), cpu::depthwise::select_dw_ukernels(), dir);
   CostPhases c;
   // FMA: every lane a channel, the last block's padded lanes wasted; one input load per FMA.

@@ -66,6 +66,7 @@ class CpuOnednn final : public NamedAlgorithm {
   std::string implementation_family(std::string_view impl) const override { return onednn_family(impl); }
 
  private:
+  bool depthwise_kernel(const ConvProblem& p, Direction dir) const;  // onednn_cost.cpp
   OnednnKind kind_;
 };
 

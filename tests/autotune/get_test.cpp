@@ -146,6 +146,29 @@ TEST(Get, EveryRegisteredAlgorithmStatesItsCost) {
   EXPECT_EQ(oracles, 1);
 }
 
+// oneDNN's depthwise kernel puts the channels in the lanes as cpu.direct_depthwise does: on a depthwise layer
+// both state the same phases (priced alike, each scaled by its own probe rate), not the blocked direct
+// kernel's channel blocks and layout copies.
+TEST(Get, OnednnDepthwiseKernelIsPricedAsTheDepthwiseFamily) {
+  const ConvProblem p = parse_problem("g32mb2ic32ih28oc32oh28kh3ph1");
+  const Algorithm* dw = find_algorithm("cpu.direct_depthwise");
+  ASSERT_NE(dw, nullptr);
+  int checked = 0;
+  for (const char* name : {"onednn.direct", "onednn.auto"}) {
+    const Algorithm* a = find_algorithm(name);
+    if (!a || !a->supports(p, Direction::fwd)) continue;
+    if (a->implementation(p, Direction::fwd).find("dw") == std::string::npos) continue;  // not its depthwise kernel
+    ++checked;
+    for (Direction d : kAllDirections) {
+      const CostPhases mine = a->priced_as(p, d).cost_phases(p, d), ours = dw->cost_phases(p, d);
+      EXPECT_EQ(mine.what, ours.what) << name << " " << to_string(d);
+      ASSERT_EQ(mine.phases.size(), ours.phases.size()) << name;
+      for (size_t i = 0; i < ours.phases.size(); ++i) EXPECT_EQ(mine.phases[i].work, ours.phases[i].work) << name;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "oneDNN runs no depthwise kernel here";
+}
+
 // Under the probe of a 2-core Zen 3 (AVX2; its measured rates, two threads), ResNet-50's 56x56x64 3x3
 // layer at batch 16 has F(4x4) Winograd ahead of the tiled FFT, as find measured there (14.5 vs 22.0 ms
 // forward, 15.9 vs 23.7 bwd-data): the FFT's spectra and tensors (about 68 MB) spill the cache and go
