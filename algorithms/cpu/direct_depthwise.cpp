@@ -10,7 +10,9 @@
 // once and the blocked copies stay in L1 / L2.
 // Forward: item = (n, channel block, band of output rows); each output row
 //   is one micro-kernel call over its Q pixels (kernels/cpu/depthwise).
-// Backward-data (gather, no atomics): diff_src pixel (h, w) receives diff_dst
+// Backward-data at stride 1: a forward convolution of diff_dst with the filter
+//   reversed and padding (R-1)*dh - ph (DwPlan::make), run by the forward.
+// Backward-data at other strides (gather, no atomics): diff_src pixel (h, w) receives diff_dst
 //   (p, q) through tap (r, s) iff h + ph - r*dh = p*sh and w + pw - s*dw =
 //   q*sw. Item = (n, channel block, band of diff_src rows); per row and
 //   column phase w = phi, phi + sw, ... the contributing taps are fixed and q
@@ -85,7 +87,9 @@ struct DwPlan {
   int in_rows, wp;     // fwd, bwd-filter: blocked src rows per band, their width
   int ml, qp, dd_rows; // bwd-data: diff_dst zero columns on the left, row width, rows per band
   int chunks;          // bwd-filter: runs of (n, band) per channel block
-  DwPlan(const ConvShape& s, const DwUkernels& u, Direction d) : sh(s), uk(&u), dir(d) {
+  bool flip;           // weights taken reversed in (r, s): backward-data run as a forward
+  DwPlan(const ConvShape& s, const DwUkernels& u, Direction d, bool flip_ = false)
+      : sh(s), uk(&u), dir(d), flip(flip_) {
     V = u.v, CB = ceil_div(s.c, V), RS = s.r * s.s;
     const bool bd = d == Direction::bwd_data;
     const int rows = bd ? s.h : s.p, px = bd ? s.w : s.q;
@@ -102,15 +106,36 @@ struct DwPlan {
     dd_rows = (band - 1 + (s.r - 1) * s.dil_h) / s.stride_h + 1;  // floor(span / sh) + 1 bounds pb - pa + 1
     chunks = std::clamp(ceil_div(4 * max_threads(), CB), 1, s.n * nbands);
   }
+  // Backward-data at stride 1 is a forward convolution of diff_dst, padded by (R-1)*dil - pad
+  // on each side, with the filter reversed in (r, s): it runs as one, through the forward's
+  // rows. Other strides gather per row and column phase (run_bwd_data).
+  static DwPlan make(const ConvProblem& p, Direction d) {
+    const ConvShape s = to_shape(p);
+    const DwUkernels& u = cpu::depthwise::select_dw_ukernels();
+    if (d != Direction::bwd_data || s.stride_h != 1 || s.stride_w != 1) return DwPlan(s, u, d);
+    ConvShape f = s;
+    f.h = s.p, f.w = s.q, f.p = s.h, f.q = s.w;
+    f.pad_h = (s.r - 1) * s.dil_h - s.pad_h, f.pad_h_end = (s.r - 1) * s.dil_h - s.pad_h_end;
+    f.pad_w = (s.s - 1) * s.dil_w - s.pad_w, f.pad_w_end = (s.s - 1) * s.dil_w - s.pad_w_end;
+    return DwPlan(f, u, Direction::fwd, true);
+  }
+  // Per-thread regions start on their own 128-byte line pair: two threads writing next to each
+  // other would otherwise share a line (false sharing; the adjacent-line prefetcher pairs lines).
+  static int64_t own_lines(int64_t elems, int64_t bytes_each) {
+    const int64_t per = 128 / bytes_each;
+    return (elems + per - 1) / per * per;
+  }
   int64_t in_elems() const {  // per thread
-    return int64_t(dir == Direction::bwd_data ? int64_t(dd_rows) * qp : int64_t(in_rows) * wp) * V;
+    return own_lines(int64_t(dir == Direction::bwd_data ? int64_t(dd_rows) * qp : int64_t(in_rows) * wp) * V, 4);
   }
   int64_t tile_elems() const {  // per thread
-    return int64_t(band) * (dir == Direction::bwd_data ? sh.w : sh.q) * V;
+    return own_lines(int64_t(band) * (dir == Direction::bwd_data ? sh.w : sh.q) * V, 4);
   }
+  int64_t taps_elems() const { return own_lines(2 * RS, 8); }            // per thread in bwd-data
+  int64_t part_elems() const { return own_lines(int64_t(RS) * V, 4); }  // per bwd-filter unit
   struct Ws {
     float *wblk, *in, *tile, *part;
-    int64_t* taps;  // (RS in offsets, RS weight offsets); bwd-data: per thread
+    int64_t* taps;  // (RS in offsets, RS weight offsets); bwd-data: per thread, rewritten per row
   };
   Ws carve(Carver& c) const {
     const int T = max_threads();
@@ -118,8 +143,8 @@ struct DwPlan {
     w.wblk = c.take<float>(int64_t(CB) * RS * V);
     w.in = c.take<float>(T * in_elems());
     w.tile = c.take<float>(T * tile_elems());
-    w.part = c.take<float>(dir == Direction::bwd_filter ? int64_t(CB) * chunks * RS * V : 0);
-    w.taps = c.take<int64_t>(int64_t(dir == Direction::bwd_data ? T : 1) * 2 * RS);
+    w.part = c.take<float>(dir == Direction::bwd_filter ? int64_t(CB) * chunks * part_elems() : 0);
+    w.taps = c.take<int64_t>(int64_t(dir == Direction::bwd_data ? T : 1) * taps_elems());
     return w;
   }
   // The blocked src rows of output rows [p0, p1) of one channel block.
@@ -127,13 +152,14 @@ struct DwPlan {
     return {1, 1, lanes, sh.h, sh.w, V, sh.pad_h - p0 * sh.stride_h, sh.pad_w,
             (p1 - p0 - 1) * sh.stride_h + (sh.r - 1) * sh.dil_h + 1, wp};
   }
-  // Weights (C, 1, R, S) -> (CB, R, S, V), padded lanes zero (wei null: none); the forward taps.
+  // Weights (C, 1, R, S) -> (CB, R, S, V), padded lanes zero (wei null: none), reversed when
+  // flip; the forward taps.
   void prepare(const float* wei, const Ws& w) const {
     for (int cb = 0; cb < (wei ? CB : 0); ++cb)
       for (int t = 0; t < RS; ++t)
         for (int l = 0; l < V; ++l) {
           const int c = cb * V + l;
-          w.wblk[(int64_t(cb) * RS + t) * V + l] = c < sh.c ? wei[int64_t(c) * RS + t] : 0.0f;
+          w.wblk[(int64_t(cb) * RS + t) * V + l] = c < sh.c ? wei[int64_t(c) * RS + (flip ? RS - 1 - t : t)] : 0.0f;
         }
     for (int r = 0; r < sh.r; ++r)
       for (int s = 0; s < sh.s; ++s) {
@@ -225,7 +251,7 @@ void run_bwd_data(const DwPlan& pl, const float* diff_dst, const float* wei, flo
     const int ithr = omp_get_thread_num();
     float* in = ws.in + ithr * pl.in_elems();        // (dd_rows, QP, V)
     float* tile = ws.tile + ithr * pl.tile_elems();  // (band, W, V)
-    int64_t* in_off = ws.taps + int64_t(ithr) * 2 * pl.RS;
+    int64_t* in_off = ws.taps + int64_t(ithr) * pl.taps_elems();
     int64_t* wei_off = in_off + pl.RS;
     const int64_t items = int64_t(s.n) * pl.CB * pl.nbands;
 #pragma omp for schedule(dynamic, run_of(items, threads)) nowait
@@ -324,14 +350,14 @@ void run_bwd_filter(const DwPlan& pl, const float* src, const float* diff_dst, f
     for (int unit = 0; unit < pl.CB * pl.chunks; ++unit) {  // (CB, chunks)
       const int cb = unit / pl.chunks, ch = unit % pl.chunks;
       wgrad_unit(pl, src, diff_dst, ws.taps, cb, pairs * ch / pl.chunks, pairs * (ch + 1) / pl.chunks, in, dd,
-                 ws.part + int64_t(unit) * RS * V);
+                 ws.part + int64_t(unit) * pl.part_elems());
     }
 #pragma omp for schedule(static)
     for (int ch = 0; ch < s.c; ++ch) {
-      const float* part = ws.part + int64_t(ch / V) * pl.chunks * RS * V + ch % V;
+      const float* part = ws.part + int64_t(ch / V) * pl.chunks * pl.part_elems() + ch % V;
       for (int t = 0; t < RS; ++t) {
         float sum = 0;
-        for (int u = 0; u < pl.chunks; ++u) sum += part[(int64_t(u) * RS + t) * V];
+        for (int u = 0; u < pl.chunks; ++u) sum += part[int64_t(u) * pl.part_elems() + int64_t(t) * V];
         diff_wei[int64_t(ch) * RS + t] = sum;
       }
     }
@@ -351,17 +377,20 @@ Support CpuDirectDepthwise::supports(const ConvProblem& p, Direction) const {
 
 size_t CpuDirectDepthwise::workspace_bytes(const ConvProblem& p, Direction dir) const {
   Carver c{nullptr};
-  DwPlan(to_shape(p), cpu::depthwise::select_dw_ukernels(), dir).carve(c);
+  DwPlan::make(p, dir).carve(c);
   return c.used;
 }
 
 void CpuDirectDepthwise::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                              const ExecContext& ctx) const {
-  const DwPlan pl(to_shape(p), cpu::depthwise::select_dw_ukernels(), dir);
+  const DwPlan pl = DwPlan::make(p, dir);
   const int threads = std::clamp(ctx.resolved_threads(), 1, max_threads());
   switch (dir) {
     case Direction::fwd: run_fwd(pl, buf.src, buf.wei, buf.dst, workspace, threads); break;
-    case Direction::bwd_data: run_bwd_data(pl, buf.dst, buf.wei, buf.src, workspace, threads); break;
+    case Direction::bwd_data:
+      if (pl.flip) run_fwd(pl, buf.dst, buf.wei, buf.src, workspace, threads);
+      else run_bwd_data(pl, buf.dst, buf.wei, buf.src, workspace, threads);
+      break;
     case Direction::bwd_filter: run_bwd_filter(pl, buf.src, buf.dst, buf.wei, workspace, threads); break;
   }
 }
@@ -371,7 +400,7 @@ CostPhases CpuDirectDepthwise::cost_phases(const ConvProblem& p, Direction dir) 
 }
 
 CostPhases depthwise_cost_phases(const ConvProblem& p, Direction dir) {
-  const DwPlan pl(to_shape(p), cpu::depthwise::select_dw_ukernels(), dir);
+  const DwPlan pl = DwPlan::make(p, dir);
   CostPhases c;
   // FMA: every lane a channel, the last block's padded lanes wasted; one input load per FMA.
   const double waste = double(pl.CB) * pl.V / p.c;
@@ -383,14 +412,14 @@ CostPhases depthwise_cost_phases(const ConvProblem& p, Direction dir) {
   // ... and each band is blocked into a per-thread buffer (the input rows of the next band's halo
   // again) and its tile unblocked, in cache: the blocked band written and the tile read once each
   // (the kernel's reads of the band are its FMAs' loads).
-  const double halo = dir == Direction::bwd_data ? double(pl.dd_rows) / std::max(1.0, double(pl.band) / p.stride_h)
-                                                 : double(pl.in_rows) / (double(pl.band) * p.stride_h);
-  const double blocked = dir == Direction::fwd        ? halo * src + dst
-                         : dir == Direction::bwd_data ? halo * dst + src
-                                                      : halo * src + dst;
+  // Backward-data at stride 1 runs as a forward (pl.dir): diff_dst is its blocked input.
+  const double halo = pl.dir == Direction::bwd_data
+                          ? double(pl.dd_rows) / std::max(1.0, double(pl.band) / p.stride_h)
+                          : double(pl.in_rows) / (double(pl.band) * pl.sh.stride_h);
+  const double blocked = dir == Direction::bwd_data ? halo * dst + src : halo * src + dst;
   const CostPhase cached{CostKind::copy_cached, 4 * blocked};
   c.phases = {fma, plain, cached};
-  c.what = cost_text("depthwise x%.2f lanes, %g-row bands", waste, pl.band);
+  c.what = cost_text("depthwise x%.2f lanes, %g-row bands", waste, pl.band) + (pl.flip ? ", as a forward" : "");
   return c;
 }
 

@@ -9,7 +9,8 @@
 //         for j < nj output pixels (one output row, or one stride phase of a
 //         backward-data row). With ntaps == 9 (3x3) the taps' weights stay in
 //         registers for the whole row; the pixels run in register tiles of
-//         row_nj. Serves forward (in = blocked padded src, taps = (r, s)) and
+//         row_nj (a row's last pixels in one tile overlapping the one before,
+//         so out must not alias in). Serves forward (in = blocked padded src, taps = (r, s)) and
 //         backward-data (in = blocked diff_dst with zero margins, taps = the
 //         (r, s) that reach this row and column phase).
 // wgrad : acc[t*V + (0..V)] (+)= sum_{p < np} sum_{q < nq}

@@ -37,7 +37,10 @@ std::vector<TestProblem> depthwise_sweep() {
        {dw(24, "mb1ih15kh3ph2dh2"), dw(9, "mb2ih11iw14kh3sh2ph2dh2"), dw(20, "mb1ih9iw12kh3kw5ph1pw2dw1"),
         dw(12, "mb1ih8kh3ph0"), dw(11, "mb2ih7kh1"), dw(10, "mb1ih17iw8kh7sh3ph3"), dw(8, "mb1ih3iw2kh5ph2pw2"),
         dw(18, "mb1ih12iw12kh3sh2ph0"), dw(7, "mb1ih1iw1kh3ph1pw1"), dw(32, "mb2ih28iw28kh3ph1"),
-        dw(40, "mb1ih31iw40kh3sh2ph1"), dw(6, "mb1ih9iw20kh2kw4sh1sw3ph1pw0dh2dw2"), dw(5, "mb1ih6iw9kh3sh4ph1")})
+        dw(40, "mb1ih31iw40kh3sh2ph1"), dw(6, "mb1ih9iw20kh2kw4sh1sw3ph1pw0dh2dw2"), dw(5, "mb1ih6iw9kh3sh4ph1"),
+        // stride 1: several bands; padding past the filter's reach (backward-data as a
+        // forward with negative padding)
+        dw(20, "mb1ih40iw40kh3ph1"), dw(3, "mb2ih6iw5kh3ph3pw1"), dw(17, "mb1ih9iw7kh3ph4pw3dh2dw2")})
     v.push_back({d, parse_problem(d)});
   return v;
 }
