@@ -135,6 +135,10 @@ class Algorithm {
   // A vendor library's own convolution (oneDNN's, cuDNN's): the peer the
   // hand-written algorithms are compared with (bench_conv --family keeps it).
   virtual bool vendor_peer() const { return false; }
+  // Its arithmetic runs in an outside library that is not the vendor's own convolution
+  // (OpenBLAS's GEMM, FFTW's transforms): comparisons of convlab's hand-written kernels
+  // against the vendor peer leave it out. Default: no.
+  virtual bool library_backed() const { return false; }
   // Seconds its library's worker threads keep spinning after a call (OpenBLAS's
   // busy-wait before they sleep): a benchmark waits that long, untimed, before
   // the next case so they do not steal its cores.

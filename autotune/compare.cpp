@@ -1,13 +1,93 @@
 #include "autotune/compare.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
 #include "autotune/find.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
 
 namespace convlab {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double run_once(ConvRunner& r) {
+  const Clock::time_point t0 = Clock::now();
+  r.run();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The fastest ok entry of `found` that `keep` accepts, or null.
+template <class Keep>
+const Algorithm* fastest(const std::vector<AlgoPerf>& found, const std::map<std::string, const Algorithm*>& by_name,
+                         Keep keep) {
+  const AlgoPerf* best = nullptr;
+  for (const AlgoPerf& f : found) {
+    auto it = by_name.find(f.algo);
+    if (f.status == PerfStatus::ok && it != by_name.end() && keep(*it->second) && (!best || f.time < best->time))
+      best = &f;
+  }
+  return best ? by_name.at(best->algo) : nullptr;
+}
+
+// compare.hpp, DuelRow: the two timed interleaved from the same inputs.
+DuelRow duel(const LayerCase& lc, Direction dir, const ExecContext& ctx, const std::vector<AlgoPerf>& found,
+             const std::map<std::string, const Algorithm*>& by_name, double seconds) {
+  DuelRow d;
+  d.layer = lc.label;
+  d.problem = lc.problem.canonical();
+  d.dir = std::string(to_string(dir));
+  d.threads = ctx.resolved_threads();
+  const Algorithm* own = fastest(found, by_name, [](const Algorithm& a) {
+    return !a.vendor_peer() && !a.library_backed() && !a.is_oracle();
+  });
+  const Algorithm* peer = fastest(found, by_name, [](const Algorithm& a) { return a.vendor_peer(); });
+  if (!own || !peer) {
+    d.note = own ? "no vendor peer ran" : "no hand-written algorithm ran";
+    return d;
+  }
+  d.own = std::string(own->name());
+  d.peer = std::string(peer->name());
+  try {
+    require_memory(DeviceKind::cpu, runner_bytes(*own, lc.problem, dir) + runner_bytes(*peer, lc.problem, dir),
+                   "the interleaved timing of " + d.own + " and " + d.peer);
+    ConvRunner a(*own, lc.problem, dir, ctx), b(*peer, lc.problem, dir, ctx);
+    const ConvData data = ConvData::random(lc.problem, 1);
+    a.upload(data);
+    b.upload(data);
+    const double first = run_once(a) + run_once(b);  // warm-up: plans, page faults
+    const double round = run_once(a) + run_once(b);
+    d.rounds = std::clamp(int(seconds / std::max(std::min(first, round), 1e-9)), 9, 41);
+    std::vector<double> ta, tb;
+    for (int i = 0; i < d.rounds; ++i) {
+      if (i % 2) tb.push_back(run_once(b));
+      ta.push_back(run_once(a));
+      if (i % 2 == 0) tb.push_back(run_once(b));
+    }
+    if (std::string g = a.check_guards() + b.check_guards(); !g.empty()) {
+      d.note = g;
+      d.rounds = 0;
+      return d;
+    }
+    d.own_ms = stats::median(ta) * 1e3;
+    d.peer_ms = stats::median(tb) * 1e3;
+    d.speed = stats::median(tb) / stats::median(ta);
+    const stats::Interval ci = stats::median_ratio_ci(tb, ta);
+    d.lo = ci.lo;
+    d.hi = ci.hi;
+  } catch (const Error& e) {
+    d.note = e.what();
+    d.rounds = 0;
+  }
+  return d;
+}
+
+}  // namespace
 
 double ComparisonRow::gflops() const { return std::isfinite(time) && time > 0 ? flops / time * 1e-9 : NAN; }
 
@@ -106,6 +186,10 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
         }
         if (opt.on_case) opt.on_case(lc, dir, ctx.resolved_threads(), rows);
         if (opt.on_vendor) opt.on_vendor(vrows);
+        if (opt.duel && opt.device == DeviceKind::cpu) {
+          out.duels.push_back(duel(lc, dir, ctx, found, by_name, opt.duel_seconds));
+          if (opt.on_duel) opt.on_duel(out.duels.back());
+        }
         out.vendor.insert(out.vendor.end(), vrows.begin(), vrows.end());
         out.rows.insert(out.rows.end(), rows.begin(), rows.end());
       }

@@ -52,6 +52,18 @@ struct VendorRow {
   double find_time = NAN, get_time = NAN;  // find's measured times of them
 };
 
+// The fastest hand-written algorithm of one (layer, direction, threads) against the fastest vendor
+// peer (CPU: oneDNN), both from find, timed again interleaved: `rounds` rounds of one run each,
+// the order alternating (AB, BA, ...), so a slow spell of a shared machine (seconds long, 2x on
+// these 2-core guests) falls on both. speed = median(peer) / median(own) with its paired 95 %
+// bootstrap interval (stats::median_ratio_ci): >= 1 means the hand-written one is at least as fast.
+// note says why a pair has no duel (one side missing, memory); times in milliseconds.
+struct DuelRow {
+  std::string layer, problem, dir, own, peer, note;
+  int threads = 0, rounds = 0;
+  double own_ms = NAN, peer_ms = NAN, speed = NAN, lo = NAN, hi = NAN;
+};
+
 struct Comparison {
   DeviceKind device = DeviceKind::cpu;
   std::string fingerprint, network;
@@ -62,6 +74,7 @@ struct Comparison {
   std::vector<std::pair<int, ProbeOutcome>> probes;  // (threads, what ensure_probe did), CPU
   std::vector<ComparisonRow> rows;
   std::vector<VendorRow> vendor;
+  std::vector<DuelRow> duels;  // CPU, CompareOptions::duel
   LoadCheck load;  // the machine around the measurements (every case's find)
 };
 
@@ -70,6 +83,10 @@ struct CompareOptions {
   std::vector<int> threads = {0};
   std::vector<Direction> dirs = {Direction::fwd, Direction::bwd_data, Direction::bwd_filter};
   double max_seconds = 0.3;            // timed work per candidate
+  // CPU: after find, the fastest hand-written algorithm and the fastest vendor peer timed again
+  // interleaved (DuelRow), about duel_seconds of rounds per pair (9 to 41 rounds).
+  bool duel = true;
+  double duel_seconds = 0.5;
   // Also run the reduced-precision (TF32 tensor-core) algorithms, cuda.*_tf32 and cudnn.*_tf32, in
   // the same table; find's pick may then be one of them.
   bool tf32 = false;
@@ -83,6 +100,8 @@ struct CompareOptions {
   std::function<void(const LayerCase&, Direction, int threads, const std::vector<ComparisonRow>&)> on_case;
   // Called right after on_case with that case's vendor rows.
   std::function<void(const std::vector<VendorRow>&)> on_vendor;
+  // Called after on_vendor with that case's duel (CPU, when duel is on).
+  std::function<void(const DuelRow&)> on_duel;
 };
 
 // Throws OutOfMemory (one line naming the case and the sizes) when find on some

@@ -55,6 +55,18 @@ std::string comparison_json(const Comparison& c) {
       o += vendor_json(v.choice, v.find_algo, v.find_time, v.get_algo, v.get_time).substr(1);
     o += i + 1 < c.vendor.size() ? ",\n" : "\n";
   }
+  if (c.duels.empty()) return o + "  ]\n}\n";  // files from before the interleaved timing keep their bytes
+  o += "  ],\n  \"duels\": [\n";
+  for (size_t i = 0; i < c.duels.size(); ++i) {
+    const DuelRow& d = c.duels[i];
+    o += "    {\"layer\": " + json::quote(d.layer) + ", \"problem\": " + json::quote(d.problem) +
+         ", \"direction\": " + json::quote(d.dir) + ", \"threads\": " + std::to_string(d.threads) +
+         ", \"own\": " + json::quote(d.own) + ", \"peer\": " + json::quote(d.peer) +
+         ", \"rounds\": " + std::to_string(d.rounds) + ", \"own_ms\": " + json::number(d.own_ms) +
+         ", \"peer_ms\": " + json::number(d.peer_ms) + ", \"speed\": " + json::number(d.speed) +
+         ", \"speed_lo\": " + json::number(d.lo) + ", \"speed_hi\": " + json::number(d.hi) +
+         ", \"note\": " + json::quote(d.note) + "}" + (i + 1 < c.duels.size() ? ",\n" : "\n");
+  }
   return o + "  ]\n}\n";
 }
 
@@ -166,6 +178,24 @@ VendorPicks vendor_picks_from_json(const json::Value& v) {
   return o;
 }
 
+DuelRow duel_from_json(const Value& v) {
+  DuelRow d;
+  d.layer = json::text_or(v, "layer");
+  d.problem = json::text_or(v, "problem");
+  d.dir = json::text_or(v, "direction");
+  d.threads = int(num(v, "threads", 0));
+  d.own = json::text_or(v, "own");
+  d.peer = json::text_or(v, "peer");
+  d.rounds = int(num(v, "rounds", 0));
+  d.own_ms = num(v, "own_ms");
+  d.peer_ms = num(v, "peer_ms");
+  d.speed = num(v, "speed");
+  d.lo = num(v, "speed_lo");
+  d.hi = num(v, "speed_hi");
+  d.note = json::text_or(v, "note");
+  return d;
+}
+
 Comparison comparison_from_json(const Value& v) {
   Comparison c;
   c.device = json::text_or(v, "device") == to_string(DeviceKind::cuda) ? DeviceKind::cuda : DeviceKind::cpu;
@@ -181,6 +211,7 @@ Comparison comparison_from_json(const Value& v) {
   if (const Value* l = v.get("load"); l && l->is_object()) c.load = load_from_json(*l);
   for (const Value& r : json::array_or_empty(v, "rows")) c.rows.push_back(row_from_json(r));
   for (const Value& r : json::array_or_empty(v, "vendor")) c.vendor.push_back(vendor_from_json(r));
+  for (const Value& r : json::array_or_empty(v, "duels")) c.duels.push_back(duel_from_json(r));
   return c;
 }
 

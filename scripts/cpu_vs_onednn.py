@@ -10,6 +10,10 @@ Then per file: the pairs where the hand-written best is at least as fast, the sl
 below 0.8x, the depthwise pairs (one input channel per group), get's pick against find's
 (within 10 % of find's time), and each family's median % of the measured peak over the pairs where
 it ran. Rows whose status is not "ok" never count as a time. The last line per file is a summary.
+Files from `convlab layers` runs that timed the two again interleaved (the "duels": rounds of one
+run each, alternating, so a slow spell of the machine falls on both) add that speed with its 95 %
+interval per pair, and the summary's second line counts by it: at >= 1.0, below 0.8, and the pairs
+whose interval lies wholly below or above 1.
 """
 import collections
 import json
@@ -40,8 +44,10 @@ def table(path):
     print(f"## {path}\n")
     print(f"batch {doc.get('batch')}, threads {sorted({r.get('threads') for r in doc['rows']})}, "
           f"machine {'DISTURBED: ' + load.get('why', '') if load.get('disturbed') else 'quiet'}\n")
-    print("| layer | dir | best hand-written | ms | best oneDNN | ms | speed | best cpu.* (with OpenBLAS/FFTW) | speed | get's pick | get ÷ find |")
-    print("|---|---|---|---:|---|---:|---:|---|---:|---|---:|")
+    duels = {(x["layer"], x["direction"]): x for x in doc.get("duels", []) if x.get("rounds")}
+    print("| layer | dir | best hand-written | ms | best oneDNN | ms | speed | best cpu.* (with OpenBLAS/FFTW) | speed | get's pick | get ÷ find | interleaved speed [95 %] |")
+    print("|---|---|---|---:|---|---:|---:|---|---:|---|---:|---:|")
+    inter = []
     speeds, all_speeds, dw, getfind = [], [], [], []
     fam_peak = collections.defaultdict(list)
     for (layer, d), rs in pairs.items():
@@ -72,8 +78,12 @@ def table(path):
         cell = lambda r: f"{r['algorithm']} | {r['time_ms']:.3f}" if r else "- | -"
         print(f"| {layer} | {d} | {cell(own)} | {cell(dnn)} | {sp:.2f}× | " if sp else f"| {layer} | {d} | {cell(own)} | {cell(dnn)} | - | ",
               end="")
+        du = duels.get((layer, d))
+        if du:
+            inter.append((du["speed"], du["speed_lo"], du["speed_hi"], layer, d))
+        dcell = f"{du['speed']:.2f}× [{du['speed_lo']:.2f}, {du['speed_hi']:.2f}]" if du else "-"
         print(f"{anyc['algorithm'] if anyc else '-'} | {f'{sa:.2f}×' if sa else '-'} | {g['algorithm'] if g else '-'} | "
-              f"{f'{gf:.2f}' if gf else '-'} |")
+              f"{f'{gf:.2f}' if gf else '-'} | {dcell} |")
     print("\nEach family's best row per pair, median % of the measured FMA peak (over the pairs it ran):\n")
     for f in sorted(fam_peak):
         v = sorted(fam_peak[f])
@@ -90,7 +100,15 @@ def table(path):
     print(f"\nsummary: hand-written best >= oneDNN's best on {faster}/{n} pairs ({100 * faster / n:.0f} %), "
           f"{below} below 0.8x, slowest {worst[0]:.2f}x ({worst[1]} {worst[2]}); with OpenBLAS/FFTW "
           f"{sum(s >= 1.0 for s in all_speeds)}/{len(all_speeds)}; {dws}; get within 10 % of find on "
-          f"{within}/{len(getfind)} ({100 * within / max(len(getfind), 1):.0f} %)\n")
+          f"{within}/{len(getfind)} ({100 * within / max(len(getfind), 1):.0f} %)")
+    if inter:
+        m = len(inter)
+        w = min(inter)
+        print(f"interleaved: hand-written >= oneDNN on {sum(x[0] >= 1.0 for x in inter)}/{m} pairs "
+              f"({100 * sum(x[0] >= 1.0 for x in inter) / m:.0f} %), {sum(x[0] < 0.8 for x in inter)} below 0.8x, "
+              f"slowest {w[0]:.2f}x ({w[3]} {w[4]}); interval wholly above 1 on {sum(x[1] > 1 for x in inter)}, "
+              f"wholly below 1 on {sum(x[2] < 1 for x in inter)}")
+    print()
     return 0
 
 

@@ -59,6 +59,16 @@ void print_vendor(const std::vector<VendorRow>& rows) {
   std::fflush(stdout);
 }
 
+void print_duel(const DuelRow& d) {
+  if (d.rounds == 0)
+    std::printf("  interleaved: none (%s)\n", d.note.c_str());
+  else
+    std::printf("  interleaved, %d rounds: %s %.3f ms, %s %.3f ms: speed %.2fx [%.2f, %.2f]%s\n", d.rounds,
+                d.own.c_str(), d.own_ms, d.peer.c_str(), d.peer_ms, d.speed, d.lo, d.hi,
+                d.lo > 1 ? " (hand-written faster)" : d.hi < 1 ? " (vendor faster)" : " (not told apart)");
+  std::fflush(stdout);
+}
+
 Args layers_args() {
   Args args("layers", "NET|PROBLEM... [options]",
             "The per-layer comparison run: for each layer and direction, every available algorithm's median\n"
@@ -90,6 +100,9 @@ Args layers_args() {
               "the card's published limits with efficiencies fitted on its measured rows; cuDNN and the cuBLAS /\n"
               "cuFFT paths are listed as not modelled. Nothing is measured");
   args.flag("reprobe", "measure the machine probe again (get's rates; about a second per thread count) even when the cache has one");
+  args.flag("no-interleaved",
+            "CPU: skip timing the fastest hand-written algorithm and the fastest oneDNN one again, interleaved\n"
+            "(about half a second per layer and direction), after find");
   return args;
 }
 
@@ -125,6 +138,8 @@ CompareRunOptions layers_options(const Args& args) {
   opt.tf32 = args.has("tf32");
   opt.on_case = print_case;
   opt.on_vendor = print_vendor;
+  opt.on_duel = print_duel;
+  opt.duel = !args.has("no-interleaved");
   return run;
 }
 

@@ -108,6 +108,7 @@ class CpuFftFftw final : public FftConvolution {
                        "whole-image FFT convolution with FFTW (fftw3f, FFTW_MEASURE) transforms",
                        fftw_engine(), true) {}
   FftGeometry geometry(const ConvProblem& p, Direction dir) const override { return whole_image_geometry(p, dir); }
+  bool library_backed() const override { return true; }
 };
 
 }  // namespace convlab

@@ -136,6 +136,7 @@ class CpuIm2colOpenblas final : public Im2colGemmBase {
       : Im2colGemmBase("cpu.im2col_openblas", "im2col/col2im + OpenBLAS cblas_sgemm (the classic Caffe approach)") {}
   // OpenBLAS's pthread workers busy-wait ~2^28 cycles after a call before they sleep.
   double spin_after_run_s() const override { return 0.3; }
+  bool library_backed() const override { return true; }
   bool comparison_baseline() const override { return true; }  // Caffe's path
 
  protected:

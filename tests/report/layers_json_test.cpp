@@ -47,6 +47,22 @@ TEST(LayersJson, RoundTripOfARealComparison) {
     EXPECT_EQ(back.rows[i].algo, c.rows[i].algo);
     EXPECT_TRUE(json::same_number(back.rows[i].gflops(), c.rows[i].gflops())) << c.rows[i].algo;
   }
+  // The interleaved timing of the fastest hand-written algorithm against the fastest oneDNN one.
+  ASSERT_EQ(c.duels.size(), 1u);
+  const DuelRow& d = c.duels[0];
+  if (d.rounds == 0) {
+    EXPECT_EQ(d.note, "no vendor peer ran");  // a build without oneDNN
+  } else {
+    EXPECT_GE(d.rounds, 9);
+    EXPECT_EQ(d.own.rfind("cpu.", 0), 0u) << d.own;
+    EXPECT_NE(d.own, "cpu.reference");
+    EXPECT_EQ(d.peer.rfind("onednn.", 0), 0u) << d.peer;
+    EXPECT_GT(d.own_ms, 0);
+    EXPECT_GT(d.peer_ms, 0);
+    EXPECT_NEAR(d.speed, d.peer_ms / d.own_ms, 1e-9 * d.speed);
+    EXPECT_LE(d.lo, d.speed);
+    EXPECT_GE(d.hi, d.speed);
+  }
 }
 
 // Every kind of field a file holds: nulls, a vendor row without a choice, the probes, the load.
@@ -120,6 +136,23 @@ TEST(LayersJson, RoundTripOfEveryField) {
   v.get_algo = "cpu.a3";
   v.get_time = 7e-5;
   c.vendor.push_back(v);
+  DuelRow d;
+  d.layer = "l, \"1\"";
+  d.dir = "fwd";
+  d.threads = 2;
+  d.own = "cpu.a0";
+  d.peer = "onednn.auto";
+  d.rounds = 17;
+  d.own_ms = 1.25;
+  d.peer_ms = 0.1 + 0.2;
+  d.speed = 0.3 / 1.25;
+  d.lo = 0.2;
+  d.hi = 0.26;
+  c.duels.push_back(d);
+  DuelRow lone;
+  lone.layer = "l2";
+  lone.note = "no vendor peer ran";
+  c.duels.push_back(lone);
   expect_round_trip(c);
   const Comparison back = read_back(comparison_json(c));
   EXPECT_EQ(back.device, DeviceKind::cuda);
@@ -127,6 +160,11 @@ TEST(LayersJson, RoundTripOfEveryField) {
   EXPECT_TRUE(back.vendor.at(0).choice.source.empty());
   EXPECT_FALSE(back.vendor.at(1).choice.deterministic);
   EXPECT_EQ(back.load.why, "others ran");
+  ASSERT_EQ(back.duels.size(), 2u);
+  EXPECT_EQ(back.duels[0].rounds, 17);
+  EXPECT_DOUBLE_EQ(back.duels[0].peer_ms, 0.1 + 0.2);
+  EXPECT_TRUE(std::isnan(back.duels[1].speed));
+  EXPECT_EQ(back.duels[1].note, "no vendor peer ran");
 }
 
 // A file from before some keys existed reads with them at their defaults.
@@ -137,6 +175,7 @@ TEST(LayersJson, OlderFileReadsWithDefaults) {
   EXPECT_TRUE(std::isnan(c.rows[0].lo));
   EXPECT_TRUE(c.run_id.empty());
   EXPECT_TRUE(c.vendor.empty());
+  EXPECT_TRUE(c.duels.empty());
 }
 
 }  // namespace
