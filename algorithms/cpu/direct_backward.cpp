@@ -243,8 +243,9 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
       }
     }
 #pragma omp barrier
+    const int64_t items = int64_t(pl.G) * KP * pl.CB * units;
     int64_t begin, end;
-    cpu::direct::share(int64_t(pl.G) * KP * pl.CB * units, ithr, nthr, begin, end);
+    cpu::direct::share(pl.chunks * items, ithr, nthr, begin, end);  // (chunks, items)
     WgradUkernelArgs a{};
     a.nq = s.q;
     a.in_n_stride = int64_t(pl.G) * pl.CB * xplane;
@@ -255,32 +256,46 @@ void run_bwd_filter(const BwdFilterPlan& pl, const float* src, const float* diff
     a.dd_kb_stride = yplane;
     a.out_kb_stride = pl.CB * pl.wei_tile();
     a.pix_off = ws.pix;
-    for (int n = 0; n < s.n; n += pl.nimg)
-      for (int p0 = 0; p0 < s.p; p0 += pl.prows) {
-        a.accumulate = n > 0 || p0 > 0;
-        a.nn = std::min(pl.nimg, s.n - n);
-        a.np = std::min(pl.prows, s.p - p0);
-        // Items (G, KP, CB, R, runs): one division per (g, k-pair, c-block), the
-        // tap runs of its filter from the unit table.
-        for (int64_t item = begin; item < end;) {
-          const int64_t gkc = item / units;
-          const int u0 = int(item % units), u1 = int(std::min<int64_t>(units, u0 + (end - item)));
-          const int cb = int(gkc % pl.CB), kb = int(gkc / pl.CB % KP) * kPair, g = int(gkc / pl.CB / KP);
-          a.nkb = std::min(kPair, pl.KB - kb);
-          const float* in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
-                            int64_t(p0) * s.stride_h * pl.xs.wp * BI;  // (NN, .., HP, WP, BI)
-          a.dd = ws.yd + ((int64_t(n) * pl.G + g) * pl.KB + kb) * yplane + int64_t(p0) * s.q * V;
-          float* out = ws.ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile();  // (nkb, .., R, S, BI, V)
-          for (int u = u0; u < u1; ++u) {
-            a.in = in + ws.unit[3 * u];
-            a.out = out + ws.unit[3 * u + 1];
-            a.nt = int(ws.unit[3 * u + 2]);
-            pl.uk->wgrad(a);
+    for (int ch = int(begin / items); ch < pl.chunks && int64_t(ch) * items < end; ++ch) {
+      const int64_t i0 = std::max(begin, ch * items) - ch * items, i1 = std::min(end, (ch + 1) * items) - ch * items;
+      const int n0 = int(int64_t(s.n) * ch / pl.chunks), n1 = int(int64_t(s.n) * (ch + 1) / pl.chunks);
+      float* ww = ws.ww + ch * pl.wei_elems();
+      for (int n = n0; n < n1; n += pl.nimg)
+        for (int p0 = 0; p0 < s.p; p0 += pl.prows) {
+          a.accumulate = n > n0 || p0 > 0;
+          a.nn = std::min(pl.nimg, n1 - n);
+          a.np = std::min(pl.prows, s.p - p0);
+          // Items (G, KP, CB, R, runs): one division per (g, k-pair, c-block), the
+          // tap runs of its filter from the unit table.
+          for (int64_t item = i0; item < i1;) {
+            const int64_t gkc = item / units;
+            const int u0 = int(item % units), u1 = int(std::min<int64_t>(units, u0 + (i1 - item)));
+            const int cb = int(gkc % pl.CB), kb = int(gkc / pl.CB % KP) * kPair, g = int(gkc / pl.CB / KP);
+            a.nkb = std::min(kPair, pl.KB - kb);
+            const float* in = ws.xs + ((int64_t(n) * pl.G + g) * pl.CB + cb) * xplane +
+                              int64_t(p0) * s.stride_h * pl.xs.wp * BI;  // (NN, .., HP, WP, BI)
+            a.dd = ws.yd + ((int64_t(n) * pl.G + g) * pl.KB + kb) * yplane + int64_t(p0) * s.q * V;
+            float* out = ww + ((int64_t(g) * pl.KB + kb) * pl.CB + cb) * pl.wei_tile();  // (nkb, .., R, S, BI, V)
+            for (int u = u0; u < u1; ++u) {
+              a.in = in + ws.unit[3 * u];
+              a.out = out + ws.unit[3 * u + 1];
+              a.nt = int(ws.unit[3 * u + 2]);
+              pl.uk->wgrad(a);
+            }
+            item += u1 - u0;
           }
-          item += u1 - u0;
         }
+    }
+#pragma omp barrier
+    if (pl.chunks > 1) {  // the chunks' copies added into the first, in chunk order
+      int64_t e0, e1;
+      cpu::direct::share(pl.wei_elems(), ithr, nthr, e0, e1);
+      for (int ch = 1; ch < pl.chunks; ++ch) {
+        const float* part = ws.ww + ch * pl.wei_elems();
+        for (int64_t e = e0; e < e1; ++e) ws.ww[e] += part[e];
       }
 #pragma omp barrier
+    }
     cpu::direct::unblock_wei_fwd(pl.wb, ws.ww, diff_wei, ithr, nthr);
   }
 }

@@ -255,9 +255,16 @@ struct BwdFilterPlan {
     xs = {s.n, G, CG, s.h, s.w, BI, s.pad_h, s.pad_w, s.padded_h(), s.padded_w()};
     yd = {s.n, G, KG, s.p, s.q, V, 0, 0, s.p, s.q};
     wb = {G, KG, CG, s.r, s.s, BI, V};
+    // Few weight-gradient tiles (3 input channels, 32 outputs: 3 tiles for 2 threads) leave
+    // threads idle: the images are then cut into `chunks` fixed runs, each summed into its own
+    // copy of the gradient, the copies added in run order. The cut depends on the problem and
+    // the machine's thread count only, so results are the same for any `threads`.
+    chunks = std::clamp(ceil_div(4 * max_threads(), G * KP * CB * units()), 1, s.n);
   }
   static constexpr int64_t kDiffDstBytes = 32 * 1024;
+  int chunks;
   int units() const { return sh.r * runs_per_r; }
+  int64_t wei_elems() const { return int64_t(G) * KB * CB * wei_tile(); }
   int64_t wei_tile() const { return int64_t(sh.r) * sh.s * BI * V; }
   struct Ws {
     float *xs, *yd, *ww;
@@ -267,7 +274,7 @@ struct BwdFilterPlan {
     Ws w;
     w.xs = c.take<float>(xs.elems());
     w.yd = c.take<float>(yd.elems());
-    w.ww = c.take<float>(int64_t(G) * KB * CB * wei_tile());
+    w.ww = c.take<float>(chunks * wei_elems());  // (chunks, G, KB, CB, R, S, BI, V)
     w.pix = c.take<int64_t>(int64_t(prows) * sh.q);
     w.unit = c.take<int64_t>(3 * int64_t(units()));
     return w;
