@@ -90,12 +90,18 @@ ProbeOutcome probe_from_json(const Value& p) {
   return o;
 }
 
+// The keys every row kind (comparison, vendor, duel) opens with: which layer, direction and threads.
+template <class Row>
+void read_case(const Value& v, Row& row) {
+  row.layer = json::text_or(v, "layer");
+  row.problem = json::text_or(v, "problem");
+  row.dir = json::text_or(v, "direction");
+  row.threads = int(num(v, "threads", 0));
+}
+
 ComparisonRow row_from_json(const Value& r) {
   ComparisonRow o;
-  o.layer = json::text_or(r, "layer");
-  o.problem = json::text_or(r, "problem");
-  o.dir = json::text_or(r, "direction");
-  o.threads = int(num(r, "threads", 0));
+  read_case(r, o);
   o.algo = json::text_or(r, "algorithm");
   o.family = json::text_or(r, "family");
   o.status = json::text_or(r, "status");
@@ -127,10 +133,7 @@ ComparisonRow row_from_json(const Value& r) {
 
 VendorRow vendor_from_json(const Value& v) {
   VendorRow o;
-  o.layer = json::text_or(v, "layer");
-  o.problem = json::text_or(v, "problem");
-  o.dir = json::text_or(v, "direction");
-  o.threads = int(num(v, "threads", 0));
+  read_case(v, o);
   o.status = json::text_or(v, "status");
   if (json::text_or(v, "source").empty()) return o;  // no choice: nothing else follows
   VendorPicks k = vendor_picks_from_json(v);
@@ -180,10 +183,7 @@ VendorPicks vendor_picks_from_json(const json::Value& v) {
 
 DuelRow duel_from_json(const Value& v) {
   DuelRow d;
-  d.layer = json::text_or(v, "layer");
-  d.problem = json::text_or(v, "problem");
-  d.dir = json::text_or(v, "direction");
-  d.threads = int(num(v, "threads", 0));
+  read_case(v, d);
   d.own = json::text_or(v, "own");
   d.peer = json::text_or(v, "peer");
   d.rounds = int(num(v, "rounds", 0));

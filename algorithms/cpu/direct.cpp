@@ -25,7 +25,10 @@
 //   tiles (g, k-block pair, c-block, r, run of contiguous (s, c) taps <= 14); each
 //   thread owns a contiguous range of tiles and, for n = 0..N-1 and chunks of
 //   output rows in order, accumulates sum over (p, q) of src x diff_dst into
-//   them: one fixed summation order for any thread count.
+//   them: one fixed summation order for any thread count. With fewer than 4
+//   tiles per thread of the machine, the images are cut into fixed runs, each
+//   summed into its own copy of the gradient, the copies added in run order
+//   (BwdFilterPlan::chunks).
 // Threads: OpenMP. Layout conversions in static shares; forward and
 // backward-data items (an output tile each) handed out dynamically, so a
 // thread slowed by a shared core does not hold the other at the end;
