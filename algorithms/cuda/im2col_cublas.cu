@@ -21,14 +21,24 @@ void CudaIm2colCublas::run(const ConvProblem& p, Direction dir, const ConvBuffer
   CudaIm2colGemm::run(p, dir, buf, workspace, ctx);
 }
 
-// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. A two-level
+// batch runs as strided-batched calls over the larger level, one per entry of
+// the smaller.
 void CudaIm2colCublas::gemm(const cuda::SgemmArgs& g, void* stream) const {
   cublasHandle_t h = cuda::cublas::handle(stream);
   const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
-  cuda::cublas::check(cuda::cublas::api().cublasSgemmStridedBatched(
-                    h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.n, g.m, g.k,
-                    &one, g.b, g.ldb, g.stride_b, g.a, g.lda, g.stride_a, &beta, g.c, g.ldc, g.stride_c, g.batch),
-                "cublasSgemmStridedBatched");
+  const bool inner = g.batch2 >= g.batch;  // batched over the second level
+  const int calls = inner ? g.batch : g.batch2, batch = inner ? g.batch2 : g.batch;
+  for (int j = 0; j < calls; ++j) {
+    const int64_t ja = j * (inner ? g.stride_a : g.stride2_a), jb = j * (inner ? g.stride_b : g.stride2_b),
+                  jc = j * (inner ? g.stride_c : g.stride2_c);
+    cuda::cublas::check(cuda::cublas::api().cublasSgemmStridedBatched(
+                            h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.n,
+                            g.m, g.k, &one, g.b + jb, g.ldb, inner ? g.stride2_b : g.stride_b, g.a + ja, g.lda,
+                            inner ? g.stride2_a : g.stride_a, &beta, g.c + jc, g.ldc, inner ? g.stride2_c : g.stride_c,
+                            batch),
+                        "cublasSgemmStridedBatched");
+  }
 }
 
 }  // namespace convlab

@@ -57,7 +57,7 @@ struct Operand {
 
 }  // namespace
 
-CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, Direction dir, int chunk, int partial) {
+CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, Direction dir, int chunk, int partial, int splits) {
   constexpr int kMaxBatch = 65535;  // the GEMM batch is the grid's z dimension
   CudaIm2colPlan pl;
   pl.identity = is_identity(sh);
@@ -67,11 +67,31 @@ CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, Direction dir, int chunk, i
   else pl.chunk = int(std::max<int64_t>(1, std::min<int64_t>({kCudaIm2colChunkFloats / std::max<int64_t>(per_img, 1),
                                                               sh.n, kMaxBatch})));
   pl.col_floats = pl.identity ? 0 : pl.chunk * per_img;
+  const Dims d = dims(sh);
+  pl.slice = d.pq;
   if (dir == Direction::bwd_filter) {
-    const int64_t per_part = int64_t(sh.k) * (sh.c / sh.groups) * sh.r * sh.s;  // (K, Cg, R, S)
-    if (partial > 0) pl.partial = std::min(partial, pl.chunk);
-    else pl.partial = int(std::max<int64_t>(1, std::min<int64_t>(kCudaIm2colPartialFloats / per_part, pl.chunk)));
-    pl.partial_floats = pl.partial > 1 ? pl.partial * per_part : 0;
+    const int64_t per_part = int64_t(sh.k) * d.crs;  // (K, Cg, R, S)
+    const auto budget_runs = [&](int64_t parts_per_image) {
+      return int(std::max<int64_t>(1, std::min<int64_t>(kCudaIm2colPartialFloats / (parts_per_image * per_part),
+                                                        pl.chunk)));
+    };
+    pl.partial = partial > 0 ? std::min(partial, pl.chunk) : budget_runs(1);
+    if (pl.partial > 1) {
+      int want = splits;
+      if (want == 0) {  // from the shape: a run's GEMM grid of about kCudaIm2colSplitBlocks 64 x 64 blocks
+        const int64_t tiles = int64_t((d.kg + 63) / 64) * ((d.crs + 63) / 64);
+        const int64_t batched = std::max(pl.partial, d.g), blocks = batched * tiles;
+        want = blocks >= kCudaIm2colSplitBlocks
+                   ? 1
+                   : int(std::min<int64_t>({(kCudaIm2colSplitBlocks + blocks - 1) / blocks, d.pq / kCudaIm2colMinSlice,
+                                            kCudaIm2colPartialFloats / (2 * per_part), kMaxBatch / batched}));
+      }
+      pl.slice = (d.pq + std::max(want, 1) - 1) / std::max(want, 1);
+      pl.splits = (d.pq + pl.slice - 1) / pl.slice;
+      if (partial == 0) pl.partial = budget_runs(pl.splits);
+      if (pl.partial == 1) pl.splits = 1, pl.slice = d.pq;
+    }
+    pl.partial_floats = pl.partial > 1 ? int64_t(pl.partial) * pl.splits * per_part : 0;
   }
   return pl;
 }
@@ -103,10 +123,10 @@ void CudaIm2colGemm::run(const ConvProblem& p, Direction dir, const ConvBuffers&
 }
 
 void CudaIm2colGemm::run_chunked(const ConvProblem& p, Direction dir, const ConvBuffers& buf, float* ws,
-                                 void* stream, int chunk_arg, int partial_arg) const {
+                                 void* stream, int chunk_arg, int partial_arg, int splits_arg) const {
   const ConvShape sh = to_shape(p);
   const Dims d = dims(sh);
-  const CudaIm2colPlan pl = plan_cuda_im2col(sh, dir, chunk_arg, partial_arg);
+  const CudaIm2colPlan pl = plan_cuda_im2col(sh, dir, chunk_arg, partial_arg, splits_arg);
   // C = op(A) * op(B) for every (image, group) of a chunk: one strided-batched
   // GEMM per group over the images, or one per image over the groups, whichever
   // launches fewer. `a` holds the shapes, leading dimensions and transposes.
@@ -160,16 +180,33 @@ void CudaIm2colGemm::run_chunked(const ConvProblem& p, Direction dir, const Conv
         }
         continue;
       }
-      // A run of images at once: part_i[g] (Kg, CgRS) = diff_dst_n[g] (Kg, PQ) * col_n[g]^T, then
-      // diff_wei (+)= part_0 + part_1 + ... in image order.
-      float* part = ws + pl.col_floats;  // (partial, K, CgRS)
+      // A run of images at once, each image's columns in slices:
+      // part_(i,s)[g] (Kg, CgRS) = diff_dst_n[g][:, slice s] * col_n[g][:, slice s]^T, the full
+      // slices of every image in one launch (a two-level batch), the short last one in another;
+      // then diff_wei (+)= part_(0,0) + part_(0,1) + ... + part_(1,0) + ... in that order.
+      float* part = ws + pl.col_floats;  // (partial, splits, K, CgRS)
+      const int nfull = d.pq / pl.slice, rem = d.pq - nfull * pl.slice;
+      const int64_t img_parts = int64_t(pl.splits) * wei_floats, a_group = int64_t(d.kg) * d.pq,
+                    b_group = int64_t(d.crs) * d.pq;
       for (int i0 = 0; i0 < nb; i0 += pl.partial) {
         const int runs = std::min(pl.partial, nb - i0);
+        const float* dy = buf.dst + (n0 + i0) * d.dst_img;
+        const float* cb = col.base + i0 * col.img_stride;
         a.accumulate = false;
-        over_images_and_groups(a, runs, {buf.dst + (n0 + i0) * d.dst_img, d.dst_img, int64_t(d.kg) * d.pq},
-                               {col.base + i0 * col.img_stride, col.img_stride, int64_t(d.crs) * d.pq},
-                               {part, wei_floats, wei_group});
-        cuda::sum_partials(part, runs, wei_floats, buf.wei, n0 + i0 > 0, stream);
+        a.k = pl.slice;
+        a.batch2 = nfull;
+        a.stride2_a = a.stride2_b = pl.slice;
+        a.stride2_c = wei_floats;
+        over_images_and_groups(a, runs, {dy, d.dst_img, a_group}, {cb, col.img_stride, b_group},
+                               {part, img_parts, wei_group});
+        if (rem > 0) {
+          a.k = rem;
+          a.batch2 = 1;
+          const int64_t at = int64_t(nfull) * pl.slice;
+          over_images_and_groups(a, runs, {dy + at, d.dst_img, a_group}, {cb + at, col.img_stride, b_group},
+                                 {part + nfull * wei_floats, img_parts, wei_group});
+        }
+        cuda::sum_partials(part, runs * pl.splits, wei_floats, buf.wei, n0 + i0 > 0, stream);
       }
     }
   }

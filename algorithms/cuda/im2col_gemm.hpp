@@ -13,13 +13,18 @@
 //   bwd-filter part_n[g] (Kg, CgRS) = diff_dst_n[g] (Kg, PQ) * col_n[g]^T for a run of
 //              the chunk's images at once (batched as bwd-data is), then
 //              diff_wei += part_0 + part_1 + ... in image order (sum_partials); where
-//              one image's partial is too big for two to fit the partial budget,
-//              one GEMM per image accumulating into diff_wei, batched over groups
+//              that grid is small (few output tiles, few images: a first layer's 64 x 147
+//              weights over 112 x 112 pixels), each image's PQ columns are cut into
+//              slices, each slice's product its own partial, all (image, slice) pairs
+//              in one launch; where one image's partial is too big for two to fit the
+//              partial budget, one GEMM per image accumulating into diff_wei, batched
+//              over groups
 // 1x1, stride 1, pad 0: the images are their own column matrices (no workspace).
 // Any filter, stride, padding, dilation, groups; all three directions. Results
 // do not depend on the chunk or the partial run: every output element is the
 // same GEMM dot product in the same order, and bwd-filter adds the images' dot
-// products in image order either way.
+// products in image order either way; the slices (chosen from the shape alone)
+// add each image's slices in column order.
 #pragma once
 #include <cstdint>
 
@@ -36,6 +41,10 @@ inline constexpr int64_t kCudaIm2colChunkFloats = int64_t(16) << 20;
 // 64 x 363 weights give a GEMM of 6 64x64 blocks per image, a run of 15 images
 // 90; layers whose one-image GEMM already fills the GPU get runs of a few images.
 inline constexpr int64_t kCudaIm2colPartialFloats = int64_t(4) << 20;
+// bwd-filter's slices: enough that a run's GEMM has about this many 64 x 64
+// blocks (four per SM of a 132-SM card), none shorter than kCudaIm2colMinSlice columns.
+inline constexpr int64_t kCudaIm2colSplitBlocks = 528;
+inline constexpr int kCudaIm2colMinSlice = 128;
 
 struct CudaIm2colPlan {
   bool identity = false;  // 1x1, stride 1, no padding: no column matrix
@@ -44,12 +53,18 @@ struct CudaIm2colPlan {
   // bwd-filter only (1 and 0 otherwise): images per GEMM of partial results,
   // >= 1, <= chunk; 1 = one accumulating GEMM per image, no partials.
   int partial = 1;
-  int64_t partial_floats = 0;  // workspace after the columns: `partial` images' K x CgRS results (0 when 1)
+  // bwd-filter with partial > 1: each image's PQ columns in `splits` slices of
+  // `slice` columns (the last one PQ - (splits - 1) * slice), one partial each;
+  // 1 and PQ otherwise.
+  int splits = 1, slice = 0;
+  int64_t partial_floats = 0;  // workspace after the columns: partial x splits K x CgRS results (0 when partial 1)
   int64_t workspace_floats() const { return col_floats + partial_floats; }
 };
 // chunk 0: the budget's; otherwise that many images per chunk (tests). partial
 // 0: the partial budget's; otherwise that many images per run (tests), <= chunk.
-CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, Direction dir, int chunk = 0, int partial = 0);
+// splits 0: from the shape (kCudaIm2colSplitBlocks); otherwise that many (tests),
+// <= PQ, used where partial > 1.
+CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, Direction dir, int chunk = 0, int partial = 0, int splits = 0);
 
 class CudaIm2colGemm : public NamedAlgorithm {
  public:
@@ -62,7 +77,7 @@ class CudaIm2colGemm : public NamedAlgorithm {
   // run() with plan_cuda_im2col(sh, dir, chunk, partial): the workspace must hold
   // its workspace_floats().
   void run_chunked(const ConvProblem& p, Direction dir, const ConvBuffers& buf, float* ws, void* stream, int chunk,
-                   int partial = 0) const;
+                   int partial = 0, int splits = 0) const;
 
  protected:
   CudaIm2colGemm(std::string name, std::string description);

@@ -1,8 +1,8 @@
 // Tiled SGEMM (see sgemm.hpp for the contract; tile geometry in sgemm_tiles.hpp).
 //
 // Work split: one thread block per BM x BN tile of C (blockIdx.x along N,
-// blockIdx.y along M, blockIdx.z = batch; grids over the device's y / z limits
-// run as chunks), 256 threads, each owning a TM x TN register tile of
+// blockIdx.y along M, blockIdx.z = batch x batch2; grids over the device's y / z
+// limits run as chunks), 256 threads, each owning a TM x TN register tile of
 // accumulators in float4-wide groups of rows and columns (sgemm_tiles.hpp: the
 // groups spread so that a quarter-warp's fragment reads hit 32 distinct banks).
 // Main loop over K in slabs of BK, double-buffered: shared memory holds two
@@ -87,16 +87,18 @@ template <class T, bool TA, bool TB>
 __global__ void __launch_bounds__(kThreads)
     sgemm_kernel(int m, int n, int k, const float* __restrict__ a, int lda, int64_t stride_a,
                  const float* __restrict__ b, int ldb, int64_t stride_b, float* __restrict__ c, int ldc,
-                 int64_t stride_c, bool accumulate) {
+                 int64_t stride_c, int batch2, int64_t stride2_a, int64_t stride2_b, int64_t stride2_c,
+                 bool accumulate) {
   constexpr int BM = T::BM, BN = T::BN, BK = T::BK, TM = T::TM, TN = T::TN;
   CONVLAB_SHARED(float4, as4, [2][BK][T::kLdA / 4]);  // 2 x (BK, BM + 4)
   CONVLAB_SHARED(float4, bs4, [2][BK][T::kLdB / 4]);  // 2 x (BK, BN + 4)
 
   const int tid = int(threadIdx.x);
   const int m0 = int(blockIdx.y) * BM, n0 = int(blockIdx.x) * BN;
-  a += int64_t(blockIdx.z) * stride_a;
-  b += int64_t(blockIdx.z) * stride_b;
-  c += int64_t(blockIdx.z) * stride_c;
+  const int z1 = int(blockIdx.z) / batch2, z2 = int(blockIdx.z) - z1 * batch2;
+  a += int64_t(z1) * stride_a + int64_t(z2) * stride2_a;
+  b += int64_t(z1) * stride_b + int64_t(z2) * stride2_b;
+  c += int64_t(z1) * stride_c + int64_t(z2) * stride2_c;
   constexpr bool kAlongKA = !TA, kAlongKB = TB;  // A is contiguous along k, B^T too
   const SgemmChunk cha = T::template chunk<BM>(tid, kAlongKA), chb = T::template chunk<BN>(tid, kAlongKB);
 
@@ -159,9 +161,10 @@ __global__ void __launch_bounds__(kThreads)
 template <class T>
 void run_tile(const SgemmArgs& g, void* stream) {
   // grid.y (M tiles) and grid.z (batch) beyond the device limits: chunks, each
-  // with A, B, C offset to its first row block / batch entry.
+  // with A, B, C offset to its first row block / batch entry (a two-level batch
+  // fits one z range: sgemm() asserts it).
   simt::for_each_grid_chunk(
-      uint64_t((g.n + T::BN - 1) / T::BN), uint64_t((g.m + T::BM - 1) / T::BM), uint64_t(g.batch),
+      uint64_t((g.n + T::BN - 1) / T::BN), uint64_t((g.m + T::BM - 1) / T::BM), uint64_t(g.batch) * g.batch2,
       [&](dim3 grid, unsigned y0, unsigned z0) {
         const int64_t r0 = int64_t(y0) * T::BM;
         const float* a = g.a + int64_t(z0) * g.stride_a + (g.trans_a ? r0 : r0 * g.lda);
@@ -171,7 +174,8 @@ void run_tile(const SgemmArgs& g, void* stream) {
 #define CONVLAB_SGEMM_CASE(TA, TB)                                                                                  \
   if (g.trans_a == TA && g.trans_b == TB) {                                                                         \
     CONVLAB_LAUNCH((sgemm_kernel<T, TA, TB>), grid, dim3(kThreads), 0, stream, m, g.n, g.k, a, g.lda, g.stride_a, b, \
-                   g.ldb, g.stride_b, c, g.ldc, g.stride_c, g.accumulate);                                          \
+                   g.ldb, g.stride_b, c, g.ldc, g.stride_c, g.batch2, g.stride2_a, g.stride2_b, g.stride2_c,       \
+                   g.accumulate);                                                                                   \
     return;                                                                                                         \
   }
         CONVLAB_SGEMM_CASE(false, false)
@@ -199,9 +203,10 @@ SgemmTile sgemm_pick_tile(int m, int n, int batch) {
 }
 
 void sgemm(const SgemmArgs& g, void* stream, SgemmTile tile) {
-  assert(g.m > 0 && g.n > 0 && g.k > 0 && g.batch > 0);
+  assert(g.m > 0 && g.n > 0 && g.k > 0 && g.batch > 0 && g.batch2 > 0);
+  assert(g.batch2 == 1 || int64_t(g.batch) * g.batch2 <= 65535);
   assert(g.lda >= (g.trans_a ? g.m : g.k) && g.ldb >= (g.trans_b ? g.k : g.n) && g.ldc >= g.n);
-  if (tile == SgemmTile::automatic) tile = sgemm_pick_tile(g.m, g.n, g.batch);
+  if (tile == SgemmTile::automatic) tile = sgemm_pick_tile(g.m, g.n, g.batch * g.batch2);
   if (tile == SgemmTile::t128x128) {
     run_tile<SgemmTile128>(g, stream);
   } else {

@@ -32,6 +32,12 @@ struct SgemmArgs {
   int64_t stride_c = 0;
   int batch = 1;
   bool accumulate = false;  // C += A*B instead of C = A*B
+  // A second batch level inside the first: entry (b, b2) starts at
+  // base + b * stride + b2 * stride2 (a split of K into slices is b2 stepping
+  // along k, each slice's C its own partial result). batch * batch2 <= 65535
+  // when batch2 > 1.
+  int batch2 = 1;
+  int64_t stride2_a = 0, stride2_b = 0, stride2_c = 0;
 };
 
 // The tile `automatic` resolves to: 128x128 when both M and N reach 128 and the

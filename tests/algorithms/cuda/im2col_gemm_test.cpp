@@ -80,12 +80,26 @@ TEST(CudaIm2colGemm, ChunkSizeFollowsTheWorkspaceBudget) {
   EXPECT_EQ(CudaIm2colGemm().workspace_bytes(test::problem_of(conv3), Dir::bwd_filter),
             size_t(3 * per_img + 3 * per_part) * 4);
   // AlexNet conv1 at batch 32: 15 images of 363 x 3025 columns per chunk, and
-  // the chunk's 15 partial 64 x 363 weights at once.
+  // the chunk's 15 partial 64 x 363 weights at once: 6 64x64 blocks an image,
+  // 90 a run, so each image's 3025 columns go in 6 slices of 505 (the last 500).
   const ConvShape conv1 = test::shape(32, 3, 224, 224, 64, 11, 11, 2, 2, 4, 4);
   const CudaIm2colPlan conv1_bf = plan_cuda_im2col(conv1, Dir::bwd_filter);
   EXPECT_EQ(conv1_bf.chunk, 15);
   EXPECT_EQ(conv1_bf.partial, 15);
-  EXPECT_EQ(conv1_bf.partial_floats, 15 * 64 * 363);
+  EXPECT_EQ(conv1_bf.splits, 6);
+  EXPECT_EQ(conv1_bf.slice, 505);
+  EXPECT_EQ(conv1_bf.partial_floats, 15 * 6 * 64 * 363);
+  EXPECT_EQ(conv3_bf.splits, 1);  // 4 x 216 blocks: enough without slices
+  EXPECT_EQ(conv3_bf.slice, 169);
+  // ResNet-50's first layer (64 x 147 weights, 112 x 112 outputs): 3 blocks an image,
+  // 27 a run of 9; 20 slices of 628 columns make 540.
+  const ConvShape stem = test::shape(32, 3, 224, 224, 64, 7, 7, 3, 3, 2, 2);
+  const CudaIm2colPlan stem_bf = plan_cuda_im2col(stem, Dir::bwd_filter);
+  EXPECT_EQ(stem_bf.chunk, 9);
+  EXPECT_EQ(stem_bf.splits, 20);
+  EXPECT_EQ(stem_bf.slice, 628);
+  EXPECT_EQ(stem_bf.partial, 9);
+  EXPECT_LE(stem_bf.partial_floats, kCudaIm2colPartialFloats);
   // One image larger than the budget: still one image per chunk, and per run.
   const ConvShape huge = test::shape(2, 512, 64, 64, 8, 7, 7, 3, 3, 1, 1);
   EXPECT_EQ(plan_cuda_im2col(huge, Dir::fwd).chunk, 1);
@@ -97,6 +111,30 @@ TEST(CudaIm2colGemm, ChunkSizeFollowsTheWorkspaceBudget) {
   EXPECT_EQ(plan_cuda_im2col(identity, Dir::fwd).chunk, 7);
   EXPECT_EQ(CudaIm2colGemm().workspace_bytes(test::problem_of(identity), Dir::bwd_data), 0u);
   EXPECT_EQ(CudaIm2colGemm().workspace_bytes(test::problem_of(identity), Dir::bwd_filter), size_t(7 * 6 * 4) * 4);
+}
+
+// bwd-filter with each image's columns in slices (2, 3 and 7 of 400 columns: even,
+// a short last slice, slices of 58), runs of 2 and the budget's, chunks of 2 and 5
+// over N = 5, groups; workspace exactly the plan's, poisoned.
+TEST(CudaIm2colGemm, SlicedBwdFilterMatchesReference) {
+  const CudaIm2colGemm a;
+  for (const ConvShape& sh : {test::shape(5, 3, 20, 20, 4, 3, 3, 1, 1, 1, 1),
+                              test::shape(5, 4, 20, 20, 6, 3, 3, 1, 1, 1, 1, 1, 2)})
+    for (int chunk : {2, 5})
+      for (int partial : {2, 0})
+        for (int splits : {2, 3, 7}) {
+          const CudaIm2colPlan pl = plan_cuda_im2col(sh, Dir::bwd_filter, chunk, partial, splits);
+          const int pq = sh.p * sh.q;
+          EXPECT_EQ(pl.splits, splits);
+          EXPECT_EQ(pl.slice, (pq + splits - 1) / splits);
+          EXPECT_EQ(pl.partial_floats, int64_t(pl.partial) * splits * sh.k * (sh.c / sh.groups) * 9);
+          test::check_conv(sh, Dir::bwd_filter, [&](Dir dd, const ConvShape& s, float* src, float* wei, float* dst) {
+            simt::DeviceArray<float> ws(size_t(pl.workspace_floats()));
+            ws.fill_bytes(0xFF);
+            a.run_chunked(test::problem_of(s), dd, ConvBuffers{src, wei, dst}, ws.get(), nullptr, chunk, partial,
+                          splits);
+          });
+        }
 }
 
 // bwd-filter's sum over images is the same whatever the chunk and the run of
@@ -114,13 +152,13 @@ TEST(CudaIm2colGemm, BwdFilterDoesNotDependOnChunkOrRun) {
     const CudaIm2colGemm a;
     std::vector<float> first;
     for (const auto& [chunk, partial] : std::vector<std::pair<int, int>>{{1, 1}, {7, 7}, {3, 2}, {5, 3}}) {
-      const CudaIm2colPlan pl = plan_cuda_im2col(sh, Dir::bwd_filter, chunk, partial);
+      const CudaIm2colPlan pl = plan_cuda_im2col(sh, Dir::bwd_filter, chunk, partial, 1);
       simt::DeviceArray<float> ws(size_t(std::max<int64_t>(pl.workspace_floats(), 1)));
       simt::DeviceArray<float> wei{size_t(nw)};
       ws.fill_bytes(0xFF);
       wei.fill_bytes(0xFF);
       a.run_chunked(test::problem_of(sh), Dir::bwd_filter, ConvBuffers{dsrc.get(), wei.get(), ddst.get()}, ws.get(),
-                    nullptr, chunk, partial);
+                    nullptr, chunk, partial, 1);
       const std::vector<float> got = wei.download();
       if (first.empty()) first = got;
       else EXPECT_EQ(got, first) << test::label(sh) << " chunk " << chunk << " run " << partial;

@@ -100,6 +100,43 @@ TEST(CudaSgemm, GridOverDeviceLimitsRunsInChunks) {
   simt::set_grid_limits_for_tests(saved);
 }
 
+// A two-level batch as bwd-filter's slices use it: entry (b, b2) at base + b *
+// stride + b2 * stride2, here b2 stepping along k (slices of 7 of a 23-column
+// row: the second and third slices start misaligned), each slice's product its
+// own C; every transpose that walks k contiguously in A or B.
+TEST(CudaSgemm, TwoLevelBatchSlicesK) {
+  const int m = 9, n = 70, ktot = 23, slice = 7, slices = 3, batch = 2;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      const int lda = ta ? m : ktot, ldb = tb ? ktot : n;
+      const int64_t sa = int64_t(lda) * (ta ? ktot : m), sb = int64_t(ldb) * (tb ? n : ktot), sc = int64_t(m) * n;
+      std::vector<float> a(sa * batch), b(sb * batch), c(sc * batch * slices, -1.0f);
+      uint32_t x = 777;
+      auto next = [&] { x = x * 1664525u + 1013904223u; return float(int(x >> 28) - 8); };
+      for (float& v : a) v = next();
+      for (float& v : b) v = next();
+      simt::DeviceArray<float> da(a), db(b), dc(c);
+      SgemmArgs g;
+      g.m = m; g.n = n; g.k = slice; g.batch = batch; g.batch2 = slices;
+      g.a = da.get(); g.lda = lda; g.stride_a = sa; g.trans_a = ta; g.stride2_a = ta ? int64_t(slice) * lda : slice;
+      g.b = db.get(); g.ldb = ldb; g.stride_b = sb; g.trans_b = tb; g.stride2_b = tb ? slice : int64_t(slice) * ldb;
+      g.c = dc.get(); g.ldc = n; g.stride_c = sc * slices; g.stride2_c = sc;
+      sgemm(g, nullptr);
+      const std::vector<float> out = dc.download();
+      for (int z = 0; z < batch; ++z)
+        for (int s2 = 0; s2 < slices; ++s2)
+          for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+              double acc = 0.0;
+              for (int kk = s2 * slice; kk < (s2 + 1) * slice; ++kk)
+                acc += double(ta ? a[z * sa + int64_t(kk) * lda + i] : a[z * sa + int64_t(i) * lda + kk]) *
+                       (tb ? b[z * sb + int64_t(j) * ldb + kk] : b[z * sb + int64_t(kk) * ldb + j]);
+              ASSERT_EQ(out[(int64_t(z) * slices + s2) * sc + int64_t(i) * n + j], float(acc))
+                  << "ta" << ta << " tb" << tb << " z" << z << " slice " << s2 << " (" << i << "," << j << ")";
+            }
+    }
+}
+
 // The convolution layers' odd plane sizes as leading dimensions (AlexNet's
 // 55 x 55, 27 x 27, 13 x 13 outputs): im2col's column matrix as B (n = P*Q) and
 // as B^T / A (k = P*Q, the bwd-filter GEMM), every transpose, ragged M / N,
