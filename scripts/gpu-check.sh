@@ -21,6 +21,9 @@
 #             convlab's find and get)
 #   train     AlexNet training on the GPU: default, get, find, find,own (no cuDNN), find-context and
 #             a fixed policy per family (5 iterations), with find,own/find <= 1.3 as an expectation
+#   bridge    the Python package in PyTorch on the GPU: `python -m convlab.torch compare --device
+#             cuda` on ResNet-18 (get and find against PyTorch's cuDNN, cudnn.benchmark off and
+#             on, channels-last); "not run" where PyTorch or the carried package is missing
 #   ncu       Nsight Compute counters of every hand-written kernel of each cuda.*
 #             algorithm on AlexNet conv3 (every direction) and conv1 backward-data:
 #             global sectors per request, shared-memory bank conflicts per
@@ -57,9 +60,10 @@ stage_not_run() { note "$1: not run — $2"; }
 stage_partial() { note "$1: partial — $2"; }
 bin=$root/build-gpu
 
-all_stages=(build tests check tune train ncu sanitize resnet bench dist)
+all_stages=(build tests check tune train bridge ncu sanitize resnet bench dist)
 # Each stage's cap in seconds: the most it may take of the budget.
-declare -A cap=([build]=90 [tests]=100 [check]=120 [tune]=60 [train]=60 [ncu]=90 [sanitize]=60 [resnet]=90 [bench]=60 [dist]=60)
+declare -A cap=([build]=90 [tests]=150 [check]=120 [tune]=60 [train]=60 [bridge]=120 [ncu]=90 [sanitize]=60 [resnet]=90
+                [bench]=60 [dist]=60)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
 for s in "${stages[@]}"; do
@@ -113,6 +117,12 @@ relocate_bundle() {
   bdir=$(sed -n 's/^binary_dir=//p' "$manifest")
   [ -n "$src" ] && [ -n "$bdir" ] || return 1
   find "$bin" -name '*.cmake' -print0 | xargs -0 sed -i -e "s#$bdir#$bin#g" -e "s#$src/#$root/#g"
+  # The Python tests name the interpreter the package was built for: this machine's python3.
+  local pyb pyh
+  pyb=$(sed -n 's/^python=//p' "$manifest")
+  pyh=$(command -v python3 || true)
+  if [ -n "$pyb" ] && [ -n "$pyh" ]; then find "$bin" -name '*.cmake' -print0 | xargs -0 sed -i -e "s#$pyb#$pyh#g"; fi
+  return 0
 }
 export CONVLAB_BINARY_DIR=$bin
 
@@ -412,6 +422,28 @@ stage_dist() {
     stage_ok dist "$ngpu GPUs over NCCL: see $d/train_alexnet_cuda_dist.md"
   else
     stage_fail dist "mpirun -np $ngpu convlab train --device cuda: see $d/train_alexnet_cuda_dist.log"
+  fi
+}
+
+# The Python package in PyTorch on the GPU: the training comparison on ResNet-18,
+# convlab's get and find against PyTorch's own cuDNN convolutions.
+stage_bridge() {
+  local d=$out/bridge; mkdir -p "$d"
+  if ! python3 -c 'import torch' 2>/dev/null; then
+    stage_not_run bridge "no PyTorch on this machine (python3 -c 'import torch' failed)"; return
+  fi
+  if ! python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    stage_not_run bridge "PyTorch sees no CUDA device here"; return
+  fi
+  if ! PYTHONPATH="$bin/python" python3 -c 'import convlab' > "$d/import.txt" 2>&1; then
+    stage_not_run bridge "the Python package does not import from $bin/python (scripts/gpu-prepare.sh packs it with GPU_PYTHON): $(tail -1 "$d/import.txt")"; return
+  fi
+  if PYTHONPATH="$bin/python" PYTHONUNBUFFERED=1 timeout "$(left)" python3 -m convlab.torch compare --device cuda \
+       --model resnet18 --batch 32 --rounds 3 --steps 2 --warmup-rounds 1 --policies 'get;find' --out "$d/resnet18" \
+       > "$d/compare_resnet18.md" 2> "$d/compare_resnet18.log"; then
+    stage_ok bridge "resnet18 --device cuda: $(grep -cE '^\| ' "$d/compare_resnet18.md") table rows; see $d/compare_resnet18.md"
+  else
+    stage_fail bridge "resnet18 --device cuda (exit $?): $(tail -1 "$d/compare_resnet18.log")"
   fi
 }
 

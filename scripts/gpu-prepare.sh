@@ -19,6 +19,11 @@
 #
 #   scripts/gpu-prepare.sh            # build and pack
 #   NO_BUILD=1 scripts/gpu-prepare.sh # pack what build-gpu/ holds
+#   GPU_PYTHON=/path/to/python3.12 scripts/gpu-prepare.sh
+#                                     # also the Python package, built for that
+#                                     # interpreter (the GPU machine's minor version,
+#                                     # with nanobind): its bridge tests and the
+#                                     # check's bridge stage then run there
 # GPU_BUILD_DIR (a CUDA build folder to pack instead of build-gpu/, with
 # NO_BUILD=1), CARRY_DIR (instead of gpu-carry/) and XZ_LEVEL (9) serve the
 # offline rehearsal test (tests/scripts/gpu_check_rehearsal_test.sh).
@@ -33,7 +38,13 @@ if [ -z "${NO_BUILD:-}" ]; then
   bash scripts/install-deps.sh
   command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] \
     || { echo "gpu-prepare: nvcc not found: the GPU build needs the CUDA toolkit here" >&2; exit 1; }
-  cmake --preset gpu >/dev/null
+  if [ -n "${GPU_PYTHON:-}" ]; then
+    "$GPU_PYTHON" -m nanobind --cmake_dir >/dev/null \
+      || { echo "gpu-prepare: GPU_PYTHON=$GPU_PYTHON has no nanobind ($GPU_PYTHON -m pip install nanobind)" >&2; exit 1; }
+    cmake --preset gpu -DCONVLAB_PYTHON3="$GPU_PYTHON" >/dev/null
+  else
+    cmake --preset gpu >/dev/null
+  fi
   cmake --build --preset gpu -j "$jobs"
 fi
 build=${GPU_BUILD_DIR:-$root/build-gpu}
@@ -52,11 +63,24 @@ mkdir -p "$stage/build-gpu/lib"
 # the CUDA half is compiled with -lineinfo). Not the emulated kernels' and
 # cuda.* algorithms' _asan / _tsan builds: they run on the CPU and CI checks them.
 mapfile -t exes < <(cd "$build" && find . -path ./CMakeFiles -prune -o -type f -perm -u+x \
-  \( -name convlab -o -name 'bench_*' -o -name 'test_*' \) ! -name '*_asan' ! -name '*_tsan' -print | sort)
+  \( -name convlab -o -name convlab_sweep -o -name 'bench_*' -o -name 'test_*' \) ! -name '*_asan' ! -name '*_tsan' \
+  -print | sort)
 for e in "${exes[@]}"; do
   mkdir -p "$stage/build-gpu/$(dirname "$e")"
   strip --strip-debug -o "$stage/build-gpu/$e" "$build/$e"
 done
+# The Python package where it was built (GPU_PYTHON): the extension module
+# (stripped likewise) and the pure-Python files beside it.
+python_exe=$(sed -n 's/^_Python_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt")
+if grep -q '^CONVLAB_PYTHON:BOOL=ON' "$build/CMakeCache.txt" && ls "$build"/python/convlab/_convlab.*.so >/dev/null 2>&1; then
+  mkdir -p "$stage/build-gpu/python"
+  cp -r "$build/python/convlab" "$stage/build-gpu/python/"
+  find "$stage/build-gpu/python" -name '__pycache__' -prune -exec rm -rf {} +
+  for so in "$stage"/build-gpu/python/convlab/_convlab.*.so; do strip --strip-debug "$so"; done
+  mapfile -t -O "${#exes[@]}" exes < <(cd "$build" && ls python/convlab/_convlab.*.so | sed 's#^#./#')
+else
+  python_exe=""
+fi
 # CTest's files: the test lists (gtest_discover_tests writes them at build time).
 (cd "$build" && find . -path '*/CMakeFiles' -prune -o \
   \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_tests.cmake' \) -print) |
@@ -91,6 +115,8 @@ source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.tx
   echo "source_dir=$source_dir"
   echo "binary_dir=$build"
   echo "cuda_architectures=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")"
+  echo "python=$python_exe"
+  echo "python_module=$(cd "$build" && ls python/convlab/_convlab.*.so 2>/dev/null | xargs -r -n1 basename)"
   echo "nvcc=$(nvcc --version 2>/dev/null | grep -oE "release [0-9.]+" || /usr/local/cuda/bin/nvcc --version | grep -oE "release [0-9.]+")"
   echo "needs_glibc=$need_glibc"
   echo "needs_glibcxx=$need_glibcxx"

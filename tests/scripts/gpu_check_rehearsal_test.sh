@@ -42,12 +42,13 @@ fi
 # A stage that cannot test what it exists for says "not run", never "ok", and
 # fails nothing; every stage's results reach $OUT as it finishes.
 mkdir -p "$work/devout"
-OUT=$work/devout OUT_DIR=$work/results2 GPU_CHECK_BUDGET_S=60 bash scripts/gpu-check.sh dist ncu > "$work/notrun.log" 2>&1
+OUT=$work/devout OUT_DIR=$work/results2 GPU_CHECK_BUDGET_S=60 bash scripts/gpu-check.sh dist ncu bridge > "$work/notrun.log" 2>&1
 rc=$?
 log=$work/notrun.log
 if ! nvidia-smi -L >/dev/null 2>&1; then
   [ $rc = 0 ] || fail "stages that were not run must not fail the check (exit $rc)"
   grep -q '^dist: not run — 0 GPU here' "$log" || fail "dist on a machine without a second GPU must say 'not run'"
+  grep -q '^bridge: not run — ' "$log" || fail "the bridge stage without a GPU must say 'not run'"
 fi
 grep -qE '^ncu: (not run|ok|partial|FAILED) — ' "$log" || fail "the ncu stage must report"
 [ -s "$work/devout/gpu-check.tar.gz" ] && [ -s "$work/devout/summary.txt" ] || fail "results must reach \$OUT"
