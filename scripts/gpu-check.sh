@@ -22,8 +22,10 @@
 #   train     AlexNet training on the GPU: default, get, find, find,own (no cuDNN), find-context and
 #             a fixed policy per family (5 iterations), with find,own/find <= 1.3 as an expectation
 #   bridge    the Python package in PyTorch on the GPU: `python -m convlab.torch compare --device
-#             cuda` on ResNet-18 (get and find against PyTorch's cuDNN, cudnn.benchmark off and
-#             on, channels-last); "not run" where PyTorch or the carried package is missing
+#             cuda` on ResNet-18 (get, find and find,tf32 against PyTorch's cuDNN: its default
+#             (TF32), fp32, cudnn.benchmark, channels-last); "not run" where PyTorch, the carried
+#             package or a device is missing; then bench/python/bridge_cuda.py (the bridge's
+#             submission cost per call and its layers against PyTorch's cuDNN in fp32 and TF32)
 #   ncu       Nsight Compute counters of every hand-written kernel of each cuda.*
 #             algorithm on AlexNet conv3 (every direction) and conv1 backward-data:
 #             global sectors per request, shared-memory bank conflicts per
@@ -62,7 +64,7 @@ bin=$root/build-gpu
 
 all_stages=(build tests check tune train bridge ncu sanitize resnet bench dist)
 # Each stage's cap in seconds: the most it may take of the budget.
-declare -A cap=([build]=90 [tests]=150 [check]=120 [tune]=60 [train]=60 [bridge]=120 [ncu]=90 [sanitize]=60 [resnet]=90
+declare -A cap=([build]=90 [tests]=150 [check]=120 [tune]=60 [train]=60 [bridge]=150 [ncu]=90 [sanitize]=60 [resnet]=90
                 [bench]=60 [dist]=60)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all_stages[@]}")
@@ -439,11 +441,19 @@ stage_bridge() {
     stage_not_run bridge "the Python package does not import from $bin/python (scripts/gpu-prepare.sh packs it with GPU_PYTHON): $(tail -1 "$d/import.txt")"; return
   fi
   if PYTHONPATH="$bin/python" PYTHONUNBUFFERED=1 timeout "$(left)" python3 -m convlab.torch compare --device cuda \
-       --model resnet18 --batch 32 --rounds 3 --steps 2 --warmup-rounds 1 --policies 'get;find' --out "$d/resnet18" \
+       --model resnet18 --batch 32 --rounds 3 --steps 2 --warmup-rounds 1 --policies 'get;find;find,tf32' --out "$d/resnet18" \
        > "$d/compare_resnet18.md" 2> "$d/compare_resnet18.log"; then
     stage_ok bridge "resnet18 --device cuda: $(grep -cE '^\| ' "$d/compare_resnet18.md") table rows; see $d/compare_resnet18.md"
   else
     stage_fail bridge "resnet18 --device cuda (exit $?): $(tail -1 "$d/compare_resnet18.log")"
+  fi
+  publish
+  # The bridge's own cost on CUDA tensors: submission per call, and per layer against PyTorch's cuDNN.
+  if PYTHONPATH="$bin/python" PYTHONUNBUFFERED=1 timeout "$(left)" python3 "$root/bench/python/bridge_cuda.py" \
+       --json "$d/bridge_cuda.json" > "$d/bridge_cuda.md" 2> "$d/bridge_cuda.log"; then
+    note "  bridge_cuda.py: $(grep -c '^| ' "$d/bridge_cuda.md") table rows; see $d/bridge_cuda.md"
+  else
+    stage_fail bridge "bench/python/bridge_cuda.py (exit $?): $(tail -1 "$d/bridge_cuda.log")"
   fi
 }
 

@@ -71,12 +71,42 @@ def test_compare_writes_a_consistent_results_folder(tmp_path):
     assert f"Fastest median step: **{best['policy']}**" in md
     assert "<svg" in (out / "report.html").read_text()
     assert doc["limit_s"] > 0 and all(p["x_limit"] >= 0 for p in doc["policies"])
+    assert all(p["conv_math"] == "fp32" for p in doc["policies"])  # on the CPU everything is fp32
+
+
+def test_conv_math_says_what_each_variant_computes_in():
+    from convlab.torch.compare import conv_math
+    assert conv_math("pytorch", "cuda", True) == "tf32"  # PyTorch's default lets cuDNN use TF32
+    assert conv_math("pytorch", "cuda", False) == "fp32"  # the user turned it off
+    assert conv_math("pytorch-fp32", "cuda", True) == "fp32"
+    assert conv_math("pytorch-cudnn-benchmark", "cuda", True) == "tf32"
+    assert conv_math("find", "cuda", True) == "fp32"
+    assert conv_math("find,tf32", "cuda", True) == "tf32"
+    assert conv_math("pytorch", "cpu", True) == conv_math("find,tf32", "cpu", True) == "fp32"
+
+
+def test_claims_name_the_math_when_it_differs():
+    from convlab.torch.report import _claims
+
+    def pol(name, math, s, ci, **extra):
+        return dict(policy=name, conv_math=math, step_s_median=1 / s, speedup_vs_pytorch=s, speedup_ci=ci,
+                    verdict="x", loss_agrees=True, **extra)
+    doc = {"policies": [pol("pytorch", "tf32", 1.0, [1.0, 1.0]), pol("pytorch-fp32", "fp32", 0.6, [0.55, 0.65]),
+                        pol("find", "fp32", 0.58, [0.55, 0.65], speedup_vs_pytorch_fp32=1.05,
+                            speedup_fp32_ci=[1.01, 1.09]),
+                        pol("find,tf32", "tf32", 0.9, [0.85, 1.02], speedup_vs_pytorch_fp32=1.5,
+                            speedup_fp32_ci=[1.4, 1.6])]}
+    text = "\n".join(_claims(doc))
+    assert "find against PyTorch's default (its convolutions in TF32, find's in FP32): 0.580× [0.550, 0.650]: " \
+           "slower" in text
+    assert "find against pytorch-fp32 (cuDNN in FP32, find in FP32): 1.050× [1.010, 1.090]: faster." in text
+    assert "find,tf32 against PyTorch's default: 0.900× [0.850, 1.020]: not slower." in text
 
 
 @pytest.mark.parametrize("kwargs,message", [
     (dict(policies=["fastest"]), "unknown policy"),
     (dict(policies=["find", "find"]), "named twice"),
-    (dict(baselines=["pytorch", "tensorflow"]), "unknown baseline 'tensorflow'"),
+    (dict(baselines=["pytorch", "tensorflow"]), "unknown baseline 'tensorflow' \\(pytorch, pytorch-fp32"),
     (dict(baselines=["pytorch-channels-last"]), "must include 'pytorch'"),
     (dict(batch=0), "batch must be a positive integer"),
     (dict(out="/nonexistent/dir/cmp"), "cannot write the results folder"),

@@ -11,8 +11,9 @@ import convlab.torch as ct
 from conftest import as_conv2d_args, assert_within, reference
 
 CUDA_ALGOS = [a["name"] for a in convlab.algos(device="cuda") if a["math"] == "fp32"]
+# bool(): a string condition is code to pytest (an empty "unavailable" reason would be evaluated).
 pytestmark = pytest.mark.skipif(
-    not torch.cuda.is_available() or not CUDA_ALGOS or convlab.algos(device="cuda")[0]["unavailable"],
+    bool(not torch.cuda.is_available() or not CUDA_ALGOS or convlab.algos(device="cuda")[0]["unavailable"]),
     reason="no CUDA device: "
     + ("PyTorch sees none" if not torch.cuda.is_available()
        else (convlab.algos(device="cuda")[0]["unavailable"] if CUDA_ALGOS else "convlab built without CUDA")))

@@ -19,7 +19,7 @@ def main(argv=None):
                    help="convlab policies, ';'-separated (',' adds constraints: 'find,tf32;get')")
     c.add_argument("--baselines", default=None,
                    help="PyTorch baselines, ','-separated (default: pytorch,pytorch-channels-last; on cuda also "
-                        "pytorch-cudnn-benchmark)")
+                        "pytorch-fp32 (cuDNN without TF32) and pytorch-cudnn-benchmark)")
     c.add_argument("--rounds", type=int, default=5)
     c.add_argument("--steps", type=int, default=2, help="steps per policy per round")
     c.add_argument("--warmup-rounds", type=int, default=1)

@@ -1,8 +1,9 @@
 """The training comparison on any PyTorch model: what each algorithm policy buys per step.
 
 One model per policy from the same initial weights; PyTorch's own convolutions as baselines
-("pytorch": its default, oneDNN on the CPU and cuDNN on a GPU; "pytorch-cudnn-benchmark" on a GPU;
-"pytorch-channels-last"); convlab's policies patched in (default, get, find, fixed:NAME, cache:FILE,
+("pytorch": its default, oneDNN on the CPU and cuDNN on a GPU, where PyTorch lets cuDNN compute in TF32
+unless torch.backends.cudnn.allow_tf32 is off; "pytorch-fp32" on a GPU: cuDNN in fp32;
+"pytorch-cudnn-benchmark" on a GPU; "pytorch-channels-last"); convlab's policies patched in (default, get, find, fixed:NAME, cache:FILE,
 with constraints). Rounds run every policy for the same steps in a balanced order (convlab train's
 Williams square); each step is timed whole. Reported: each policy's median step with its 95 %
 bootstrap interval, its speedup over "pytorch" paired by round, its losses against the fp32 drift
@@ -26,7 +27,7 @@ from .patch import check_policy, layer_inputs, patch, tune
 from .report import write_results
 
 BASELINES_CPU = ("pytorch", "pytorch-channels-last")
-BASELINES_CUDA = ("pytorch", "pytorch-cudnn-benchmark", "pytorch-channels-last")
+BASELINES_CUDA = ("pytorch", "pytorch-fp32", "pytorch-cudnn-benchmark", "pytorch-channels-last")
 
 
 def resolve_model(model, classes):
@@ -64,6 +65,8 @@ class Variant:
         self.layers = []
         self.channels_last = name == "pytorch-channels-last"
         self.cudnn_benchmark = name == "pytorch-cudnn-benchmark"
+        self.allow_tf32 = name != "pytorch-fp32"  # and the caller's torch.backends.cudnn.allow_tf32
+        self.conv_math = "fp32"  # what its convolutions compute in (conv_math())
 
 
 def _check_policies(policies, baselines):
@@ -76,7 +79,7 @@ def _check_policies(policies, baselines):
         check_policy("find" if p == "find-context" else p)
     for b in baselines:
         if b not in BASELINES_CUDA:
-            raise Error(f"unknown baseline '{b}' (pytorch, pytorch-cudnn-benchmark, pytorch-channels-last)")
+            raise Error(f"unknown baseline '{b}' ({', '.join(BASELINES_CUDA)})")
     if "pytorch" not in baselines:
         raise Error("the baselines must include 'pytorch' (speedups are read against it)")
 
@@ -100,6 +103,7 @@ def _step(v, batches, seed, device):
     torch.manual_seed(seed * 100003 + t)  # dropout draws the same masks in every policy
     if device == "cuda":
         torch.backends.cudnn.benchmark = v.cudnn_benchmark
+        torch.backends.cudnn.allow_tf32 = v.allow_tf32
         torch.cuda.synchronize()
     t0 = time.perf_counter()
     v.opt.zero_grad(set_to_none=True)
@@ -113,11 +117,23 @@ def _step(v, batches, seed, device):
     return seconds
 
 
-def _build(model, policies, baselines, cache, example, lr, momentum, log):
+def conv_math(name, device, allow_tf32):
+    """What a baseline's or policy's convolutions compute in: "tf32" where PyTorch lets cuDNN use
+    the tensor cores (its default on a GPU) or a convlab policy allows them (",tf32"), else "fp32"."""
+    if device != "cuda":
+        return "fp32"
+    if name.startswith("pytorch"):
+        return "tf32" if allow_tf32 and name != "pytorch-fp32" else "fp32"
+    return "tf32" if "tf32" in name.split(",")[1:] else "fp32"
+
+
+def _build(model, policies, baselines, cache, example, lr, momentum, log, device="cpu", allow_tf32=True):
     variants = []
     for name in list(baselines) + list(policies):
         m = copy.deepcopy(model)
         v = Variant(name, m, lr, momentum)
+        v.allow_tf32 = v.allow_tf32 and allow_tf32
+        v.conv_math = conv_math(name, device, allow_tf32)
         if v.channels_last:
             m.to(memory_format=torch.channels_last)
         if not name.startswith("pytorch"):
@@ -132,7 +148,7 @@ def _build(model, policies, baselines, cache, example, lr, momentum, log):
     return variants
 
 
-def _control(model, rounds_losses, batches, seed, device, lr, momentum):
+def _control(model, rounds_losses, batches, seed, device, lr, momentum, allow_tf32=True):
     """The drift control: the baseline again from its initial weights moved by 2^-22 relative
     (deterministic signs), trained on the same batches; its relative loss difference per step."""
     m = copy.deepcopy(model)
@@ -142,6 +158,7 @@ def _control(model, rounds_losses, batches, seed, device, lr, momentum):
             sign = torch.randint(0, 2, p.shape, generator=g).to(p.device) * 2 - 1
             p.mul_(1 + sign * method.CONTROL_DELTA)
     v = Variant("control", m, lr, momentum)
+    v.allow_tf32 = allow_tf32  # as the baseline "pytorch" computes
     for _ in range(len(rounds_losses)):
         _step(v, batches, seed, device)
     return method.relative_diffs(v.losses, rounds_losses)
@@ -178,37 +195,53 @@ def compare(model, *, batch=16, image_size=224, classes=None, policies=("default
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
             raise Error(f"cannot write the results folder '{out}': '{parent}' is not a writable folder")
     torch.manual_seed(seed)
+    model_arg = model
     model = resolve_model(model, classes).to(device).train()
     threads = torch.get_num_threads()
     with torch.no_grad():
         classes = classes or int(model(torch.randn(1, 3, image_size, image_size, device=device)).shape[-1])
     batches = _batches(batch, image_size, classes, steps, seed, device)
     limits = _convlab.machine_limits(threads) if device == "cpu" else None
-    log(f"compare: {type(model).__name__}, batch {batch}, {image_size}x{image_size}, {classes} classes, "
-        f"{threads} threads, {device}")
-    variants = _build(model, policies, baselines, cache, batches[0][0], lr, momentum, log)
-    result = _run_rounds(variants, batches, rounds, steps, warmup_rounds, seed, device, log)
-    base = variants[0]
-    control = _control(model, base.losses, batches, seed, device, lr, momentum)
-    bound0, sensitivity, bounds = method.drift_bound(_reduction(model), control)
-    attribution = "hooks around every convolution layer, one pass per policy after the rounds"
+    name = model_arg if isinstance(model_arg, str) else type(model).__name__
+    log(f"compare: {name}, batch {batch}, {image_size}x{image_size}, {classes} classes, {threads} threads, {device}")
+    # The caller's cuDNN settings, restored at the end (the rounds switch them per variant).
+    user_cudnn = (torch.backends.cudnn.benchmark, torch.backends.cudnn.allow_tf32)
     try:
-        _attribute(variants, batches, attribution_steps, seed, device)
-    except (RuntimeError, Error) as e:  # the timed rounds stand without it
-        attribution = f"failed: {str(e).splitlines()[0]}"
-        log(f"  attribution {attribution}")
-    limit = step_limit(model, batches[0][0], threads, limits) if device == "cpu" else (0.0, {"skipped": "cpu only"})
-    summary = _summarise(variants, bounds, limit[0])
-    doc = {"command": "compare", "model": type(model).__name__, "batch": batch, "image_size": image_size,
-           "classes": classes, "threads": threads, "device": device, "cpu_isa": _convlab.cpu_isa(),
-           "torch": torch.__version__, "rounds": rounds, "steps": steps, "warmup_rounds": warmup_rounds,
-           "order": result, "sgd": {"lr": lr, "momentum": momentum}, "seed": seed,
-           "drift": {"bound0": bound0, "sensitivity": sensitivity, "reduction": _reduction(model), "control": control,
-                     "bounds": bounds},
-           "limit_s": limit[0], "limit": limit[1], "attribution": attribution, "policies": summary}
+        doc = _compare(model, name, policies, baselines, cache, batches, dict(
+            batch=batch, image_size=image_size, classes=classes, rounds=rounds, steps=steps,
+            warmup_rounds=warmup_rounds, attribution_steps=attribution_steps, lr=lr, momentum=momentum, seed=seed,
+            device=device, threads=threads, limits=limits, log=log, allow_tf32=user_cudnn[1]))
+    finally:
+        torch.backends.cudnn.benchmark, torch.backends.cudnn.allow_tf32 = user_cudnn
     if out is not None:
         write_results(out, doc)
     return doc
+
+
+def _compare(model, name, policies, baselines, cache, batches, c):
+    """compare()'s rounds, control, attribution and summary on checked arguments `c`."""
+    device, seed, lr, momentum, log = c["device"], c["seed"], c["lr"], c["momentum"], c["log"]
+    variants = _build(model, policies, baselines, cache, batches[0][0], lr, momentum, log, device, c["allow_tf32"])
+    result = _run_rounds(variants, batches, c["rounds"], c["steps"], c["warmup_rounds"], seed, device, log)
+    base = variants[0]
+    control = _control(model, base.losses, batches, seed, device, lr, momentum, c["allow_tf32"])
+    bound0, sensitivity, bounds = method.drift_bound(_reduction(model), control)
+    attribution = "hooks around every convolution layer, one pass per policy after the rounds"
+    try:
+        _attribute(variants, batches, c["attribution_steps"], seed, device)
+    except (RuntimeError, Error) as e:  # the timed rounds stand without it
+        attribution = f"failed: {str(e).splitlines()[0]}"
+        log(f"  attribution {attribution}")
+    limit = (step_limit(model, batches[0][0], c["threads"], c["limits"]) if device == "cpu"
+             else (0.0, {"skipped": "cpu only"}))
+    summary = _summarise(variants, bounds, limit[0])
+    return {"command": "compare", "model": name, "batch": c["batch"], "image_size": c["image_size"],
+           "classes": c["classes"], "threads": c["threads"], "device": device, "cpu_isa": _convlab.cpu_isa(),
+           "torch": torch.__version__, "rounds": c["rounds"], "steps": c["steps"],
+           "warmup_rounds": c["warmup_rounds"], "order": result, "sgd": {"lr": lr, "momentum": momentum}, "seed": seed,
+           "drift": {"bound0": bound0, "sensitivity": sensitivity, "reduction": _reduction(model), "control": control,
+                     "bounds": bounds},
+           "limit_s": limit[0], "limit": limit[1], "attribution": attribution, "policies": summary}
 
 
 def _run_rounds(variants, batches, rounds, steps, warmup_rounds, seed, device, log):
@@ -247,6 +280,8 @@ def _attribute(variants, batches, attribution_steps, seed, device):
 def _summarise(variants, bounds, limit_s):
     base = variants[0]
     base_meds = [method.median_ci(r)[0] for r in base.rounds]
+    fp32 = next((v for v in variants if v.name == "pytorch-fp32"), None)
+    fp32_meds = [method.median_ci(r)[0] for r in fp32.rounds] if fp32 else None
     out = []
     for v in variants:
         steps = [t for r in v.rounds for t in r]
@@ -263,5 +298,8 @@ def _summarise(variants, bounds, limit_s):
             "x_limit": med / limit_s if limit_s else None, "choose_s": v.choose_seconds,
             "losses": v.losses, "loss_rel_diffs": diffs, "loss_agrees": exceeds < 0, "loss_exceeds_at": exceeds,
             "layers": v.layers, "patch": [list(r) for r in v.patch_report],
-            "choices": [r._asdict() for r in v.tune_rows]})
+            "choices": [r._asdict() for r in v.tune_rows], "conv_math": v.conv_math})
+        if fp32_meds:  # against PyTorch's cuDNN in fp32, paired by round as against "pytorch"
+            s32, ci32 = method.paired_ratio_ci(fp32_meds, meds)
+            out[-1].update({"speedup_vs_pytorch_fp32": s32, "speedup_fp32_ci": list(ci32)})
     return out

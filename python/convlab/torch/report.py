@@ -8,20 +8,23 @@ import os
 import shutil
 import tempfile
 
+from .method import verdict
+
 
 def _ms(s):
     return f"{s * 1e3:.1f}"
 
 
 def _policy_table(doc):
-    lines = ["| policy | step (ms), median [95 % CI] | × pytorch [95 % CI] | verdict | × limit | losses within "
-             "the drift bound | choosing (s) |", "|---|---:|---:|---|---:|---|---:|"]
+    lines = ["| policy | convolutions in | step (ms), median [95 % CI] | × pytorch [95 % CI] | verdict | × limit | "
+             "losses within the drift bound | choosing (s) |", "|---|---|---:|---:|---|---:|---|---:|"]
     for p in doc["policies"]:
         lo, hi = p["step_s_ci"]
         slo, shi = p["speedup_ci"]
         xl = f"{p['x_limit']:.2f}" if p["x_limit"] else "-"
         agrees = "yes" if p["loss_agrees"] else f"no (from step {p['loss_exceeds_at']})"
-        lines.append(f"| {p['policy']} | {_ms(p['step_s_median'])} [{_ms(lo)}, {_ms(hi)}] | "
+        lines.append(f"| {p['policy']} | {p.get('conv_math', 'fp32')} | {_ms(p['step_s_median'])} "
+                     f"[{_ms(lo)}, {_ms(hi)}] | "
                      f"{p['speedup_vs_pytorch']:.3f} [{slo:.3f}, {shi:.3f}] | {p['verdict']} | {xl} | {agrees} | "
                      f"{p['choose_s']:.1f} |")
     return lines
@@ -63,12 +66,21 @@ def _claims(doc):
     best = min(pols, key=lambda p: p["step_s_median"])
     lines = [f"Fastest median step: **{best['policy']}**, {best['speedup_vs_pytorch']:.3f}× pytorch's "
              f"(interval {best['speedup_ci'][0]:.3f}–{best['speedup_ci'][1]:.3f}, {best['verdict']})."]
+    base = pols[0]
     for p in pols:
-        if p["policy"] == "find":
-            slower = p["speedup_ci"][1] < 1
-            lines.append(f"find against PyTorch's default: {p['speedup_vs_pytorch']:.3f}× "
-                         f"[{p['speedup_ci'][0]:.3f}, {p['speedup_ci'][1]:.3f}]: "
-                         + ("slower (the whole interval below 1)." if slower else "not slower."))
+        if p["policy"].partition(",")[0] != "find":
+            continue
+        slower = p["speedup_ci"][1] < 1
+        math, base_math = p.get("conv_math", "fp32"), base.get("conv_math", "fp32")
+        maths = ("" if math == base_math
+                 else f" (its convolutions in {base_math.upper()}, {p['policy']}'s in {math.upper()})")
+        lines.append(f"{p['policy']} against PyTorch's default{maths}: {p['speedup_vs_pytorch']:.3f}× "
+                     f"[{p['speedup_ci'][0]:.3f}, {p['speedup_ci'][1]:.3f}]: "
+                     + ("slower (the whole interval below 1)." if slower else "not slower."))
+        if "speedup_vs_pytorch_fp32" in p:
+            lo, hi = p["speedup_fp32_ci"]
+            lines.append(f"{p['policy']} against pytorch-fp32 (cuDNN in FP32, {p['policy']} in {math.upper()}): "
+                         f"{p['speedup_vs_pytorch_fp32']:.3f}× [{lo:.3f}, {hi:.3f}]: {verdict((lo, hi))}.")
     bad = [p["policy"] for p in pols if not p["loss_agrees"]]
     lines.append("Losses: every policy within the drift bound." if not bad
                  else f"Losses: {', '.join(bad)} left the drift bound (see compare.json).")
@@ -88,11 +100,13 @@ def markdown(doc):
 
 
 def _csv(doc):
-    rows = ["policy,step_ms_median,step_ms_lo,step_ms_hi,speedup,speedup_lo,speedup_hi,verdict,x_limit,loss_agrees"]
+    rows = ["policy,step_ms_median,step_ms_lo,step_ms_hi,speedup,speedup_lo,speedup_hi,verdict,x_limit,loss_agrees,"
+            "conv_math"]
     for p in doc["policies"]:
         rows.append(f"{p['policy']},{p['step_s_median'] * 1e3:.4f},{p['step_s_ci'][0] * 1e3:.4f},"
                     f"{p['step_s_ci'][1] * 1e3:.4f},{p['speedup_vs_pytorch']:.4f},{p['speedup_ci'][0]:.4f},"
-                    f"{p['speedup_ci'][1]:.4f},{p['verdict']},{p['x_limit'] or ''},{str(p['loss_agrees']).lower()}")
+                    f"{p['speedup_ci'][1]:.4f},{p['verdict']},{p['x_limit'] or ''},{str(p['loss_agrees']).lower()},"
+                    f"{p.get('conv_math', 'fp32')}")
     layers = ["policy,layer,problem,fwd_ms,bwd_ms,fwd_algo,bwd_data_algo,bwd_filter_algo,own_fwd_ms,own_bwd_data_ms,"
               "own_bwd_filter_ms"]
     for p in doc["policies"]:
