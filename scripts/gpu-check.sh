@@ -30,6 +30,8 @@
 #             algorithm on AlexNet conv3 (every direction) and conv1 backward-data:
 #             global sectors per request, shared-memory bank conflicts per
 #             wavefront, achieved occupancy, registers, active lanes per instruction
+#             (NCU_RUNS="ALGO|LAYER|DIR ..." profiles those runs instead; LAYER conv3, conv1 or
+#             a layer id such as resnet50.res2.1x1a, at batch 32)
 #   sanitize  compute-sanitizer memcheck and racecheck over a sample of the cuda.*
 #             registry sweep and the GPU layer tests
 #   resnet    `convlab layers resnet50 --device cuda --batch 32 --tf32`: ResNet-50's
@@ -280,19 +282,24 @@ stage_ncu() {
   # strided backward-data paths, then the backward directions.
   local algos; algos=$(grep -oE '^cuda\.[a-z0-9_]+' "$out/build/algos.txt" 2>/dev/null | grep -v cublas)
   [ -n "$algos" ] || { stage_fail ncu "no cuda.* algorithm listed by the build stage"; return; }
-  for a in $algos; do runs+=("$a|conv3|fwd"); done
-  runs+=("cuda.implicit_gemm|conv1|bwd-data" "cuda.direct|conv1|bwd-data")
-  for dir in bwd-filter bwd-data; do for a in $algos; do runs+=("$a|conv3|$dir"); done; done
+  if [ -n "${NCU_RUNS:-}" ]; then  # ALGO|LAYER|DIR ...: LAYER conv3, conv1 or a layer id (batch 32)
+    read -r -a runs <<< "$NCU_RUNS"
+  else
+    for a in $algos; do runs+=("$a|conv3|fwd"); done
+    runs+=("cuda.implicit_gemm|conv1|bwd-data" "cuda.direct|conv1|bwd-data")
+    for dir in bwd-filter bwd-data; do for a in $algos; do runs+=("$a|conv3|$dir"); done; done
+  fi
   local done_runs=0 failed=0 r layer prob log
   : > "$d/runs.txt"
   for r in "${runs[@]}"; do
     IFS='|' read -r a layer dir <<< "$r"
     [ "$(left)" -gt 8 ] || { note "  ncu: stopped at the stage's cap after $done_runs of ${#runs[@]} runs"; break; }
-    prob=$conv3; [ "$layer" = conv1 ] && prob=$conv1
-    log="$d/$a.$layer.$dir.csv"
+    local batch=()
+    case $layer in conv3) prob=$conv3 ;; conv1) prob=$conv1 ;; *) prob=$layer; batch=(--batch 32) ;; esac
+    log="$d/$a.${layer//./_}.$dir.csv"
     timeout "$(left)" "$ncu" --clock-control none --kernel-name-base demangled -k 'regex:convlab::' \
       --launch-count 12 --metrics "$ncu_metrics" --csv --page raw \
-      "$bin/convlab" conv "$prob" --algo "$a" --dir "$dir" --reps 1 > "$log" 2> "$log.err"
+      "$bin/convlab" conv "$prob" "${batch[@]}" --algo "$a" --dir "$dir" --reps 1 > "$log" 2> "$log.err"
     local rc=$?
     done_runs=$((done_runs + 1))
     if [ $rc -eq 2 ] && grep -q 'does not support' "$log" "$log.err"; then
