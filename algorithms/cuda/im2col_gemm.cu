@@ -99,8 +99,9 @@ CudaIm2colPlan plan_cuda_im2col(const ConvShape& sh, Direction dir, int chunk, i
 CudaIm2colGemm::CudaIm2colGemm()
     : CudaIm2colGemm("cuda.im2col_gemm",
                      "im2col/col2im kernels + hand-written tiled SGEMM (128x128 or 64x64 block tiles, register "
-                     "blocking, double-buffered K slabs, float4 loads for any leading dimension); images in chunks of <= 64 MiB of columns, one batched GEMM per group "
-                     "and chunk") {}
+                     "blocking, double-buffered K slabs, float4 loads for any leading dimension); images in chunks "
+                     "of <= 64 MiB of columns, one batched GEMM per group and chunk; backward-filter's small grids "
+                     "cut each image's columns into slices, every (image, slice) in one launch") {}
 
 CudaIm2colGemm::CudaIm2colGemm(std::string name, std::string description)
     : NamedAlgorithm(std::move(name), DeviceKind::cuda, "gemm", std::move(description)) {}
@@ -114,12 +115,12 @@ Support CudaIm2colGemm::supports(const ConvProblem& p, Direction) const {
 }
 
 size_t CudaIm2colGemm::workspace_bytes(const ConvProblem& p, Direction dir) const {
-  return size_t(plan_cuda_im2col(to_shape(p), dir).workspace_floats()) * sizeof(float);
+  return size_t(plan_cuda_im2col(to_shape(p), dir, 0, 0, slices_columns() ? 0 : 1).workspace_floats()) * sizeof(float);
 }
 
 void CudaIm2colGemm::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf, void* workspace,
                          const ExecContext& ctx) const {
-  run_chunked(p, dir, buf, static_cast<float*>(workspace), ctx.stream, 0);
+  run_chunked(p, dir, buf, static_cast<float*>(workspace), ctx.stream, 0, 0, slices_columns() ? 0 : 1);
 }
 
 void CudaIm2colGemm::run_chunked(const ConvProblem& p, Direction dir, const ConvBuffers& buf, float* ws,

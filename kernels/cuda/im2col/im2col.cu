@@ -1,13 +1,17 @@
 // im2col / col2im kernels and their launchers.
 //
-// im2col: one thread per column-matrix element (C*R*S*P*Q of them, grid-stride
-// loop, 256 threads per block), consecutive threads walk consecutive output
-// pixels q, so writes are coalesced and reads are strided by the stride.
-// col2im: one thread per input element (c, h, w), gathering the column entries
-// that copied it, and only those: the taps of its stride phase whose output lies
-// inside P x Q (kernels/strided_taps.hpp: the first tap and the step, found once
-// per element; at stride 4 with an 11 x 11 filter <= 3 x 3 of the 121 taps), in
-// the same (r, s) order as a test of every tap would visit them.
+// im2col: one block row per column-matrix row (image, (c, r, s)) on grid (x, y =
+// row, z = image), its threads walking that row's output pixels p*Q + q, so writes
+// are coalesced and reads strided by the stride; the row's channel, taps and
+// source plane are found once per block, the pixel's (p, q) with one 32-bit
+// division (a column matrix of one image holds < 2^31 elements: supports()).
+// col2im: one block row per input plane (image, c) on grid (x, y = c, z = image),
+// a thread per input element (h, w), gathering the column entries that copied it,
+// and only those: the taps of its stride phase whose output lies inside P x Q
+// (kernels/strided_taps.hpp: the first tap and the step, found once per element;
+// at stride 4 with an 11 x 11 filter <= 3 x 3 of the 121 taps), in the same (r, s)
+// order as a test of every tap would visit them. Grids past the device's y / z
+// limits run in chunks.
 // sum_partials: one thread per output element (grid-stride loop), adding the
 // partial results in index order: the sum a chain of accumulating GEMMs makes.
 #include "kernels/cuda/im2col/im2col.hpp"
@@ -26,51 +30,45 @@ constexpr int kThreads = 256;
 
 unsigned blocks_for(int64_t total) { return unsigned(std::min<int64_t>((total + kThreads - 1) / kThreads, 8192)); }
 
-__global__ void im2col_kernel(ConvShape sh, int images, const float* __restrict__ src, float* __restrict__ col) {
-  const int64_t pq = int64_t(sh.p) * sh.q;
-  const int64_t per_img = int64_t(sh.c) * sh.r * sh.s * pq;
-  const int64_t total = per_img * images;
-  for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t img = idx / per_img;
-    const int64_t e = idx - img * per_img;
-    const int64_t row = e / pq;  // (C, R, S)
-    const int col_i = int(e % pq);
-    const int s = int(row % sh.s), r = int(row / sh.s % sh.r), c = int(row / (int64_t(sh.r) * sh.s));
-    const int p = col_i / sh.q, q = col_i % sh.q;
-    const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h;
-    const int iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
+__global__ void im2col_kernel(ConvShape sh, unsigned row0, unsigned img0, const float* __restrict__ src,
+                              float* __restrict__ col) {
+  const int pq = sh.p * sh.q, rows = sh.c * sh.r * sh.s;
+  const int row = int(row0 + blockIdx.y), img = int(img0 + blockIdx.z);  // row (c, r, s)
+  const int s = row % sh.s, r = row / sh.s % sh.r, c = row / (sh.r * sh.s);
+  const float* plane = src + (int64_t(img) * sh.c + c) * sh.h * sh.w;  // (images, C, H, W)
+  float* out = col + (int64_t(img) * rows + row) * pq;                 // (images, C*R*S, P*Q)
+  const int dh = r * sh.dil_h - sh.pad_h, dw = s * sh.dil_w - sh.pad_w;
+  for (int i = int(blockIdx.x) * kThreads + int(threadIdx.x); i < pq; i += int(gridDim.x) * kThreads) {
+    const int p = i / sh.q, q = i - p * sh.q;
+    const int ih = p * sh.stride_h + dh, iw = q * sh.stride_w + dw;
     const bool inside = ih >= 0 && ih < sh.h && iw >= 0 && iw < sh.w;
-    col[idx] = inside ? src[((img * sh.c + c) * sh.h + ih) * sh.w + iw] : 0.0f;  // (images, C, H, W)
+    out[i] = inside ? plane[ih * sh.w + iw] : 0.0f;
   }
 }
 
-__global__ void col2im_kernel(ConvShape sh, int images, const float* __restrict__ col, float* __restrict__ diff_src) {
-  const int64_t pq = int64_t(sh.p) * sh.q;
-  const int64_t chw = int64_t(sh.c) * sh.h * sh.w;
-  const int64_t col_img = int64_t(sh.c) * sh.r * sh.s * pq;
-  const int64_t total = chw * images;
-  for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t img = idx / chw;
-    const int64_t e = idx - img * chw;
-    const int w = int(e % sh.w), h = int(e / sh.w % sh.h), c = int(e / (int64_t(sh.w) * sh.h));
-    const float* icol = col + img * col_img;  // (images, C*R*S, P*Q)
+__global__ void col2im_kernel(ConvShape sh, unsigned c0, unsigned img0, const float* __restrict__ col,
+                              float* __restrict__ diff_src) {
+  const int pq = sh.p * sh.q, hw = sh.h * sh.w;
+  const int c = int(c0 + blockIdx.y), img = int(img0 + blockIdx.z);
+  const float* icol = col + int64_t(img) * sh.c * sh.r * sh.s * pq;  // (images, C*R*S, P*Q): < 2^31 an image
+  float* out = diff_src + (int64_t(img) * sh.c + c) * hw;
+  for (int e = int(blockIdx.x) * kThreads + int(threadIdx.x); e < hw; e += int(gridDim.x) * kThreads) {
+    const int h = e / sh.w, w = e - h * sh.w;
     // The taps that reach (h, w) and land on an output: rows rt.first + jr*rt.step
     // reach output row rt.out - jr*rt.out_step, columns likewise.
     const StridedTaps rt = clamp_taps(strided_taps(h, sh.pad_h, sh.stride_h, sh.dil_h, sh.r), sh.p);
     const StridedTaps st = clamp_taps(strided_taps(w, sh.pad_w, sh.stride_w, sh.dil_w, sh.s), sh.q);
     // Column entry of tap (r, s) at output (p, q): ((c*R + r)*S + s)*PQ + p*Q + q. Per row tap
     // it moves by step*S*PQ - out_step*Q, per column tap by step*PQ - out_step.
-    const int64_t d_r = int64_t(rt.step) * sh.s * pq - int64_t(rt.out_step) * sh.q;
-    const int64_t d_s = int64_t(st.step) * pq - st.out_step;
-    int64_t e_r = ((int64_t(c) * sh.r + rt.first) * sh.s + st.first) * pq + int64_t(rt.out) * sh.q + st.out;
+    const int d_r = rt.step * sh.s * pq - rt.out_step * sh.q;
+    const int d_s = st.step * pq - st.out_step;
+    int e_r = ((c * sh.r + rt.first) * sh.s + st.first) * pq + rt.out * sh.q + st.out;
     float acc = 0.0f;
     for (int jr = 0; jr < rt.count; ++jr, e_r += d_r) {
-      int64_t e = e_r;
-      for (int js = 0; js < st.count; ++js, e += d_s) acc += icol[e];  // (C*R*S, P*Q)
+      int ec = e_r;
+      for (int js = 0; js < st.count; ++js, ec += d_s) acc += icol[ec];  // (C*R*S, P*Q)
     }
-    diff_src[idx] = acc;
+    out[e] = acc;
   }
 }
 
@@ -85,16 +83,27 @@ __global__ void sum_partials_kernel(int count, int64_t len, const float* __restr
 
 }  // namespace
 
+// Blocks along x for one row of n elements: enough for 4096 threads in all (a
+// row's blocks times the rows and images fill the device many times over).
+unsigned row_blocks(int64_t n) { return unsigned(std::min<int64_t>((n + kThreads - 1) / kThreads, 16)); }
+
 void im2col(const ConvShape& sh, const float* src, float* col, void* stream, int images) {
   assert(images >= 1);
-  const int64_t total = int64_t(images) * sh.c * sh.r * sh.s * sh.p * sh.q;
-  CONVLAB_LAUNCH(im2col_kernel, dim3(blocks_for(total)), dim3(kThreads), 0, stream, sh, images, src, col);
+  assert(int64_t(sh.c) * sh.r * sh.s * sh.p * sh.q <= INT32_MAX);
+  simt::for_each_grid_chunk(row_blocks(int64_t(sh.p) * sh.q), uint64_t(sh.c) * sh.r * sh.s, uint64_t(images),
+                            [&](dim3 grid, unsigned y0, unsigned z0) {
+                              CONVLAB_LAUNCH(im2col_kernel, grid, dim3(kThreads), 0, stream, sh, y0, z0, src, col);
+                            });
 }
 
 void col2im(const ConvShape& sh, const float* col, float* diff_src, void* stream, int images) {
   assert(images >= 1);
-  const int64_t total = int64_t(images) * sh.c * sh.h * sh.w;
-  CONVLAB_LAUNCH(col2im_kernel, dim3(blocks_for(total)), dim3(kThreads), 0, stream, sh, images, col, diff_src);
+  assert(int64_t(sh.c) * sh.r * sh.s * sh.p * sh.q <= INT32_MAX);
+  simt::for_each_grid_chunk(row_blocks(int64_t(sh.h) * sh.w), uint64_t(sh.c), uint64_t(images),
+                            [&](dim3 grid, unsigned y0, unsigned z0) {
+                              CONVLAB_LAUNCH(col2im_kernel, grid, dim3(kThreads), 0, stream, sh, y0, z0, col,
+                                             diff_src);
+                            });
 }
 
 void sum_partials(const float* partials, int count, int64_t len, float* out, bool accumulate, void* stream) {
