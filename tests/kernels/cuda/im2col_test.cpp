@@ -54,5 +54,44 @@ TEST(CudaIm2col, Col2imIsTheExactScatter) {
   }
 }
 
+// Rows and planes in thread groups of 32 to 256 (output planes of 4 x 5, 10 x 10,
+// 15 x 20 pixels: eight, two and one row a block, 9 and 5 rows or planes that do
+// not fill the last block), several images, and the grid's y / z limits lowered
+// to 2 so the launches run in chunks: im2col against the definition, col2im
+// against the scatter, exactly.
+TEST(CudaIm2col, RowGroupsAndGridChunksAreExact) {
+  const simt::GridLimits saved = simt::grid_limits();
+  simt::set_grid_limits_for_tests({saved.x, 2, 2});
+  for (const ConvShape& sh : {test::shape(3, 1, 4, 5, 1, 3, 3, 1, 1, 1, 1), test::shape(3, 5, 10, 10, 1, 1, 1, 0, 0, 1, 1),
+                              test::shape(2, 1, 30, 40, 1, 3, 3, 1, 1, 2, 2)}) {
+    const int64_t pq = int64_t(sh.p) * sh.q, crs = int64_t(sh.c) * sh.r * sh.s, hw = int64_t(sh.h) * sh.w;
+    std::vector<float> src(size_t(sh.n * sh.c * hw)), col(size_t(sh.n * crs * pq));
+    for (size_t i = 0; i < src.size(); ++i) src[i] = float(int(i * 5 % 11) - 5);
+    for (size_t i = 0; i < col.size(); ++i) col[i] = float(int(i * 7 % 13) - 6);
+    std::vector<float> want_col(col.size(), 0.0f), want_src(src.size(), 0.0f);
+    for (int n = 0; n < sh.n; ++n)
+      for (int c = 0; c < sh.c; ++c)
+        for (int r = 0; r < sh.r; ++r)
+          for (int s = 0; s < sh.s; ++s)
+            for (int p = 0; p < sh.p; ++p)
+              for (int q = 0; q < sh.q; ++q) {
+                const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h, iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
+                if (ih < 0 || ih >= sh.h || iw < 0 || iw >= sh.w) continue;
+                const size_t e = size_t(n) * crs * pq + ((size_t(c) * sh.r + r) * sh.s + s) * pq + size_t(p) * sh.q + q;
+                const size_t x = ((size_t(n) * sh.c + c) * sh.h + ih) * sh.w + iw;
+                want_col[e] = src[x];
+                want_src[x] += col[e];
+              }
+    simt::DeviceArray<float> dsrc(src), dcol(col), gcol(col.size()), gsrc(src.size());
+    gcol.fill_bytes(0xFF);
+    gsrc.fill_bytes(0xFF);
+    im2col(sh, dsrc.get(), gcol.get(), nullptr, sh.n);
+    col2im(sh, dcol.get(), gsrc.get(), nullptr, sh.n);
+    EXPECT_EQ(gcol.download(), want_col) << test::label(sh);
+    EXPECT_EQ(gsrc.download(), want_src) << test::label(sh);
+  }
+  simt::set_grid_limits_for_tests(saved);
+}
+
 }  // namespace
 }  // namespace convlab::cuda
