@@ -92,6 +92,7 @@ Comparison model_comparison(const std::vector<LayerCase>& cases, const ModelRunO
       std::vector<ComparisonRow> rows;
       for (const Algorithm* a : registry()) {
         if (a->device() != DeviceKind::cuda || a->is_oracle() || (!opt.tf32 && a->math() != "fp32")) continue;
+        if (opt.keep && !opt.keep(lc, dir, *a)) continue;
         const bool emu = std::find(emulated.begin(), emulated.end(), a->name()) != emulated.end();
         rows.push_back(model_row(*a, lc, dir, emu, opt));
       }

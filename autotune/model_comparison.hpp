@@ -25,6 +25,8 @@ struct ModelRunOptions {
   int sample_blocks = 16;        // blocks counted per launch (the counts are scaled to the grid)
   double timeout_s = 900;        // per helper run
   std::function<void(const LayerCase&, Direction, const std::vector<ComparisonRow>&)> on_case;
+  // Which algorithms of a case get a row (none given: every CUDA one).
+  std::function<bool(const LayerCase&, Direction, const Algorithm&)> keep;
 };
 
 // The emulated algorithms' names as the helper lists them; throws Error with one

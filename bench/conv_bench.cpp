@@ -34,6 +34,11 @@
 // stream bandwidth, and the limit that applies to it (compute: peak, memory: bandwidth) -- the transforms,
 // packing and scatters of every algorithm against the bandwidth, its GEMM / kernel against the peak.
 // --stages_csv=F writes the same rows as CSV (atomically: F.tmp, then rename).
+// --model=CARD (h100, h200) with --device=cuda needs no GPU and measures nothing: each hand-written CUDA
+// kernel's MODELLED time on that card, from the SIMT emulator's counts (simt_counts, beside bench_conv or
+// named by CONVLAB_SIMT_COUNTS) priced on the card's limits (autotune/gpu_model.hpp), one line per entry
+// named as above with /modelled, vendor entries "not modelled"; --benchmark_filter selects entries as in a
+// measured run; --model_json=F writes the rows (status "modelled") as `convlab layers --json` does.
 // Exit codes as the convlab CLI: 2 for bad flags or --device=cuda without a CUDA device (one line; with
 // --device=all the CUDA half is skipped with that line), 3 when the CUDA device faults.
 #include <benchmark/benchmark.h>
@@ -43,14 +48,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "algorithms/execute.hpp"
 #include "algorithms/plugin.hpp"
 #include "algorithms/registry.hpp"
+#include "autotune/model_comparison.hpp"
+#include "core/npy.hpp"
+#include "core/subprocess.hpp"
+#include "report/layers.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/layers.hpp"
@@ -73,6 +85,8 @@ struct Options {
   double peak_gflops = 0;  // the CPU's measured FMA peak; 0 = none
   bool stages = false;     // --stages / --stages_csv: per-stage profile after the run
   std::string stages_csv;
+  std::string model, model_json;  // --model=CARD: modelled times, nothing measured; --model_json=F
+  std::string filter;             // --benchmark_filter's regex, for --model
 };
 
 int to_int(std::string_view flag, std::string_view v) {
@@ -108,10 +122,13 @@ Options parse_own_flags(int& argc, char** argv) {
     } else if (auto v = value("--stages_csv"); !v.empty()) {
       o.stages = true;
       o.stages_csv = std::string(v);
-    } else if (a == "--stages") o.stages = true;
+    } else if (auto v = value("--model"); !v.empty()) o.model = std::string(v);
+    else if (auto v = value("--model_json"); !v.empty()) o.model_json = std::string(v);
+    else if (a == "--stages") o.stages = true;
     else if (a == "--process_time") o.process_time = true;
     else {
       if (a.substr(0, 24) == "--benchmark_repetitions=") o.user_reps = true;
+      if (auto v = value("--benchmark_filter"); !v.empty()) o.filter = std::string(v);
       argv[out++] = argv[i];
     }
   }
@@ -318,12 +335,67 @@ void print_stages(const Options& o, const TableReporter& table) {
   }
 }
 
+// --model=CARD: every selected CUDA entry's modelled time on the card; nothing runs on a device.
+int run_modelled(const Options& o) {
+  if (o.cpu || !o.cuda) fail("bench_conv: --model prices the CUDA kernels on a GPU that is not here; give --device=cuda");
+  if (o.stages || o.process_time) fail("bench_conv: --stages and --process_time measure; they do not go with --model");
+  ModelRunOptions mo;
+  mo.card = &gpu_card(o.model);
+  mo.tf32 = true;
+  const char* env = std::getenv("CONVLAB_SIMT_COUNTS");
+  mo.counter = env && *env ? env : executable_dir() + "/simt_counts";
+  if (::access(mo.counter.c_str(), X_OK) != 0)
+    fail("bench_conv: --model needs the SIMT emulator's counting build, simt_counts (built beside bench_conv by a "
+         "GCC build with tests); not found at '" + printable(mo.counter) + "' (CONVLAB_SIMT_COUNTS names another)");
+  std::regex filter;
+  try {
+    filter = std::regex(o.filter.empty() ? "." : o.filter);
+  } catch (const std::regex_error&) {
+    fail("bench_conv: --benchmark_filter='" + o.filter + "' is not a regular expression");
+  }
+  const auto name = [](const LayerCase& lc, Direction dir, std::string_view algo) {
+    return "conv/" + lc.label + "/" + std::string(to_string(dir)) + "/" + std::string(algo);
+  };
+  mo.keep = [&](const LayerCase& lc, Direction dir, const Algorithm& a) {
+    return selected(o, a) && std::regex_search(name(lc, dir, a.name()), filter);
+  };
+  std::vector<LayerCase> cases;
+  for (const NetLayer& l : network_layers(o.net, o.batch)) cases.push_back({l.id, l.problem, {}});
+  int modelled = 0;
+  mo.on_case = [&](const LayerCase& lc, Direction dir, const std::vector<ComparisonRow>& rows) {
+    for (const ComparisonRow& r : rows) {
+      if (r.status == "modelled") {
+        ++modelled;
+        std::printf("%-58s %10.3f ms %10.0f GFLOP/s  %s\n", (name(lc, dir, r.algo) + "/modelled").c_str(),
+                    r.time * 1e3, r.flops / r.time * 1e-9, r.note.c_str());
+      } else {
+        std::printf("%-58s %s: %s\n", name(lc, dir, r.algo).c_str(), r.status.c_str(), r.note.c_str());
+      }
+    }
+    std::fflush(stdout);
+  };
+  std::printf("bench_conv: MODELLED times on %s -- nothing is measured; %s; %s batch %d\n",
+              std::string(mo.card->label).c_str(), std::string(mo.card->fitted_on).c_str(), o.net.c_str(), o.batch);
+  Comparison cmp = model_comparison(cases, mo);
+  if (cmp.rows.empty()) fail("bench_conv: no CUDA entry of " + o.net + " matches --benchmark_filter='" + o.filter + "'");
+  cmp.network = o.net;
+  cmp.batch = o.batch;
+  if (!o.model_json.empty()) {
+    write_file_atomic(o.model_json, comparison_json(cmp));
+    std::printf("wrote %s\n", printable(o.model_json).c_str());
+  }
+  std::printf("%d entries modelled of %zu\n", modelled, cmp.rows.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     load_plugins(argc, argv);  // --plugin PATH, CONVLAB_PLUGINS: their algorithms join the registry first
     Options o = parse_own_flags(argc, argv);
+    if (!o.model.empty()) return run_modelled(o);
+    if (!o.model_json.empty()) fail("bench_conv: --model_json writes the rows of a --model run; give --model=CARD");
     // Repetitions through the global flags, so that names carry no "/repeats:N".
     std::vector<char*> args(argv, argv + argc);
     std::string reps_flag = "--benchmark_repetitions=" + std::to_string(o.reps);

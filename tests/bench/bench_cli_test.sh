@@ -81,6 +81,23 @@ else
   cmp -s "$work/all" "$work/list" || fail "--device=all without a device lists other entries than the CPU's"
 fi
 
+# --model=CARD: modelled times without a GPU, labelled so, selected by --benchmark_filter; measuring flags refused.
+one_line_exit2 "--model without --device=cuda" --model=h100
+one_line_exit2 "--model=a100" --device=cuda --model=a100
+one_line_exit2 "--model_json without --model" --device=cuda --model_json="$work/m.json"
+one_line_exit2 "--model with --stages" --device=cuda --model=h100 --stages
+one_line_exit2 "--model with a bad regex" --device=cuda --model=h100 --benchmark_filter='('
+if [ -x "$(dirname "$conv")/simt_counts" ]; then
+  "$conv" --device=cuda --model=h200 --batch=2 --benchmark_filter='alexnet.conv5/fwd/cuda\.(implicit_gemm|im2col_cublas)$' \
+    --model_json="$work/m.json" > "$work/model" 2> "$work/model.err" || fail "--model run exit $?"
+  grep -q '^bench_conv: MODELLED times on NVIDIA H200' "$work/model" || fail "--model does not say MODELLED first"
+  grep -qE '^conv/alexnet.conv5/fwd/cuda.implicit_gemm/modelled +[0-9.]+ ms ' "$work/model" || fail "--model: no modelled row"
+  grep -qE '^conv/alexnet.conv5/fwd/cuda.im2col_cublas +not modelled: ' "$work/model" || fail "--model: cuBLAS not said unmodelled"
+  grep -qE '/(cudnn\.|cuda\.direct|cuda\.winograd)' "$work/model" && fail "--model modelled entries the filter left out"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s={r["algorithm"]: r["status"] for r in d["rows"]}; assert s == {"cuda.implicit_gemm": "modelled", "cuda.im2col_cublas": "not modelled"}, s' \
+    "$work/m.json" || fail "--model_json rows: $(head -c 300 "$work/m.json")"
+fi
+
 # The kernel-level benches hold no whole-convolution entries (those are bench_conv's).
 "$gemm" --benchmark_list_tests > "$work/gemm" 2>&1 || fail "bench_gemm exit $?"
 grep -q '^gemm/alexnet.conv3/fwd/dnnl' "$work/gemm" || grep -q '^gemm/alexnet.conv3/fwd/openblas' "$work/gemm" \
