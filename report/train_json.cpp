@@ -146,6 +146,7 @@ void header_from_json(const Value& v, TrainReport& r) {
     r.drift.measured = yes(*d, "measured");
     r.drift.control = numbers(*d, "control");
   }
+  r.baseline_policy = json::text_or(v, "baseline");
   r.margin = num(v, "margin", NAN);
   r.margin_pair = json::text_or(v, "margin_pair");
   r.ranks = int(num(v, "ranks", 1));

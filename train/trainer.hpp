@@ -158,7 +158,10 @@ struct TrainReport {
   double grad_bytes = 0;
   int rank_threads = 0;
   double exchange_bytes_per_s = 0;
-  // The reference policy for speedups and attribution: `default` when it ran, else the first that ran.
+  // The reference policy for speedups and attribution: `baseline_policy` when it names one that ran
+  // (a results file written by another driver, e.g. the PyTorch bridge's "pytorch"), else `default`
+  // when it ran, else the first that ran.
+  std::string baseline_policy;
   int baseline() const;
   // The equivalence margin of a speedup: how far from 1.0 two policies that run
   // the same code (every layer and direction the same algorithm as the

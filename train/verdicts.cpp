@@ -18,6 +18,9 @@ bool TrainReport::expectations_met() const {
 }
 
 int TrainReport::baseline() const {
+  if (!baseline_policy.empty())
+    for (size_t i = 0; i < policies.size(); ++i)
+      if (policies[i].ran && policies[i].policy == baseline_policy) return int(i);
   for (size_t i = 0; i < policies.size(); ++i)
     if (policies[i].ran && policies[i].policy == "default") return int(i);
   for (size_t i = 0; i < policies.size(); ++i)

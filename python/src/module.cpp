@@ -18,6 +18,7 @@
 #include "autotune/policy.hpp"
 #include "core/peak.hpp"
 #include "core/stats.hpp"
+#include "report/html/report_html.hpp"
 #include "train/plan.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -269,6 +270,21 @@ void bind_method(nb::module_& m) {
         return std::make_tuple(stats::median(a) / stats::median(b), i.lo, i.hi);
       },
       "a"_a, "b"_a);
+  // convlab's report page drawn from a train.json text (`convlab report` / `convlab html` draw the same).
+  m.def(
+      "report_html",
+      [](const std::string& train_json, const std::string& command, const std::string& source,
+         const std::string& title) {
+        train::HtmlInputs in;
+        in.command = command;
+        in.source = source;
+        train::HtmlHalf half;
+        half.title = title;
+        half.train_json = train_json;
+        in.halves.push_back(std::move(half));
+        return train::report_html(in);
+      },
+      "train_json"_a, "command"_a, "source"_a, "title"_a = "");
   m.def(
       "machine_limits",
       [](int threads) {

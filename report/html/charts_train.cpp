@@ -28,7 +28,7 @@ std::vector<LayerGroup> layer_groups(const PolicyView& p) {
   }
   for (auto& g : out)
     if (g.kind == "other") g.label = g.label + " (" + std::to_string(g.layers.size()) + (g.layers.size() == 1 ? " layer)" : " layers)");
-  out.push_back({"loss + SGD update", "loss", {}});
+  if (p.loss_ms + p.update_ms > 0) out.push_back({"loss + SGD update", "loss", {}});  // 0: not timed apart
   return out;
 }
 

@@ -107,7 +107,8 @@ void policy_table(Out& o, const TrainView& t, const PolicyView& base) {
     if (lim) o << "<td class=\"n\">" << (std::isfinite(p.x_limit) ? fmt("%.2f×", p.x_limit) : "–") << "</td>";
     o << "<td class=\"n\">" << fmt("%.6f", p.final_loss) << "</td><td class=\"n" << (agrees ? "" : " bad") << "\">"
       << fmt("%.1e", p.loss_rel_diff) << (agrees ? "" : " (disagrees)") << "</td><td class=\"n\">" << fmt("%.3f", p.choose_s)
-      << "</td><td class=\"n\">" << fmt("%.1f", p.workspace_bytes / 1048576) << "</td></tr>\n";
+      << "</td><td class=\"n\">" << (std::isfinite(p.workspace_bytes) ? fmt("%.1f", p.workspace_bytes / 1048576) : "–")
+      << "</td></tr>\n";
   }
   o << "</table>\n<p class=\"note\">loss rel. diff: the final loss against " << esc(base.name)
     << "'s; a policy disagrees when its loss leaves the expected fp32 drift at any iteration (" << fmt("%.0e", t.loss_rtol)

@@ -162,6 +162,10 @@ TrainView read_train(const std::string& json_text, const std::string& what) {
     o.load_disturbed = -1;
     o.load_why.clear();
   }
+  // A policy whose workspace the file does not state (another driver's baselines): not known, not 0.
+  const auto& pols = json::array_or_empty(v, "policies");
+  for (size_t i = 0; i < pols.size() && i < o.policies.size(); ++i)
+    if (!std::isfinite(json::number_or(pols[i], "workspace_bytes", NAN))) o.policies[i].workspace_bytes = NAN;
   return o;
 }
 

@@ -43,7 +43,8 @@ def test_compare_writes_a_consistent_results_folder(tmp_path):
     out = tmp_path / "cmp"
     doc = compare(small_model(), batch=4, image_size=12, classes=4, policies=["default", "fixed:cpu.direct"],
                   rounds=3, steps=2, attribution_steps=1, out=str(out), log=lambda s: None)
-    assert sorted(os.listdir(out)) == ["compare.csv", "compare.json", "compare.md", "layers.csv", "report.html"]
+    assert sorted(os.listdir(out)) == ["compare.csv", "compare.json", "compare.md", "layers.csv", "report.html",
+                                       "train.json"]
     assert json.loads((out / "compare.json").read_text()) == json.loads(json.dumps(doc))
     names = [p["policy"] for p in doc["policies"]]
     assert names == ["pytorch", "pytorch-channels-last", "default", "fixed:cpu.direct"]
@@ -69,7 +70,19 @@ def test_compare_writes_a_consistent_results_folder(tmp_path):
     md = (out / "compare.md").read_text()
     best = min(doc["policies"], key=lambda p: p["step_s_median"])
     assert f"Fastest median step: **{best['policy']}**" in md
-    assert "<svg" in (out / "report.html").read_text()
+    page = (out / "report.html").read_text()
+    assert "<svg" in page and "speedup vs pytorch" in page  # convlab's page, the baseline PyTorch's default
+    train = json.loads((out / "train.json").read_text())  # convlab train's schema
+    assert train["baseline"] == "pytorch" and [p["policy"] for p in train["policies"]] == names
+    for p, q in zip(train["policies"], doc["policies"]):
+        assert p["iter_median_s"] == q["step_s_median"] and p["speedup"] == q["speedup_vs_pytorch"]
+        assert len(p["iter_s"]) == 3 * 2 and p["layers"][-1]["kind"].startswith("rest of the step")
+    assert train["policies"][0]["workspace_bytes"] is None and train["policies"][3]["workspace_bytes"] >= 0
+    # `convlab html` redraws the folder from train.json, as it redraws `convlab train`'s.
+    redrawn = subprocess.run([os.environ["CONVLAB_BIN"], "html", str(out), "--out", str(tmp_path / "re.html")],
+                             capture_output=True, text=True)
+    assert redrawn.returncode == 0, redrawn.stderr
+    assert "speedup vs pytorch" in (tmp_path / "re.html").read_text()
     assert doc["limit_s"] > 0 and all(p["x_limit"] >= 0 for p in doc["policies"])
     assert all(p["conv_math"] == "fp32" for p in doc["policies"])  # on the CPU everything is fp32
 

@@ -40,5 +40,22 @@ TEST_F(TrainJson, RoundTripWithASkippedPolicy) {
   expect_round_trip(std::string(kTiny) + "--policy 'default;fixed:cuda.direct'");
 }
 
+// A results file another driver wrote (the PyTorch bridge: PyTorch's default as "pytorch", convlab's default
+// policy beside it) names its baseline; a file without the key keeps the rule (default, else the first).
+TEST(TrainJsonBaseline, TheFileNamesItsBaseline) {
+  const std::string pols = R"("policies": [{"policy": "pytorch", "ran": true, "iter_median_s": 0.002},
+                                           {"policy": "default", "ran": true, "iter_median_s": 0.001}])";
+  std::string err;
+  const auto named = json::parse("{\"baseline\": \"pytorch\", " + pols + "}", &err);
+  ASSERT_TRUE(named.has_value()) << err;
+  EXPECT_EQ(report_from_json(*named).baseline(), 0);
+  const auto unnamed = json::parse("{" + pols + "}", &err);
+  ASSERT_TRUE(unnamed.has_value()) << err;
+  EXPECT_EQ(report_from_json(*unnamed).baseline(), 1);
+  const auto gone = json::parse("{\"baseline\": \"nosuch\", " + pols + "}", &err);
+  ASSERT_TRUE(gone.has_value()) << err;
+  EXPECT_EQ(report_from_json(*gone).baseline(), 1);
+}
+
 }  // namespace
 }  // namespace convlab::train

@@ -78,6 +78,7 @@ def step_limit(model, example_input, threads, limits=None):
     bandwidth. `limits`: (flop/s, bytes/s, isa) measured before (else measured now)."""
     peak, bandwidth, isa = limits if limits is not None else _convlab.machine_limits(threads)
     passes = []
+    fc_flops = [0.0]
     other_bytes = 0.0
     data_ids = {id(example_input)}
 
@@ -97,6 +98,7 @@ def step_limit(model, example_input, threads, limits=None):
             flops = 2.0 * x.numel() / x.shape[-1] * module.in_features * module.out_features
             nbytes = 4.0 * (x.numel() + module.weight.numel() + out.numel())
             passes.extend([(flops, nbytes)] * (3 if needs_dx else 2))
+            fc_flops[0] += flops * (3 if needs_dx else 2)
         elif not list(module.children()):
             other_bytes += 4.0 * 2 * (x.numel() + out.numel())
 
@@ -109,8 +111,13 @@ def step_limit(model, example_input, threads, limits=None):
             h.remove()
     other_bytes += 8.0 * logits.numel() + 20.0 * sum(p.numel() for p in model.parameters())
     seconds = sum(max(f / peak, b / bandwidth) for f, b in passes) + other_bytes / bandwidth
+    compute = [f / peak for f, b in passes if f / peak >= b / bandwidth]
+    memory = [b / bandwidth for f, b in passes if f / peak < b / bandwidth]
     return seconds, {"peak_flops": peak, "bandwidth_bytes": bandwidth, "isa": isa, "passes": len(passes),
-                     "other_bytes": other_bytes}
+                     "other_bytes": other_bytes, "conv_flops": sum(f for f, _ in passes) - fc_flops[0],
+                     "fc_flops": fc_flops[0],
+                     "compute_bound_seconds": sum(compute), "memory_bound_seconds": sum(memory),
+                     "memory_bound_passes": len(memory)}
 
 
 def layer_rows(timer, model):

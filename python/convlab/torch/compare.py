@@ -277,6 +277,12 @@ def _attribute(variants, batches, attribution_steps, seed, device):
         v.layers = layer_rows(timer, v.model)
 
 
+def _workspace_bytes(model):
+    """The workspace convlab's plans in a patched model hold (each plan owns its own)."""
+    return sum(p.workspace_bytes for m in model.modules() if isinstance(m, Conv2d)
+               for shape in m.convlab_shapes() for p in shape.plans.values() if p is not None)
+
+
 def _summarise(variants, bounds, limit_s):
     base = variants[0]
     base_meds = [method.median_ci(r)[0] for r in base.rounds]
@@ -293,11 +299,13 @@ def _summarise(variants, bounds, limit_s):
         exceeds = next((t for t in range(n) if diffs[t] > bounds[t]), -1)
         out.append({
             "policy": v.name, "step_s_median": med, "step_s_ci": list(ci), "round_medians_s": meds,
+            "steps_s": steps,
             "speedup_vs_pytorch": speedup, "speedup_ci": list(sci),
             "verdict": "baseline" if v is base else method.verdict(sci),
             "x_limit": med / limit_s if limit_s else None, "choose_s": v.choose_seconds,
             "losses": v.losses, "loss_rel_diffs": diffs, "loss_agrees": exceeds < 0, "loss_exceeds_at": exceeds,
             "layers": v.layers, "patch": [list(r) for r in v.patch_report],
+            "workspace_bytes": _workspace_bytes(v.model) if not v.name.startswith("pytorch") else None,
             "choices": [r._asdict() for r in v.tune_rows], "conv_math": v.conv_math})
         if fp32_meds:  # against PyTorch's cuDNN in fp32, paired by round as against "pytorch"
             s32, ci32 = method.paired_ratio_ci(fp32_meds, meds)

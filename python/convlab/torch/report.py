@@ -1,13 +1,18 @@
 """The comparison's results folder: compare.json (everything), compare.csv (one row per policy),
-layers.csv (per layer and policy), compare.md and report.html (the tables, a self-contained page).
-The folder is written whole: into a sibling temporary folder, then renamed over `out`."""
+layers.csv (per layer and policy), compare.md (the tables and claims), train.json (the same results in
+`convlab train`'s schema) and report.html (convlab's report page drawn from that train.json, as
+`convlab report` draws it; `convlab html DIR` redraws it). The folder is written whole: into a sibling
+temporary folder, then renamed over `out`."""
 
 import html
 import json
 import os
 import shutil
 import tempfile
+import time
+import uuid
 
+from .. import _convlab
 from .method import verdict
 
 
@@ -119,24 +124,87 @@ def _csv(doc):
     return "\n".join(rows) + "\n", "\n".join(layers) + "\n"
 
 
-def _html(doc, md):
-    pols = doc["policies"]
-    top = max(p["step_s_ci"][1] for p in pols) or 1.0
-    bars = []
-    for i, p in enumerate(pols):
-        y = 10 + 26 * i
-        w = 480 * p["step_s_median"] / top
-        lo, hi = (480 * v / top for v in p["step_s_ci"])
-        bars.append(f'<text x="0" y="{y + 14}">{html.escape(p["policy"])}</text>'
-                    f'<rect x="220" y="{y}" width="{w:.1f}" height="18" fill="#4a7ab5"/>'
-                    f'<line x1="{220 + lo:.1f}" x2="{220 + hi:.1f}" y1="{y + 9}" y2="{y + 9}" stroke="black"/>'
-                    f'<text x="{226 + w:.1f}" y="{y + 14}">{_ms(p["step_s_median"])} ms</text>')
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="800" height="{20 + 26 * len(pols)}" '
-           f'font-family="sans-serif" font-size="12">{"".join(bars)}</svg>')
-    return ("<!doctype html><html><head><meta charset=\"utf-8\"><title>convlab compare</title>"
-            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}pre{white-space:pre-wrap}</style>"
-            f"</head><body><h2>Median step per policy (whiskers: 95 % CI)</h2>{svg}<pre>{html.escape(md)}</pre>"
-            "</body></html>\n")
+def _train_layer(r):
+    """A layers row as train.json's layer: convlab's own time per direction where the layer ran them,
+    PyTorch's backward (timed whole by the hooks) in bwd-data with the reason where PyTorch ran it."""
+    algos, own = r["algos"], r["own_s"]
+    layer = {"name": r["layer"], "kind": "conv", "problem": r.get("problem", ""), "fwd_s": r["fwd_s"],
+             "bwd_data_s": 0.0, "bwd_filter_s": 0.0, "input_grad": True, "algos": {}}
+    if not algos:  # PyTorch's convolution
+        why = "PyTorch's convolution" + (f" ({r['fallback']})" if r.get("fallback") else "")
+        layer["bwd_data_s"] = r["bwd_s"]
+        layer["algos"] = {"fwd": {"algo": "pytorch", "why": why},
+                          "bwd-data": {"algo": "pytorch", "why": why + "; its whole backward, timed as one"},
+                          "bwd-filter": {"algo": "pytorch", "why": "in bwd-data's time: PyTorch's backward is "
+                                                                  "timed whole"}}
+        return layer
+    layer["input_grad"] = "bwd-data" in algos
+    for d, key in (("bwd-data", "bwd_data_s"), ("bwd-filter", "bwd_filter_s")):
+        if d in own:
+            layer[key] = own[d]
+    missing = [d for d in ("bwd-data", "bwd-filter") if d in algos and d not in own]
+    if len(missing) == 1:  # run by PyTorch: the hooks' backward less the direction convlab timed
+        key = "bwd_data_s" if missing[0] == "bwd-data" else "bwd_filter_s"
+        layer[key] = max(0.0, r["bwd_s"] - sum(own.get(d, 0.0) for d in ("bwd-data", "bwd-filter")))
+    for d, a in algos.items():
+        layer["algos"][d] = {"algo": a, "why": "PyTorch's convolution for this direction" if a == "pytorch"
+                             else "the policy's choice"}
+    return layer
+
+
+REST = "rest of the step (fc, norms, loss, update: the median step less the convolutions' hook times)"
+
+
+def _rest_of_step(p):
+    """Everything but the convolutions as one pseudo-layer: the bridge times only the convolutions."""
+    conv = sum(r["fwd_s"] + r["bwd_s"] for r in p["layers"])
+    return {"name": REST, "kind": REST, "fwd_s": max(0.0, p["step_s_median"] - conv), "bwd_data_s": 0.0,
+            "bwd_filter_s": 0.0}
+
+
+def train_json(doc, run_id):
+    """The comparison in `convlab train`'s train.json schema (report/train_json.cpp reads it back)."""
+    pols = []
+    for p in doc["policies"]:
+        lo, hi = p["step_s_ci"]
+        pols.append({"policy": p["policy"], "ran": True, "choose_seconds": p["choose_s"],
+                     "iter_median_s": p["step_s_median"], "iter_ms_median": p["step_s_median"] * 1e3,
+                     "iter_ms_ci": [lo * 1e3, hi * 1e3], "speedup": p["speedup_vs_pytorch"],
+                     "speedup_ci": p["speedup_ci"], "significant": p["verdict"] in ("faster", "slower"),
+                     "verdict": p["verdict"], "x_limit": p["x_limit"], "loss_agrees": p["loss_agrees"],
+                     "loss_exceeds_at": p["loss_exceeds_at"], "losses": p["losses"],
+                     "iter_s": p["steps_s"], "workspace_bytes": p.get("workspace_bytes"),
+                     "layers": [_train_layer(r) for r in p["layers"]] + [_rest_of_step(p)]})
+    d = doc["drift"]
+    return {"command": "compare", "run_id": run_id, "net": doc["model"], "batch": doc["batch"],
+            "iters": doc["rounds"] * doc["steps"], "warmup": doc["warmup_rounds"] * doc["steps"],
+            "threads": doc["threads"], "classes": doc["classes"], "first_layer_grad": False,
+            "sgd": {"lr": doc["sgd"]["lr"], "momentum": doc["sgd"]["momentum"], "weight_decay": 0.0},
+            "device": doc["device"] + (f", {doc['cpu_isa']}" if doc["device"] == "cpu" else ""),
+            "data": f"synthetic random batches ({doc['image_size']}x{doc['image_size']}, {doc['classes']} classes)",
+            "drift": {"bound0": d["bound0"], "reduction": d["reduction"], "growth": 1, "measured": True,
+                      "control": d["control"]},
+            "baseline": "pytorch", "rounds": doc["rounds"], "warmup_rounds": doc["warmup_rounds"],
+            "order": doc["order"], "policies": pols,
+            "limit": _train_limit(doc)}
+
+
+def _train_limit(doc):
+    lim = doc["limit"]
+    if not doc["limit_s"]:
+        return {"skipped": lim.get("skipped", "not computed")}
+    keys = ("conv_flops", "fc_flops", "compute_bound_seconds", "memory_bound_seconds", "memory_bound_passes")
+    return {"seconds": doc["limit_s"], "peak_gflops": lim["peak_flops"] * 1e-9,
+            "bandwidth_gbs": lim["bandwidth_bytes"] * 1e-9, "other_bytes": lim["other_bytes"], "passes": lim["passes"],
+            "threads": doc["threads"],
+            **{k: lim[k] for k in keys if k in lim}}
+
+
+def _html(doc, train_text):
+    command = (f"python -m convlab.torch compare --model {doc['model']} --batch {doc['batch']} "
+               f"--device {doc['device']}")
+    return _convlab.report_html(train_text, command, "train.json (convlab.torch.compare)",
+                                "GPU" if doc["device"] == "cuda" else "CPU")
 
 
 def write_results(out, doc):
@@ -146,8 +214,10 @@ def write_results(out, doc):
     try:
         md = markdown(doc)
         summary, layers = _csv(doc)
+        run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:8]
+        train_text = json.dumps(train_json(doc, run_id), indent=1) + "\n"
         files = {"compare.json": json.dumps(doc, indent=1) + "\n", "compare.csv": summary, "layers.csv": layers,
-                 "compare.md": md, "report.html": _html(doc, md)}
+                 "compare.md": md, "train.json": train_text, "report.html": _html(doc, train_text)}
         for name, text in files.items():
             with open(os.path.join(tmp, name), "w") as f:
                 f.write(text)
