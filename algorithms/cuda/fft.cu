@@ -156,8 +156,8 @@ int64_t tiled_workspace_floats(const ConvShape& sh, Direction dir) {
 
 CudaFftTiled::CudaFftTiled()
     : NamedAlgorithm("cuda.fft_tiled", DeviceKind::cuda, "fft",
-                     "overlap-save over 16x16 tiles: hand-written row/column tile DFT and inverse in shared memory + "
-                     "batched complex GEMM per frequency across channels") {}
+                     "overlap-save over 16x16 tiles: hand-written row/column radix-4 tile FFTs and inverses, 16 "
+                     "tiles a block + batched complex GEMM per frequency across channels") {}
 
 Support CudaFftTiled::supports(const ConvProblem& p, Direction dir) const {
   if (p.stride_h != 1 || p.stride_w != 1) return Support::no("needs stride 1");

@@ -37,7 +37,7 @@ struct FftPlaneMap {
 };
 
 // out (slots, 16, 9) complex: the DFT of every (plane, tile) of `planes` planes
-// of in (planes, rows, cols); one 256-thread block per (plane, tile).
+// of in (planes, rows, cols); 16 slots per 256-thread block.
 void fft_tile_dft(const float* in, int64_t planes, const FftTileGeom& tg, const FftPlaneMap& pm, float2* out,
                   void* stream);
 
@@ -49,7 +49,7 @@ struct FftTileOut {
 };
 
 // out = the inverse DFT (scaled by 1/256) of `slots` spectra of in, cropped;
-// one 256-thread block per slot.
+// 16 slots per 256-thread block (one warp per slot for crops of <= 8 rows).
 void fft_tile_idft(const float2* in, int64_t slots, const FftTileOut& og, float* out, void* stream);
 
 }  // namespace convlab::cuda
