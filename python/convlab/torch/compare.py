@@ -23,7 +23,7 @@ from .._convlab import Error
 from . import method
 from .attribution import LayerTimer, layer_rows, step_limit
 from .layer import Conv2d
-from .patch import check_policy, layer_inputs, patch, tune
+from .patch import check_policy, patch, tune
 from .report import write_results
 
 BASELINES_CPU = ("pytorch", "pytorch-channels-last")

@@ -4,7 +4,6 @@ layers.csv (per layer and policy), compare.md (the tables and claims), train.jso
 `convlab report` draws it; `convlab html DIR` redraws it). The folder is written whole: into a sibling
 temporary folder, then renamed over `out`."""
 
-import html
 import json
 import os
 import shutil
