@@ -65,8 +65,8 @@ class Variant:
         self.layers = []
         self.channels_last = name == "pytorch-channels-last"
         self.cudnn_benchmark = name == "pytorch-cudnn-benchmark"
-        self.allow_tf32 = name != "pytorch-fp32"  # and the caller's torch.backends.cudnn.allow_tf32
         self.conv_math = "fp32"  # what its convolutions compute in (conv_math())
+        self.allow_tf32 = False  # cuDNN's TF32 for its PyTorch convolutions (on a GPU: conv_math == "tf32")
 
 
 def _check_policies(policies, baselines):
@@ -132,8 +132,9 @@ def _build(model, policies, baselines, cache, example, lr, momentum, log, device
     for name in list(baselines) + list(policies):
         m = copy.deepcopy(model)
         v = Variant(name, m, lr, momentum)
-        v.allow_tf32 = v.allow_tf32 and allow_tf32
         v.conv_math = conv_math(name, device, allow_tf32)
+        # cuDNN's TF32 as the row says: a convlab policy's layers that fall back to PyTorch compute as it does.
+        v.allow_tf32 = v.conv_math == "tf32"
         if v.channels_last:
             m.to(memory_format=torch.channels_last)
         if not name.startswith("pytorch"):
