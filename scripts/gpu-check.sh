@@ -21,11 +21,6 @@
 #             convlab's find and get)
 #   train     AlexNet training on the GPU: default, get, find, find,own (no cuDNN), find-context and
 #             a fixed policy per family (5 iterations), with find,own/find <= 1.3 as an expectation
-#   bridge    the Python package in PyTorch on the GPU: `python -m convlab.torch compare --device
-#             cuda` on ResNet-18 (get, find and find,tf32 against PyTorch's cuDNN: its default
-#             (TF32), fp32, cudnn.benchmark, channels-last); "not run" where PyTorch, the carried
-#             package or a device is missing; then bench/python/bridge_cuda.py (the bridge's
-#             submission cost per call and its layers against PyTorch's cuDNN in fp32 and TF32)
 #   ncu       Nsight Compute counters of every hand-written kernel of each cuda.*
 #             algorithm on AlexNet conv3 (every direction) and conv1 backward-data:
 #             global sectors per request, shared-memory bank conflicts per
@@ -38,6 +33,11 @@
 #             layers as the check stage does AlexNet's (0.1 s of timed work each)
 #   bench     `bench_conv --device=cuda`: every cuda.* / cudnn.* algorithm on every
 #             AlexNet layer and direction, CUDA-event times with an L2 flush
+#   bridge    the Python package in PyTorch on the GPU: `python -m convlab.torch compare --device
+#             cuda` on ResNet-18 (get, find and find,tf32 against PyTorch's cuDNN: its default
+#             (TF32), fp32, cudnn.benchmark, channels-last); "not run" where PyTorch, the carried
+#             package or a device is missing; then bench/python/bridge_cuda.py (the bridge's
+#             submission cost per call and its layers against PyTorch's cuDNN in fp32 and TF32)
 #   dist      data-parallel training over NCCL, one rank per GPU under mpirun;
 #             "not run" with fewer than 2 GPUs or no mpirun (a one-rank all-reduce
 #             changes nothing: the tests stage's NcclCuda.* is all one GPU proves)
@@ -64,7 +64,7 @@ stage_not_run() { note "$1: not run — $2"; }
 stage_partial() { note "$1: partial — $2"; }
 bin=$root/build-gpu
 
-all_stages=(build tests check tune train bridge ncu sanitize resnet bench dist)
+all_stages=(build tests check tune train ncu sanitize resnet bench bridge dist)
 # Each stage's cap in seconds: the most it may take of the budget.
 declare -A cap=([build]=90 [tests]=150 [check]=120 [tune]=60 [train]=60 [bridge]=150 [ncu]=90 [sanitize]=60 [resnet]=90
                 [bench]=60 [dist]=60)
