@@ -204,7 +204,10 @@ SgemmTile sgemm_pick_tile(int m, int n, int batch) {
 
 void sgemm(const SgemmArgs& g, void* stream, SgemmTile tile) {
   assert(g.m > 0 && g.n > 0 && g.k > 0 && g.batch > 0 && g.batch2 > 0);
-  assert(g.batch2 == 1 || int64_t(g.batch) * g.batch2 <= 65535);
+  // A two-level batch is not split into grid chunks (their offsets assume one level): refuse, never mis-run.
+  if (g.batch2 > 1 && int64_t(g.batch) * g.batch2 > int64_t(simt::grid_limits().z))
+    fail("sgemm: a two-level batch of " + std::to_string(g.batch) + " x " + std::to_string(g.batch2) +
+         " exceeds grid.z's " + std::to_string(simt::grid_limits().z));
   assert(g.lda >= (g.trans_a ? g.m : g.k) && g.ldb >= (g.trans_b ? g.k : g.n) && g.ldc >= g.n);
   if (tile == SgemmTile::automatic) tile = sgemm_pick_tile(g.m, g.n, g.batch * g.batch2);
   if (tile == SgemmTile::t128x128) {

@@ -34,8 +34,8 @@ struct SgemmArgs {
   bool accumulate = false;  // C += A*B instead of C = A*B
   // A second batch level inside the first: entry (b, b2) starts at
   // base + b * stride + b2 * stride2 (a split of K into slices is b2 stepping
-  // along k, each slice's C its own partial result). batch * batch2 <= 65535
-  // when batch2 > 1.
+  // along k, each slice's C its own partial result). With batch2 > 1, batch * batch2
+  // must fit grid.z (65535): sgemm() throws otherwise.
   int batch2 = 1;
   int64_t stride2_a = 0, stride2_b = 0, stride2_c = 0;
 };

@@ -27,6 +27,24 @@ TEST(CudaIm2col, ColumnMatrixIsExact) {
           }
 }
 
+// Every (column entry, input element) pair the im2col definition links, over sh.n
+// images: f(column index, input index) for each tap that reads inside the image.
+template <typename F>
+void for_each_tap(const ConvShape& sh, F&& f) {
+  const size_t pq = size_t(sh.p) * sh.q, crs = size_t(sh.c) * sh.r * sh.s;
+  for (int n = 0; n < sh.n; ++n)
+    for (int c = 0; c < sh.c; ++c)
+      for (int r = 0; r < sh.r; ++r)
+        for (int s = 0; s < sh.s; ++s)
+          for (int p = 0; p < sh.p; ++p)
+            for (int q = 0; q < sh.q; ++q) {
+              const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h, iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
+              if (ih < 0 || ih >= sh.h || iw < 0 || iw >= sh.w) continue;
+              f(size_t(n) * crs * pq + ((size_t(c) * sh.r + r) * sh.s + s) * pq + size_t(p) * sh.q + q,
+                ((size_t(n) * sh.c + c) * sh.h + ih) * sh.w + iw);
+            }
+}
+
 // col2im against a scatter of every column entry to the input element it was
 // copied from, exactly (small integers): strided, dilated, asymmetrically padded
 // shapes, where it gathers only the taps of each element's stride phase.
@@ -36,17 +54,7 @@ TEST(CudaIm2col, Col2imIsTheExactScatter) {
     std::vector<float> col(size_t(sh.n * crs * pq));
     for (size_t i = 0; i < col.size(); ++i) col[i] = float(int(i * 7 % 13) - 6);
     std::vector<float> want(size_t(sh.n) * sh.c * sh.h * sh.w, 0.0f);
-    for (int n = 0; n < sh.n; ++n)
-      for (int c = 0; c < sh.c; ++c)
-        for (int r = 0; r < sh.r; ++r)
-          for (int s = 0; s < sh.s; ++s)
-            for (int p = 0; p < sh.p; ++p)
-              for (int q = 0; q < sh.q; ++q) {
-                const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h, iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
-                if (ih < 0 || ih >= sh.h || iw < 0 || iw >= sh.w) continue;
-                want[((size_t(n) * sh.c + c) * sh.h + ih) * sh.w + iw] +=
-                    col[size_t(n) * crs * pq + ((size_t(c) * sh.r + r) * sh.s + s) * pq + size_t(p) * sh.q + q];
-              }
+    for_each_tap(sh, [&](size_t e, size_t x) { want[x] += col[e]; });
     simt::DeviceArray<float> dcol(col), dsrc(want.size());
     dsrc.fill_bytes(0xFF);
     col2im(sh, dcol.get(), dsrc.get(), nullptr, sh.n);
@@ -69,19 +77,10 @@ TEST(CudaIm2col, RowGroupsAndGridChunksAreExact) {
     for (size_t i = 0; i < src.size(); ++i) src[i] = float(int(i * 5 % 11) - 5);
     for (size_t i = 0; i < col.size(); ++i) col[i] = float(int(i * 7 % 13) - 6);
     std::vector<float> want_col(col.size(), 0.0f), want_src(src.size(), 0.0f);
-    for (int n = 0; n < sh.n; ++n)
-      for (int c = 0; c < sh.c; ++c)
-        for (int r = 0; r < sh.r; ++r)
-          for (int s = 0; s < sh.s; ++s)
-            for (int p = 0; p < sh.p; ++p)
-              for (int q = 0; q < sh.q; ++q) {
-                const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h, iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
-                if (ih < 0 || ih >= sh.h || iw < 0 || iw >= sh.w) continue;
-                const size_t e = size_t(n) * crs * pq + ((size_t(c) * sh.r + r) * sh.s + s) * pq + size_t(p) * sh.q + q;
-                const size_t x = ((size_t(n) * sh.c + c) * sh.h + ih) * sh.w + iw;
-                want_col[e] = src[x];
-                want_src[x] += col[e];
-              }
+    for_each_tap(sh, [&](size_t e, size_t x) {
+      want_col[e] = src[x];
+      want_src[x] += col[e];
+    });
     simt::DeviceArray<float> dsrc(src), dcol(col), gcol(col.size()), gsrc(src.size());
     gcol.fill_bytes(0xFF);
     gsrc.fill_bytes(0xFF);

@@ -137,6 +137,22 @@ TEST(CudaSgemm, TwoLevelBatchSlicesK) {
     }
 }
 
+// A two-level batch larger than grid.z is refused (its entries cannot be chunked), never run wrong.
+TEST(CudaSgemm, TwoLevelBatchOverGridZIsRefused) {
+  const simt::GridLimits saved = simt::grid_limits();
+  simt::set_grid_limits_for_tests({saved.x, saved.y, 3});
+  simt::DeviceArray<float> a(size_t(64)), b(size_t(64)), c(size_t(64));
+  SgemmArgs g;
+  g.m = g.n = g.k = 2;
+  g.a = a.get(); g.lda = 2; g.stride_a = 4; g.stride2_a = 2;
+  g.b = b.get(); g.ldb = 2; g.stride_b = 4; g.stride2_b = 2;
+  g.c = c.get(); g.ldc = 2; g.stride_c = 8; g.stride2_c = 4;
+  g.batch = 2;
+  g.batch2 = 2;
+  EXPECT_THROW(sgemm(g, nullptr), Error);
+  simt::set_grid_limits_for_tests(saved);
+}
+
 // The convolution layers' odd plane sizes as leading dimensions (AlexNet's
 // 55 x 55, 27 x 27, 13 x 13 outputs): im2col's column matrix as B (n = P*Q) and
 // as B^T / A (k = P*Q, the bwd-filter GEMM), every transpose, ragged M / N,
