@@ -222,6 +222,73 @@ TEST(WinogradKernels, DstTransformMatchesFp64) {
     }
 }
 
+// Every shape a 16-tile group takes in a batch of images: one run of tiles in
+// a wide tile row, a group straddling two tile rows or two images, more tile
+// rows than a group gathers by rows (narrow images), tiles past the end,
+// patches cut by the image on every side (pads -1 .. 2, the backward-data
+// crop included), groups that start at any tile (t_first odd). Every group's
+// input transform (S = m + 2 patches, padded) and diff_dst transform (m x m,
+// unpadded) against fp64.
+TEST(WinogradKernels, TransformsMatchFp64OnEveryGroupShape) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (const Kernels* kn : isa_tables())
+    for (int m : {2, 4, 6})
+      for (int W : {m + 1, 3 * m - 1, 9 * m + 1, 37 * m + 2})
+        for (int pad : {-1, 0, 1, 2}) {
+          const int A = m + 2, N = 3, C = 2, H = 2 * m + 1, tc = 64;
+          const int th = tiles_1d(H, m), tw = tiles_1d(W, m);
+          const int64_t total = int64_t(N) * th * tw;
+          std::vector<float> x(size_t(N) * C * H * W);
+          for (float& f : x) f = u(rng);
+          for (bool dst : {false, true}) {
+            const int p = dst ? 0 : pad;
+            TiledImage img{x.data(), nullptr, int64_t(C) * H * W, C, H, W, p, p, th, tw, total};
+            const PackLayout lay{int64_t(C) * tc + 16, 1, tc, 0, tc, int64_t(C) * tc, 1};
+            const Matrices& Mx = matrices(m);
+            for (int64_t t_first : {int64_t(0), int64_t(5)})
+              for (int t0 = 0; t_first + t0 < total + 16; t0 += 16) {
+                if (t0 + 16 > tc) break;
+                std::vector<float> v(size_t(A) * A * lay.e_stride, -7.f);
+                if (dst) kn->dst_transform(m, img, t_first, t0, 0, C, v.data(), lay);
+                else kn->input_transform(m, img, t_first, t0, 0, C, v.data(), lay);
+                for (int c = 0; c < C; ++c)
+                  for (int l = 0; l < 16; ++l) {
+                    const int64_t t = t_first + t0 + l;
+                    double d[8][8] = {};
+                    const int span = dst ? m : A;
+                    if (t < total) {
+                      const int64_t n = t / (th * tw);
+                      const int r = int(t % (th * tw));
+                      const int y0 = (r / tw) * m - p, x0 = (r % tw) * m - p;
+                      for (int i = 0; i < span; ++i)
+                        for (int j = 0; j < span; ++j) {
+                          const int yy = y0 + i, xx = x0 + j;
+                          if (yy >= 0 && yy < H && xx >= 0 && xx < W)
+                            d[i][j] = x[((size_t(n) * C + c) * H + yy) * W + xx];
+                        }
+                    }
+                    for (int a = 0; a < A; ++a)
+                      for (int b = 0; b < A; ++b) {
+                        double ref = 0, mag = 0;
+                        for (int i = 0; i < span; ++i)
+                          for (int j = 0; j < span; ++j) {
+                            const double ca = dst ? Mx.AT[i][a] : Mx.BT[a][i];
+                            const double cb = dst ? Mx.AT[j][b] : Mx.BT[b][j];
+                            ref += ca * d[i][j] * cb;
+                            mag += std::abs(ca * d[i][j] * cb);
+                          }
+                        ASSERT_NEAR(v[size_t(a * A + b) * lay.e_stride + lay.offset(c, t0 + l)], ref, 1e-6 * mag + 1e-30)
+                            << kn->isa << (dst ? " dst" : " input") << " m=" << m << " W=" << W << " pad=" << p
+                            << " t_first=" << t_first << " t0=" << t0 << " c=" << c << " lane=" << l << " e=" << a
+                            << "," << b;
+                      }
+                  }
+              }
+          }
+        }
+}
+
 // Each transform table packs for the sgemm micro-kernel of its own ISA (the
 // one kernels/cpu/gemm's table binds there), whose NR is whole 16-tile groups.
 TEST(WinogradKernels, PacksForItsIsaMicroKernel) {
