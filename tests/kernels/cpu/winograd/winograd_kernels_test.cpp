@@ -289,6 +289,56 @@ TEST(WinogradKernels, TransformsMatchFp64OnEveryGroupShape) {
         }
 }
 
+// The output transform on the same group shapes: each group's tiles get AT x A
+// of their products (cut at the image's right and bottom edges), and no other
+// pixel is written.
+TEST(WinogradKernels, OutputTransformMatchesFp64OnEveryGroupShape) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (const Kernels* kn : isa_tables())
+    for (int m : {2, 4, 6})
+      for (int W : {m - 1, 3 * m - 1, 9 * m + 1, 37 * m + 2}) {
+        const int A = m + 2, N = 3, K = 2, H = 2 * m + 1, tc = 64;
+        const int th = tiles_1d(H, m), tw = tiles_1d(W, m);
+        const int64_t total = int64_t(N) * th * tw;
+        const PackLayout lay{int64_t(K) * tc + 16, 1, tc, 0, tc, int64_t(K) * tc, 1};
+        std::vector<float> mbuf(size_t(A) * A * lay.e_stride);
+        for (float& f : mbuf) f = u(rng);
+        const Matrices& Mx = matrices(m);
+        for (int64_t t_first : {int64_t(0), int64_t(5)})
+          for (int t0 = 0; t0 + 16 <= tc && t_first + t0 < total; t0 += 16) {
+            std::vector<float> y(size_t(N) * K * H * W, -7.f);
+            TiledImage img{nullptr, y.data(), int64_t(K) * H * W, K, H, W, 0, 0, th, tw, total};
+            kn->output_transform(m, mbuf.data(), lay, img, t_first, t0, 0, K);
+            std::vector<char> mine(y.size(), 0);
+            for (int k = 0; k < K; ++k)
+              for (int l = 0; l < 16 && t_first + t0 + l < total; ++l) {
+                const int64_t t = t_first + t0 + l, n = t / (th * tw);
+                const int r = int(t % (th * tw)), y0 = (r / tw) * m, x0 = (r % tw) * m;
+                for (int i = 0; i < m && y0 + i < H; ++i)
+                  for (int j = 0; j < m && x0 + j < W; ++j) {
+                    double ref = 0, mag = 0;
+                    for (int a = 0; a < A; ++a)
+                      for (int b = 0; b < A; ++b) {
+                        const double term = Mx.AT[i][a] *
+                                            mbuf[size_t(a * A + b) * lay.e_stride + lay.offset(k, t0 + l)] *
+                                            Mx.AT[j][b];
+                        ref += term;
+                        mag += std::abs(term);
+                      }
+                    const size_t at = ((size_t(n) * K + k) * H + y0 + i) * W + x0 + j;
+                    mine[at] = 1;
+                    ASSERT_NEAR(y[at], ref, 1e-6 * mag) << kn->isa << " m=" << m << " W=" << W << " t=" << t;
+                  }
+              }
+            for (size_t i = 0; i < y.size(); ++i) {
+              if (mine[i]) continue;
+              ASSERT_EQ(y[i], -7.f) << kn->isa << " m=" << m << " W=" << W << " wrote pixel " << i;
+            }
+          }
+      }
+}
+
 // Each transform table packs for the sgemm micro-kernel of its own ISA (the
 // one kernels/cpu/gemm's table binds there), whose NR is whole 16-tile groups.
 TEST(WinogradKernels, PacksForItsIsaMicroKernel) {
