@@ -7,6 +7,12 @@
 //   ukernel/fft_cgemm/<isa>      the FFT's per-frequency complex GEMM (kernels/cpu/fft cgemm), 48 x 48
 //                                complex reduction over 2 x 16 lanes, 8 flops per complex multiply-add
 //   ukernel/fft_r2c/32x32/<isa>  one 16-lane 32 x 32 real 2-D transform, 2.5 N log2 N flops per signal
+//   ukernel/winograd_input/F4/<isa>/pitch_4k|pitch_odd
+//                                the F(4x4, 3x3) input transform over a 64-channel 32 x 32 image (in L2), 16
+//                                tiles x 16 channels a call, into the forward GEMM's B panels; the transformed
+//                                elements' slices 8 KiB apart (pitch_4k) or an odd number of lines apart (the
+//                                algorithm's layout). Counter: ns per tile and channel (no flop rate: the
+//                                transform's arithmetic is a small share of its instructions).
 // One thread. Rates over the thread's CPU time, the peak's too (not the wall clock: a shared core's lost
 // time is not the kernel's). Counters: GFLOP/s and %peak (of the one-thread peak of the ISA in use; the sgemm entries of a
 // narrower ISA are measured against the same, wider, peak: the gap is what the narrower ISA costs here).
@@ -24,6 +30,7 @@
 #include "core/timing.hpp"
 #include "kernels/cpu/fft/fft.hpp"
 #include "kernels/cpu/gemm/sgemm.hpp"
+#include "kernels/cpu/winograd/winograd_kernels.hpp"
 
 namespace convlab {
 namespace {
@@ -91,6 +98,29 @@ void BM_fft_r2c(benchmark::State& state) {
   state.SetLabel(cpu::fft::isa_used());
 }
 
+void BM_winograd_input(benchmark::State& state, bool odd_pitch) {
+  namespace wg = cpu::winograd;
+  constexpr int m = 4, C = 64, H = 32, W = 32, nr = 32;
+  const wg::Kernels& kn = wg::best_kernels();
+  AlignedBuffer<float> x(size_t(C) * H * W);
+  fill_uniform(x.data(), x.size(), 7);
+  const wg::TiledImage img{x.data(), nullptr, int64_t(C) * H * W, C, H, W, 1, 1,
+                           wg::tiles_1d(H, m), wg::tiles_1d(W, m), int64_t(wg::tiles_1d(H, m)) * wg::tiles_1d(W, m)};
+  const int tiles = int(img.tiles_total);
+  const int64_t slice = int64_t(tiles) * C, pitch = odd_pitch ? slice + 16 : slice;  // slice: 64 x 64 floats
+  AlignedBuffer<float> v(size_t(36) * pitch);
+  const wg::PackLayout lay{pitch, 1, nr, 0, nr, int64_t(C) * nr, 1};
+  const double t0 = thread_seconds();
+  for (auto _ : state) {
+    for (int t = 0; t < tiles; t += 16)
+      for (int c = 0; c < C; c += 16) kn.input_transform(m, img, 0, t, c, c + 16, v.data(), lay);
+    benchmark::ClobberMemory();
+  }
+  const double t = thread_seconds() - t0;
+  if (t > 0) state.counters["ns/tile/channel"] = t * 1e9 / (double(state.iterations()) * tiles * C);
+  state.SetLabel(kn.isa);
+}
+
 }  // namespace
 }  // namespace convlab
 
@@ -111,6 +141,9 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("ukernel/sgemm/" + name).c_str(), BM_sgemm_ukernel, gi);
   benchmark::RegisterBenchmark(("ukernel/fft_cgemm/" + isa).c_str(), BM_fft_cgemm);
   benchmark::RegisterBenchmark(("ukernel/fft_r2c/32x32/" + isa).c_str(), BM_fft_r2c);
+  for (bool odd : {false, true})
+    benchmark::RegisterBenchmark(("ukernel/winograd_input/F4/" + isa + (odd ? "/pitch_odd" : "/pitch_4k")).c_str(),
+                                 BM_winograd_input, odd);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
