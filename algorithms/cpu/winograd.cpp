@@ -82,6 +82,7 @@ struct Plan {
   // Floats from one transformed element's slice of V / of M (fwd, bwd-data)
   // or W (bwd-filter) to the next's (element_pitch).
   int64_t v_pitch = 0, m_pitch = 0;
+  int64_t u_pitch = 0;  // the same for the transformed filter U (fwd, bwd-data)
 };
 
 // The distance between two transformed elements' slices of a buffer: the
@@ -138,7 +139,8 @@ Plan make_plan(int m, const ConvProblem& p, Direction dir, wg::GemmTile tile) {
     pl.tb = std::min(tile_block(m, pl.c_in, int(kp), tile.nr), pl.tc);
     pl.v_pitch = element_pitch(int64_t(pl.tc) * pl.c_in);
     pl.m_pitch = element_pitch(int64_t(pl.tc) * kp);
-    pl.u_floats = int64_t(a2) * kp * pl.c_in;  // filter    (alpha^2, KB, c_in, MR)
+    pl.u_pitch = element_pitch(kp * pl.c_in);
+    pl.u_floats = int64_t(a2) * pl.u_pitch;    // filter    (alpha^2, KB, c_in, MR)
     pl.v_floats = int64_t(a2) * pl.v_pitch;    // input     (alpha^2, tc/NR, c_in, NR)
     pl.m_floats = int64_t(a2) * pl.m_pitch;    // products  (alpha^2, tc/NR, Kp, NR)
   }
@@ -177,7 +179,7 @@ void run_forward_like(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const 
   const int kb_count = kp / MR;
   const wg::PackLayout vlay{pl.v_pitch, 1, NR, 0, NR, int64_t(c_in) * NR, 1};
   const wg::PackLayout mlay{pl.m_pitch, 1, NR, 0, NR, int64_t(kp) * NR, 1};
-  const int64_t u_e = int64_t(kb_count) * c_in * MR;
+  const int64_t u_e = pl.u_pitch;
   const int cblocks = wg::ceil_div(c_in, kChanBlock);
   const int kblocks = wg::ceil_div(pl.k_out, kChanBlock);
   for (int64_t t_first = 0; t_first < pl.tiles_total; t_first += pl.tc) {
@@ -232,7 +234,7 @@ void run_forward_fused(const wg::Kernels& kn, const cpu::SgemmUkernel& uk, const
   const int kp = int(wg::round_up(k_out, MR)), kb_count = kp / MR, np_max = pl.tc / NR, bp = pl.tb / NR;
   const wg::PackLayout vlay{pl.v_pitch, 1, NR, 0, NR, int64_t(c_in) * NR, 1};
   const wg::PackLayout mlay{pl.m_pitch, 1, NR, 0, NR, int64_t(kp) * NR, 1};
-  const int64_t u_e = int64_t(kb_count) * c_in * MR;
+  const int64_t u_e = pl.u_pitch;
   const int cblocks = wg::ceil_div(c_in, kChanBlock), kblocks = wg::ceil_div(k_out, kChanBlock);
   for (int64_t t_first = 0; t_first < pl.tiles_total; t_first += pl.tc) {
     const int64_t rem = std::min<int64_t>(pl.tc, pl.tiles_total - t_first);
@@ -385,7 +387,7 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
                      P, Q, 0, 0, pl.tiles_h, pl.tiles_w, pl.tiles_total};
     switch (dir) {
       case Direction::fwd:
-        wg::filter_transform(m_, wei_g, kg, cg, false, pl.tile, u, threads);
+        wg::filter_transform(m_, wei_g, kg, cg, false, pl.tile, u, threads, pl.u_pitch);
         clock.lap("filter transform", StageKind::memory, 0, filter_bytes);
         if (pl.tb > 0) run_forward_fused(kn, uk, pl, x, y, u, v, mb, threads, ctx.profile, clock);
         else run_forward_like(kn, uk, pl, x, y, u, v, mb, threads, clock);
@@ -394,7 +396,7 @@ void CpuWinograd::run(const ConvProblem& p, Direction dir, const ConvBuffers& bu
         // diff_dst is the input side, padded by 2 - pad (negative: cropped).
         y.pad_h = 2 - p.pad_h;
         y.pad_w = 2 - p.pad_w;
-        wg::filter_transform(m_, wei_g, kg, cg, true, pl.tile, u, threads);
+        wg::filter_transform(m_, wei_g, kg, cg, true, pl.tile, u, threads, pl.u_pitch);
         clock.lap("filter transform", StageKind::memory, 0, filter_bytes);
         if (pl.tb > 0) run_forward_fused(kn, uk, pl, y, x, u, v, mb, threads, ctx.profile, clock);
         else run_forward_like(kn, uk, pl, y, x, u, v, mb, threads, clock);

@@ -63,7 +63,7 @@ struct Kernels {
                         const PackLayout& lay);
   // filter_transform (below) for the k-blocks [kb0, kb1) of MR = mr channels, single-threaded.
   void (*filter_transform_block)(int m, const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u,
-                                 int kb0, int kb1);
+                                 int64_t e_stride, int kb0, int kb1);
   // diff_wei = GT M G (fp64) for output channel k, input channels [c0, c0 + 16) of one
   // group; M is (alpha^2, kp, cp), cp a multiple of 16.
   void (*filter_grad_block)(int m, const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group);
@@ -85,8 +85,10 @@ GemmTile gemm_tile(const Kernels& kn);
 // Backward data: k_out = Cg, c_in = Kg, g = rot180(wei[c_in][k_out]) (transposed, rotated).
 // Threads: OpenMP over k-blocks, static. Kernels: best_kernels().
 // tile.mr is one of filter_transform_supports_mr (the micro-kernels' MRs).
+// u_pitch: floats from one element's (KB, c_in, MR) slice to the next, at least
+// ceil(k_out/MR) MR c_in; 0 packs them back to back.
 void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, GemmTile tile, float* u,
-                      int threads);
+                      int threads, int64_t u_pitch = 0);
 constexpr bool filter_transform_supports_mr(int mr) { return mr == 4 || mr == 6 || mr == 12; }
 
 // diff_wei(k, c) = GT M(k, c) G for one group (fp64 accumulation), M is

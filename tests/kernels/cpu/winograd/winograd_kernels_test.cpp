@@ -376,22 +376,28 @@ TEST(WinogradKernels, FilterTransformDeltaAndRotation) {
   }
   // K = 19 output channels, C = 2, every MR of the table: channel k's filter is k * delta(1, 1)
   // (centre tap), so U(e, k, c) = (c + 1) * k * G[a][1] * G[b][1].
-  for (int mr : {4, 6, 12}) {
-    const int K = 19, C = 2, A = 6, kp = int(round_up(K, mr));
-    std::vector<float> wei(size_t(K) * C * 9, 0.f);
-    for (int k = 0; k < K; ++k)
-      for (int c = 0; c < C; ++c) wei[(size_t(k) * C + c) * 9 + 4] = float(k * (c + 1));
-    std::vector<float> u(size_t(A) * A * kp * C, -3.f);
-    filter_transform(4, wei.data(), K, C, false, {mr, 16}, u.data(), 2);
-    const Matrices& Mx = matrices(4);
-    for (int e = 0; e < A * A; ++e)
-      for (int k = 0; k < kp; ++k)
-        for (int c = 0; c < C; ++c) {
-          const float want = k < K ? float(k * (c + 1) * Mx.G[e / A][1] * Mx.G[e % A][1]) : 0.f;
-          EXPECT_FLOAT_EQ(u[size_t(e) * kp * C + (size_t(k / mr) * C + c) * mr + k % mr], want)
-              << "mr=" << mr << " e=" << e << " k=" << k << " c=" << c;
-        }
-  }
+  // Packed (pitch 0) and with the elements' slices 16 floats further apart than packed, where
+  // the floats between slices stay untouched.
+  for (int mr : {4, 6, 12})
+    for (int64_t extra : {0, 16}) {
+      const int K = 19, C = 2, A = 6, kp = int(round_up(K, mr));
+      const int64_t pitch = int64_t(kp) * C + extra;
+      std::vector<float> wei(size_t(K) * C * 9, 0.f);
+      for (int k = 0; k < K; ++k)
+        for (int c = 0; c < C; ++c) wei[(size_t(k) * C + c) * 9 + 4] = float(k * (c + 1));
+      std::vector<float> u(size_t(A) * A * pitch, -3.f);
+      filter_transform(4, wei.data(), K, C, false, {mr, 16}, u.data(), 2, extra ? pitch : 0);
+      const Matrices& Mx = matrices(4);
+      for (int e = 0; e < A * A; ++e) {
+        for (int k = 0; k < kp; ++k)
+          for (int c = 0; c < C; ++c) {
+            const float want = k < K ? float(k * (c + 1) * Mx.G[e / A][1] * Mx.G[e % A][1]) : 0.f;
+            EXPECT_FLOAT_EQ(u[size_t(e) * pitch + (size_t(k / mr) * C + c) * mr + k % mr], want)
+                << "mr=" << mr << " pitch=" << pitch << " e=" << e << " k=" << k << " c=" << c;
+          }
+        for (int64_t i = int64_t(kp) * C; i < pitch; ++i) EXPECT_EQ(u[size_t(e) * pitch + i], -3.f) << "gap written";
+      }
+    }
 }
 
 }  // namespace
