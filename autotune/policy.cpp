@@ -346,8 +346,17 @@ std::vector<AlgoPerf> find_ranking(const Policy& policy, const ConvProblem& p, D
   const Constraints cons = constraints_of(policy, workspace_limit);
   TunerState& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
+  std::vector<AlgoPerf> ranked;
+  if (policy.kind == Policy::Kind::cache) {  // the file's list (find on a miss, then stored), as choose reads it
+    FindOptions fo;
+    fo.workspace_limit = cons.workspace_limit;
+    ranked = cache_or_find(&open_cache(s, cache_file(policy)), p, dir, ctx, fo,
+                           find_candidates(ctx.device, policy.tf32)).results;  // ranked, as find's
+  } else {
+    ranked = found(s, policy, p, dir, ctx, cons.workspace_limit);
+  }
   std::vector<AlgoPerf> out;
-  for (const AlgoPerf& r : found(s, policy, p, dir, ctx, cons.workspace_limit))
+  for (const AlgoPerf& r : ranked)
     if (find_algorithm(r.algo) && select({r}, cons)) out.push_back(r);  // select: ok and within the constraints
   if (out.empty()) fail("no algorithm meets the constraints for " + p.key() + " " + std::string(to_string(dir)));
   return out;

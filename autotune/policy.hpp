@@ -76,7 +76,8 @@ struct Choice {
 std::vector<std::string> split_policy_list(std::string_view text);
 
 // find's ranked list for (p, dir) -- the list choose_algorithm picks from for
-// find and find-context (memoised per process; find runs on a miss) -- keeping
+// find and find-context (memoised per process; find runs on a miss), and for
+// cache[:path] the file's list (find on a miss, then stored) -- keeping
 // only the entries the policy's constraints admit (ok, registered, workspace,
 // max-error, determinism, tf32), fastest first. Throws Error when none is admitted.
 std::vector<AlgoPerf> find_ranking(const Policy& policy, const ConvProblem& p, Direction dir, const ExecContext& ctx,

@@ -19,6 +19,7 @@
 #include "core/peak.hpp"
 #include "core/stats.hpp"
 #include "report/html/report_html.hpp"
+#include "train/context_find.hpp"
 #include "train/plan.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -249,6 +250,28 @@ void bind_policies(nb::module_& m) {
       },
       "policy"_a, "problem"_a, "dir"_a, "device"_a = "cpu", "threads"_a = 0);
   m.def("check_policy", [](std::string_view text) { return Policy::parse(text).name(); }, "policy"_a);
+  // find's ranked list for (p, dir) within the policy's constraints, fastest first: [(algorithm, seconds)]
+  // (find / find-context: the process's memo, find on a miss; cache:<file>: the file's list).
+  m.def(
+      "find_ranking",
+      [](std::string_view policy_text, const ConvProblem& p, std::string_view dir, std::string_view device,
+         int threads) {
+        Policy policy = Policy::parse(policy_text);
+        if (std::string why = p.validate(); !why.empty()) throw Error("invalid problem: " + why);
+        ExecContext ctx;
+        ctx.device = parse_device(device);
+        ctx.threads = threads;
+        const Direction d = parse_direction(dir);
+        std::vector<AlgoPerf> ranked;
+        {
+          nb::gil_scoped_release release;
+          ranked = find_ranking(policy, p, d, ctx);
+        }
+        std::vector<std::tuple<std::string, double>> out;
+        for (const AlgoPerf& r : ranked) out.emplace_back(r.algo, r.time);
+        return out;
+      },
+      "policy"_a, "problem"_a, "dir"_a, "device"_a = "cpu", "threads"_a = 0);
 }
 
 // The training comparison's method, the same code `convlab train` runs: the
@@ -270,6 +293,40 @@ void bind_method(nb::module_& m) {
         return std::make_tuple(stats::median(a) / stats::median(b), i.lo, i.hi);
       },
       "a"_a, "b"_a);
+  // median(a) - median(b) with its bootstrap interval, a[i] and b[i] paired (measured in the same round).
+  m.def(
+      "median_diff_ci",
+      [](const std::vector<double>& a, const std::vector<double>& b) {
+        stats::Interval i = stats::median_diff_ci(a, b);
+        return std::make_tuple(stats::median(a) - stats::median(b), i.lo, i.hi);
+      },
+      "a"_a, "b"_a);
+  // find-context's ranking of one (layer, direction) from its candidates' in-context samples (the
+  // isolated winner first, samples paired by round): train/context_find's settle_pair, as convlab train
+  // ranks. Returns (in-context order [(algo, median s, lo, hi)], agree, tie, cost ratio, lo, hi).
+  m.def(
+      "settle_context_pair",
+      [](const std::vector<std::tuple<std::string, double, std::vector<double>>>& candidates) {
+        if (candidates.empty()) throw Error("settle_context_pair: no candidates");
+        train::ContextPair pair;
+        for (const auto& [algo, isolated_s, samples] : candidates) {
+          if (samples.empty()) throw Error("settle_context_pair: " + algo + " has no in-context samples");
+          if (samples.size() != std::get<2>(candidates.front()).size())
+            throw Error("settle_context_pair: the candidates' samples are paired by round and must be as many");
+          train::ContextCandidate c;
+          c.algo = algo;
+          c.isolated_s = isolated_s;
+          c.samples = samples;
+          pair.isolated.push_back(std::move(c));
+        }
+        train::settle_pair(pair);
+        std::vector<std::tuple<std::string, double, double, double>> order;
+        for (const train::ContextCandidate& c : pair.in_context)
+          order.emplace_back(c.algo, c.context_s, c.context_ci.lo, c.context_ci.hi);
+        return std::make_tuple(order, pair.agree, pair.tie, pair.cost_ratio, pair.cost_ratio_ci.lo,
+                               pair.cost_ratio_ci.hi);
+      },
+      "candidates"_a);
   // convlab's report page drawn from a train.json text (`convlab report` / `convlab html` draw the same).
   m.def(
       "report_html",

@@ -16,7 +16,8 @@ def main(argv=None):
     c.add_argument("--image-size", type=int, default=224)
     c.add_argument("--classes", type=int, default=None, help="output classes (default: the model's)")
     c.add_argument("--policies", default="default;get;find",
-                   help="convlab policies, ';'-separated (',' adds constraints: 'find,tf32;get')")
+                   help="convlab policies, ';'-separated (',' adds constraints: 'find,tf32;get'); find-context "
+                        "re-ranks find's choices inside training steps")
     c.add_argument("--baselines", default=None,
                    help="PyTorch baselines, ','-separated (default: pytorch,pytorch-channels-last; on cuda also "
                         "pytorch-fp32 (cuDNN without TF32) and pytorch-cudnn-benchmark)")
@@ -27,6 +28,10 @@ def main(argv=None):
     c.add_argument("--cache", default=None, help="an autotune cache file (shared with the CLI)")
     c.add_argument("--out", default=None, help="results folder (compare.json, .csv, .md, report.html)")
     c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--context-factor", type=float, default=1.5,
+                   help="find-context: candidates within this factor of the isolated best (default 1.5)")
+    c.add_argument("--context-steps", type=int, default=3,
+                   help="find-context: timed steps per candidate (default 3)")
     a = ap.parse_args(argv)
     from .compare import compare  # after parsing: --help needs no model
 
@@ -36,6 +41,7 @@ def main(argv=None):
         doc = compare(a.model, batch=a.batch, image_size=a.image_size, classes=a.classes, policies=policies,
                       baselines=baselines, rounds=a.rounds, steps=a.steps, warmup_rounds=a.warmup_rounds,
                       device=a.device, cache=a.cache, out=a.out, seed=a.seed,
+                      context_factor=a.context_factor, context_steps=a.context_steps,
                       log=lambda s: print(s, file=sys.stderr, flush=True))
     except Error as e:
         print(f"error: {e}", file=sys.stderr)

@@ -4,7 +4,8 @@ One model per policy from the same initial weights; PyTorch's own convolutions a
 ("pytorch": its default, oneDNN on the CPU and cuDNN on a GPU, where PyTorch lets cuDNN compute in TF32
 unless torch.backends.cudnn.allow_tf32 is off; "pytorch-fp32" on a GPU: cuDNN in fp32;
 "pytorch-cudnn-benchmark" on a GPU; "pytorch-channels-last"); convlab's policies patched in (default, get, find, fixed:NAME, cache:FILE,
-with constraints). Rounds run every policy for the same steps in a balanced order (convlab train's
+with constraints; find-context: find's choices re-ranked inside training steps, convlab.torch.find_in_context).
+Rounds run every policy for the same steps in a balanced order (convlab train's
 Williams square); each step is timed whole. Reported: each policy's median step with its 95 %
 bootstrap interval, its speedup over "pytorch" paired by round, its losses against the fp32 drift
 bound, the per-layer times that explain the difference, and the step's napkin limit.
@@ -22,6 +23,7 @@ from .. import _convlab
 from .._convlab import Error
 from . import method
 from .attribution import LayerTimer, layer_rows, step_limit
+from .context import find_in_context
 from .layer import Conv2d
 from .patch import check_policy, patch, tune
 from .report import write_results
@@ -62,6 +64,7 @@ class Variant:
         self.choose_seconds = 0.0
         self.patch_report = []
         self.tune_rows = []
+        self.context = None  # find-context: what find_in_context measured
         self.layers = []
         self.channels_last = name == "pytorch-channels-last"
         self.cudnn_benchmark = name == "pytorch-cudnn-benchmark"
@@ -76,7 +79,7 @@ def _check_policies(policies, baselines):
     for p in policies:
         if p.startswith("pytorch"):
             raise Error(f"'{p}' is a baseline, not a convlab policy (baselines=...)")
-        check_policy("find" if p == "find-context" else p)
+        check_policy(p)
     for b in baselines:
         if b not in BASELINES_CUDA:
             raise Error(f"unknown baseline '{b}' ({', '.join(BASELINES_CUDA)})")
@@ -127,7 +130,9 @@ def conv_math(name, device, allow_tf32):
     return "tf32" if "tf32" in name.split(",")[1:] else "fp32"
 
 
-def _build(model, policies, baselines, cache, example, lr, momentum, log, device="cpu", allow_tf32=True):
+def _build(model, policies, baselines, cache, batches, lr, momentum, log, device="cpu", allow_tf32=True,
+           seed=1, context=(1.5, 3)):
+    example = batches[0][0]
     variants = []
     for name in list(baselines) + list(policies):
         m = copy.deepcopy(model)
@@ -139,12 +144,22 @@ def _build(model, policies, baselines, cache, example, lr, momentum, log, device
             m.to(memory_format=torch.channels_last)
         if not name.startswith("pytorch"):
             t0 = time.perf_counter()
-            head = name.partition(",")[0]
+            head, sep, constraints = name.partition(",")
             file = cache if head in ("find", "find-context", "get") else None  # the others measure nothing
-            v.patch_report = patch(m, policy=name, cache=file)
-            v.tune_rows = tune(m, example, policy=name, cache=file).rows
+            chosen = "find" + sep + constraints if head == "find-context" else name  # the isolated find first
+            v.patch_report = patch(m, policy=chosen, cache=file)
+            v.tune_rows = tune(m, example, policy=chosen, cache=file).rows
             v.choose_seconds = time.perf_counter() - t0
             log(f"  {name}: chose {len(v.tune_rows)} (layer, direction) pairs in {v.choose_seconds:.1f} s")
+            if head == "find-context":
+                factor, steps = context
+                v.context = find_in_context(m, lambda: _step(v, batches, seed, device), factor=factor, steps=steps,
+                                            optimizer=v.opt, log=lambda line: log("  " + line))
+                v.losses.clear()  # its steps trained the model; the weights and the optimizer were given back
+                v.tune_rows = tune(m, example, policy=chosen, cache=file).rows  # the choices as they now stand
+                differ = sum(not p["agree"] for p in v.context["pairs"])
+                log(f"  {name}: {differ} of {len(v.context['pairs'])} pairs re-chosen inside the step, "
+                    f"{v.context['steps']} steps, {v.context['seconds']:.1f} s")
         variants.append(v)
     return variants
 
@@ -176,11 +191,13 @@ def _reduction(model):
 
 def compare(model, *, batch=16, image_size=224, classes=None, policies=("default", "get", "find"), baselines=None,
             rounds=5, steps=2, warmup_rounds=1, attribution_steps=2, lr=0.01, momentum=0.9, seed=1, device="cpu",
-            cache=None, out=None, log=print):
+            cache=None, out=None, log=print, context_factor=1.5, context_steps=3):
     """Trains one copy of `model` per policy and baseline and compares their steps (see the module's
     doc). `model`: an nn.Module, a factory, or a torchvision name ("resnet50"). `out`: a results
     folder written whole at the end (compare.json, compare.csv, layers.csv, compare.md,
-    report.html). Returns the results as a dict (the JSON's content)."""
+    report.html). `context_factor` / `context_steps`: find-context's budget (candidates within that
+    factor of the isolated best, timed steps per candidate). Returns the results as a dict (the JSON's
+    content)."""
     if device not in ("cpu", "cuda"):
         raise Error(f"device must be cpu or cuda, got '{device}'")
     if device == "cuda" and not torch.cuda.is_available():
@@ -191,6 +208,9 @@ def compare(model, *, batch=16, image_size=224, classes=None, policies=("default
     for what, value in (("batch", batch), ("image_size", image_size), ("rounds", rounds), ("steps", steps)):
         if not isinstance(value, int) or value < 1:
             raise Error(f"{what} must be a positive integer, got {value!r}")
+    if not isinstance(context_steps, int) or context_steps < 1 or not context_factor >= 1:
+        raise Error(f"find-context needs context_steps >= 1 and context_factor >= 1, got {context_steps!r} and "
+                    f"{context_factor!r}")
     if out is not None:
         parent = os.path.dirname(os.path.abspath(out)) or "."
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
@@ -211,7 +231,8 @@ def compare(model, *, batch=16, image_size=224, classes=None, policies=("default
         doc = _compare(model, name, policies, baselines, cache, batches, dict(
             batch=batch, image_size=image_size, classes=classes, rounds=rounds, steps=steps,
             warmup_rounds=warmup_rounds, attribution_steps=attribution_steps, lr=lr, momentum=momentum, seed=seed,
-            device=device, threads=threads, limits=limits, log=log, allow_tf32=user_cudnn[1]))
+            device=device, threads=threads, limits=limits, log=log, allow_tf32=user_cudnn[1],
+            context=(context_factor, context_steps)))
     finally:
         torch.backends.cudnn.benchmark, torch.backends.cudnn.allow_tf32 = user_cudnn
     if out is not None:
@@ -222,7 +243,8 @@ def compare(model, *, batch=16, image_size=224, classes=None, policies=("default
 def _compare(model, name, policies, baselines, cache, batches, c):
     """compare()'s rounds, control, attribution and summary on checked arguments `c`."""
     device, seed, lr, momentum, log = c["device"], c["seed"], c["lr"], c["momentum"], c["log"]
-    variants = _build(model, policies, baselines, cache, batches[0][0], lr, momentum, log, device, c["allow_tf32"])
+    variants = _build(model, policies, baselines, cache, batches, lr, momentum, log, device, c["allow_tf32"], seed,
+                      c["context"])
     result = _run_rounds(variants, batches, c["rounds"], c["steps"], c["warmup_rounds"], seed, device, log)
     base = variants[0]
     control = _control(model, base.losses, batches, seed, device, lr, momentum, c["allow_tf32"])
@@ -307,7 +329,7 @@ def _summarise(variants, bounds, limit_s):
             "losses": v.losses, "loss_rel_diffs": diffs, "loss_agrees": exceeds < 0, "loss_exceeds_at": exceeds,
             "layers": v.layers, "patch": [list(r) for r in v.patch_report],
             "workspace_bytes": _workspace_bytes(v.model) if not v.name.startswith("pytorch") else None,
-            "choices": [r._asdict() for r in v.tune_rows], "conv_math": v.conv_math})
+            "choices": [r._asdict() for r in v.tune_rows], "conv_math": v.conv_math, "in_context": v.context})
         if fp32_meds:  # against PyTorch's cuDNN in fp32, paired by round as against "pytorch"
             s32, ci32 = method.paired_ratio_ci(fp32_meds, meds)
             out[-1].update({"speedup_vs_pytorch_fp32": s32, "speedup_fp32_ci": list(ci32)})

@@ -16,6 +16,13 @@ def check_policy(policy):
     return _convlab.check_policy(policy)
 
 
+def _refuse_context(policy):
+    head, sep, constraints = str(policy).partition(",")
+    if head == "find-context":
+        raise Error(f"'{policy}' re-times candidates inside training steps: patch with "
+                    f"'find{sep}{constraints}', then call convlab.torch.find_in_context(model, step)")
+
+
 def _convs(model):
     """(name, module) of every convolution layer: nn.Conv2d and convlab's own."""
     return [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Conv2d)]
@@ -23,10 +30,12 @@ def _convs(model):
 
 def patch(model, policy="find", cache=None):
     """Swaps every nn.Conv2d of `model` for convlab's layer, in place (the same parameters, buffers
-    and hooks). `policy` as the CLI's: default, get, find, find-context is find here, fixed:NAME,
-    cache:FILE, with constraints ("find,tf32"); `cache`, a cache file the CLI's tune and train share.
+    and hooks). `policy` as the CLI's: default, get, find, fixed:NAME, cache:FILE, with constraints
+    ("find,tf32"); `cache`, a cache file the CLI's tune and train share. find-context needs training
+    steps: patch with find, then `find_in_context(model, step)`.
     Returns [(layer name, "patched" | why not)]; a layer left alone keeps PyTorch's convolution."""
-    policy = policy_with_cache("find" if policy == "find-context" else policy, cache)
+    _refuse_context(policy)
+    policy = policy_with_cache(policy, cache)
     check_policy(policy)
     report = []
     for name, m in _convs(model):
@@ -111,7 +120,8 @@ def tune(model, example_input, policy="find", cache=None):
     chooses each (layer, direction)'s algorithm by `policy` (find measures, get predicts; `cache`, a
     file the CLI shares). Patched layers keep the choices, so training starts without choosing.
     Backward-data is left out for layers fed by the input itself (PyTorch does not need it)."""
-    policy = policy_with_cache("find" if policy == "find-context" else policy, cache)
+    _refuse_context(policy)
+    policy = policy_with_cache(policy, cache)
     check_policy(policy)
     rows = []
     for name, module, x, needs_dx in layer_inputs(model, example_input):

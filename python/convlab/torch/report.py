@@ -72,7 +72,7 @@ def _claims(doc):
              f"(interval {best['speedup_ci'][0]:.3f}–{best['speedup_ci'][1]:.3f}, {best['verdict']})."]
     base = pols[0]
     for p in pols:
-        if p["policy"].partition(",")[0] != "find":
+        if p["policy"].partition(",")[0] not in ("find", "find-context"):
             continue
         slower = p["speedup_ci"][1] < 1
         math, base_math = p.get("conv_math", "fp32"), base.get("conv_math", "fp32")
@@ -100,7 +100,63 @@ def markdown(doc):
             f"Step napkin limit {_ms(doc['limit_s'])} ms." if doc["limit_s"] else "Step limit: not computed.",
             f"Loss drift bound: {d['reduction']} × FLT_EPSILON × the loss's measured sensitivity (up to "
             f"{d['sensitivity']:.3g} by the last step; the control: the baseline from weights moved by 2^-22).", ""]
-    return "\n".join(head + _claims(doc) + [""] + _policy_table(doc) + _attribution(doc)) + "\n"
+    return "\n".join(head + _claims(doc) + [""] + _policy_table(doc) + _in_context(doc) + _attribution(doc)) + "\n"
+
+
+def _in_context(doc):
+    """find-context's isolated and in-context rankings per (layer, direction), and what they claim per step
+    against find's measured steps."""
+    p = next((p for p in doc["policies"] if p.get("in_context")), None)
+    if p is None:
+        return []
+    c = p["in_context"]
+    lines = ["", f"## In-context find (`{p['policy']}`)", "",
+             f"Per (layer, direction), find's candidates within {c['factor']:.2f}x of the isolated best, each timed "
+             f"inside training steps (only that choice swapped, every other layer at the isolated choice; "
+             f"{c['steps_per_candidate']} timed steps per candidate, each the second of two in a row with it, "
+             f"candidates interleaved); ms = that layer and direction's median inside the step [95 %]. Cost: "
+             f"{c['steps']} training steps, {c['seconds']:.1f} s, on top of the isolated find. cost = the isolated "
+             f"winner's in-context time / the in-context winner's [95 %, paired over the rounds]; the rankings "
+             f"differ only when that interval lies above 1 (tie: swapped inside the noise, the isolated winner kept).",
+             "", "| layer | dir | isolated ranking (ms alone) | in-context ranking (ms in the step) | agree | cost |",
+             "|---|---|---|---|---|---:|"]
+    claimed = 0.0
+    differ = ties = 0
+    for pr in c["pairs"]:
+        iso = ", ".join(f"{k['algo']} {k['ms']:.3g}" for k in pr["isolated"])
+        ctx = ", ".join(f"{k['algo']} {k['ms']:.3g} [{k['ms_ci'][0]:.3g}, {k['ms_ci'][1]:.3g}]"
+                        for k in pr["in_context"])
+        lo, hi = pr["cost_ratio_ci"]
+        cost = "1.00x" if (lo, hi) == (1, 1) else f"{pr['cost_ratio']:.2f}x [{lo:.2f}, {hi:.2f}]"
+        lines.append(f"| {pr['layer']} | {pr['direction']} | {iso} | {ctx} | "
+                     f"{'tie' if pr['tie'] else 'yes' if pr['agree'] else 'no'} | {cost} |")
+        ties += pr["tie"]
+        if not pr["agree"]:
+            differ += 1
+            ms_of = {k["algo"]: k["ms"] for k in pr["in_context"]}
+            claimed += ms_of[pr["isolated"][0]["algo"]] - pr["in_context"][0]["ms"]
+    lines.append("")
+    head, sep, constraints = p["policy"].partition(",")
+    find = next((q for q in doc["policies"] if q["policy"] == "find" + sep + constraints), None)
+    if differ == 0:
+        swapped = f" ({ties} of {len(c['pairs'])} swap their order inside their intervals)" if ties else ""
+        lines.append(f"No pair ranks differently inside the step beyond the noise{swapped}: the in-context find keeps "
+                     f"every isolated choice.")
+        return lines
+    text = (f"{differ} of {len(c['pairs'])} pairs rank differently inside the step; by the per-layer times inside "
+            f"the step the isolated winners would cost {claimed:.1f} ms per step more than the in-context winners. ")
+    if find is None:
+        text += "Not checked against whole steps: find did not run in this comparison."
+    else:
+        diff, lo, hi = _convlab.median_diff_ci(find["steps_s"], p["steps_s"])
+        holds = lo * 1e3 <= claimed <= hi * 1e3
+        text += (f"{'Checked' if holds else '**Inconclusive:**'}: {p['policy']}'s steps run {diff * 1e3:.1f} ms "
+                 f"[{lo * 1e3:.1f}, {hi * 1e3:.1f}] faster than {find['policy']}'s, "
+                 + ("consistent with that estimate." if holds else
+                    "an interval that does not hold the per-layer estimate: read the in-context ranking as "
+                    "unconfirmed."))
+    lines.append(text)
+    return lines
 
 
 def _csv(doc):
@@ -185,7 +241,18 @@ def train_json(doc, run_id):
                       "control": d["control"]},
             "baseline": "pytorch", "rounds": doc["rounds"], "warmup_rounds": doc["warmup_rounds"],
             "order": doc["order"], "policies": pols,
-            "limit": _train_limit(doc)}
+            "limit": _train_limit(doc), **_train_context(doc)}
+
+
+def _train_context(doc):
+    """find-context's pairs and cost as convlab train writes them (the first policy that has them)."""
+    p = next((p for p in doc["policies"] if p.get("in_context")), None)
+    if p is None:
+        return {}
+    c = p["in_context"]
+    return {"in_context_find": c["pairs"],
+            "in_context_cost": {"policy": p["policy"], "steps": c["steps"], "seconds": c["seconds"],
+                                "factor": c["factor"], "steps_per_candidate": c["steps_per_candidate"]}}
 
 
 def _train_limit(doc):
