@@ -50,11 +50,37 @@ struct Mask16Avx2 {
   }
 };
 
+// bias_relu_bwd_row's blocks: 16 floats a step (two ymm), mask by y > 0 (NaN: 0, as
+// the plain loop; and-ing with the all-zero mask gives +0 as it does), the sums in
+// four ymm of 4 doubles (lane l: element l of each block).
+struct BwdBlocksAvx2 {
+  template <bool Mask, bool Sum>
+  static int64_t run(int64_t n, const float* y, float* dy, double* a) {
+    __m256d acc[4];
+    for (int q = 0; q < 4; ++q) acc[q] = _mm256_loadu_pd(a + 4 * q);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16)
+      for (int h = 0; h < 2; ++h) {
+        __m256 g = _mm256_loadu_ps(dy + j + 8 * h);
+        if constexpr (Mask) {
+          g = _mm256_and_ps(g, _mm256_cmp_ps(_mm256_loadu_ps(y + j + 8 * h), _mm256_setzero_ps(), _CMP_GT_OQ));
+          _mm256_storeu_ps(dy + j + 8 * h, g);
+        }
+        if constexpr (Sum) {
+          acc[2 * h] = _mm256_add_pd(acc[2 * h], _mm256_cvtps_pd(_mm256_castps256_ps128(g)));
+          acc[2 * h + 1] = _mm256_add_pd(acc[2 * h + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)));
+        }
+      }
+    for (int q = 0; q < 4; ++q) _mm256_storeu_pd(a + 4 * q, acc[q]);
+    return j;
+  }
+};
+
 }  // namespace
 
 const LayerKernels& layer_kernels_avx2() {
   static const LayerKernels k{"avx2",           &relu_fwd_span, &relu_bwd_span, &bias_relu_row,
-                              &bias_relu_bwd_row, &lrn_fwd_block, &lrn_bwd_block, &pool_fwd_plane,
+                              &bias_relu_bwd_row<BwdBlocksAvx2>, &lrn_fwd_block, &lrn_bwd_block, &pool_fwd_plane,
                               &dropout_span_t<Mask16Avx2>, &sgd_span, &softmax_row};
   return k;
 }

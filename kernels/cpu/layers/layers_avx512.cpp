@@ -36,11 +36,35 @@ struct Mask16Avx512 {
   }
 };
 
+// bias_relu_bwd_row's blocks: 16 floats a step, mask by y > 0 (NaN: 0, as the plain
+// loop), the sums in two zmm of 8 doubles (lane l: element l of each block).
+struct BwdBlocksAvx512 {
+  template <bool Mask, bool Sum>
+  static int64_t run(int64_t n, const float* y, float* dy, double* a) {
+    __m512d a0 = _mm512_loadu_pd(a), a1 = _mm512_loadu_pd(a + 8);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+      __m512 g = _mm512_loadu_ps(dy + j);
+      if constexpr (Mask) {
+        g = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(y + j), _mm512_setzero_ps(), _CMP_GT_OQ), g);
+        _mm512_storeu_ps(dy + j, g);
+      }
+      if constexpr (Sum) {
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm512_castps512_ps256(g)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(g), 1))));
+      }
+    }
+    _mm512_storeu_pd(a, a0);
+    _mm512_storeu_pd(a + 8, a1);
+    return j;
+  }
+};
+
 }  // namespace
 
 const LayerKernels& layer_kernels_avx512() {
   static const LayerKernels k{"avx512",          &relu_fwd_span, &relu_bwd_span,  &bias_relu_row,
-                              &bias_relu_bwd_row, &lrn_fwd_block, &lrn_bwd_block,  &pool_fwd_plane,
+                              &bias_relu_bwd_row<BwdBlocksAvx512>, &lrn_fwd_block, &lrn_bwd_block,  &pool_fwd_plane,
                               &dropout_span_t<Mask16Avx512>, &sgd_span, &softmax_row};
   return k;
 }

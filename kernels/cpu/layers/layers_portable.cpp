@@ -9,7 +9,7 @@ namespace convlab::cpu {
 
 const LayerKernels& layer_kernels_portable() {
   static const LayerKernels k{"portable",       &relu_fwd_span, &relu_bwd_span, &bias_relu_row,
-                              &bias_relu_bwd_row, &lrn_fwd_block, &lrn_bwd_block, &pool_fwd_plane,
+                              &bias_relu_bwd_row<>, &lrn_fwd_block, &lrn_bwd_block, &pool_fwd_plane,
                               &dropout_span_t<Mask16>, &sgd_span, &softmax_row};
   return k;
 }
