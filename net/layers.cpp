@@ -213,13 +213,26 @@ void ConvLayer::run(Direction dir, const float* src, const float* wei, const flo
 
 void ConvLayer::forward(const float* x, float* y, bool, int64_t) {
   run(Direction::fwd, x, wei_->w(), nullptr, y);
+  t_epilogue_fwd_ = 0;
   const bool relu = !fused_relu_.empty();
   if (!has_bias_ && !relu) return;
   const int n = p_.n, k = p_.k;
   const int64_t pq = int64_t(p_.p()) * p_.q();
   const float* b = has_bias_ ? bias_->w() : nullptr;
-  CONVLAB_ON_GPU(gpu_bias_relu_fwd(n, k, pq, b, relu, y, ctx_.stream));
-  cpu::bias_relu_fwd(n, k, pq, b, relu, y, ctx_.resolved_threads());
+  // The epilogue timed apart (on CUDA between two synchronisations, as backward's halves).
+  if (on_gpu()) device_synchronize(ctx_);
+  const double t0 = now_seconds();
+  if (on_gpu()) {
+#if CONVLAB_HAS_CUDA
+    gpu_bias_relu_fwd(n, k, pq, b, relu, y, ctx_.stream);
+    device_synchronize(ctx_);
+#else
+    fail(name_ + ": CUDA layers: built without CUDA");
+#endif
+  } else {
+    cpu::bias_relu_fwd(n, k, pq, b, relu, y, ctx_.resolved_threads());
+  }
+  t_epilogue_fwd_ = now_seconds() - t0;
 }
 
 void ConvLayer::backward(const float* x, const float* y, const float* dy, float* dx) {
@@ -242,7 +255,9 @@ void ConvLayer::backward(const float* x, const float* y, const float* dy, float*
     } else {
       cpu::bias_relu_bwd(n, k, pq, relu ? y : nullptr, g, db, ctx_.resolved_threads());
     }
+    if (on_gpu()) device_synchronize(ctx_);
   }
+  t_epilogue_bwd_ = now_seconds() - t0;
   run(Direction::bwd_filter, x, nullptr, dy, wei_->g());
   if (on_gpu()) device_synchronize(ctx_);
   double t1 = now_seconds();

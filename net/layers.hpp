@@ -148,6 +148,10 @@ class ConvLayer : public Layer {
   // Seconds of the last backward's two halves (bias gradient counted with bwd-filter).
   double last_bwd_data_seconds() const { return t_bwd_data_; }
   double last_bwd_filter_seconds() const { return t_bwd_filter_; }
+  // Seconds of the fused bias (+ ReLU) epilogue in the last forward and backward
+  // (0 without one): parts of the forward's time and of last_bwd_filter_seconds().
+  double last_epilogue_fwd_seconds() const { return t_epilogue_fwd_; }
+  double last_epilogue_bwd_seconds() const { return t_epilogue_bwd_; }
 
   // One run of a direction on the layer's buffers (for timing what a skipped
   // input gradient would cost): dx receives diff_src.
@@ -170,7 +174,7 @@ class ConvLayer : public Layer {
   Choice choice_[3];
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;
-  double t_bwd_data_ = 0, t_bwd_filter_ = 0;
+  double t_bwd_data_ = 0, t_bwd_filter_ = 0, t_epilogue_fwd_ = 0, t_epilogue_bwd_ = 0;
   void run(Direction dir, const float* src, const float* wei, const float* dst, float* out);
 };
 

@@ -202,7 +202,10 @@ double Net::forward_backward(const float* images, const int* labels, int64_t ite
     const double t0 = now_seconds();
     layers_[i]->forward(x, acts_[i].f32(), training, iteration);
     if (gpu && times) sync();
-    if (times) times->layers[i].fwd = now_seconds() - t0;
+    if (times) {
+      times->layers[i].fwd = now_seconds() - t0;
+      if (auto* c = dynamic_cast<ConvLayer*>(layers_[i].get())) times->layers[i].epilogue_fwd = c->last_epilogue_fwd_seconds();
+    }
   }
   double t0 = now_seconds();
   const double loss = softmax_cross_entropy(opt_.ctx, acts_.back().f32(), labels, dlabels, input_.n, classes(),
@@ -219,6 +222,7 @@ double Net::forward_backward(const float* images, const int* labels, int64_t ite
       if (auto* c = dynamic_cast<ConvLayer*>(layers_[i].get())) {
         times->layers[i].bwd_data = c->last_bwd_data_seconds();
         times->layers[i].bwd_filter = t - c->last_bwd_data_seconds();
+        times->layers[i].epilogue_bwd = c->last_epilogue_bwd_seconds();
       } else {
         times->layers[i].bwd_data = t;
       }

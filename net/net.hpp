@@ -37,9 +37,13 @@ struct NetOptions {
 };
 
 // Seconds per layer of one step. For conv layers: fwd, bwd_data, bwd_filter;
-// for the others bwd_data holds the whole backward.
+// for the others bwd_data holds the whole backward. A conv layer's fused bias (+
+// ReLU) epilogue is part of its fwd (the output pass) and of its bwd_filter (the
+// mask and the bias gradient, before the filter gradient); epilogue_fwd and
+// epilogue_bwd say how much, so that fwd - epilogue_fwd is the convolution alone.
 struct LayerTime {
   double fwd = 0, bwd_data = 0, bwd_filter = 0;
+  double epilogue_fwd = 0, epilogue_bwd = 0;  // conv layers: parts of fwd and bwd_filter
   double total() const { return fwd + bwd_data + bwd_filter; }
 };
 // The bytes one net holds, by kind (the trainer's memory check before it builds

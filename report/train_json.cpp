@@ -61,6 +61,10 @@ void json_layer(Out& o, const TrainReport& r, const LayerResult& l) {
   if (r.ranks > 1)
     o << ", \"comm_ms\": " << number(l.comm_seconds * 1e3) << ", \"comm_exposed_ms\": " << number(l.comm_exposed_seconds * 1e3);
   if (l.kind == "conv") {
+    // The fused bias (+ ReLU) epilogue's medians: parts of fwd_s and bwd_filter_s.
+    if (l.epilogue_timed)
+      o << ", \"epilogue_s\": {\"fwd\": " << number(l.median.epilogue_fwd)
+        << ", \"bwd\": " << number(l.median.epilogue_bwd) << "}";
     o << ", \"problem\": " << quote(l.problem) << ", \"input_grad\": " << flag(l.input_grad) << ", \"algos\": {";
     for (Direction d : kAllDirections) {
       const int i = direction_index(d);
@@ -165,6 +169,11 @@ LayerResult layer_from_json(const Value& v) {
   l.name = json::text_or(v, "name");
   l.kind = json::text_or(v, "kind");
   l.median = {num(v, "fwd_s"), num(v, "bwd_data_s"), num(v, "bwd_filter_s")};
+  if (const Value* e = v.get("epilogue_s"); e && e->is_object()) {
+    l.epilogue_timed = true;
+    l.median.epilogue_fwd = num(*e, "fwd");
+    l.median.epilogue_bwd = num(*e, "bwd");
+  }
   const Value* ci = v.get("ms_ci");
   for (Direction d : kAllDirections)
     l.ci[direction_index(d)] = interval_from_json(ci ? ci->get(std::string(to_string(d))) : nullptr, 1e3);

@@ -104,14 +104,18 @@ void summarise_policy(PolicyResult& pr, Runner& run, const TrainConfig& cfg, con
     LayerResult lr;
     lr.name = layers[li]->name();
     lr.kind = std::string(layers[li]->kind());
-    std::vector<double> comp[3];
+    std::vector<double> comp[5];
     for (auto& s : run.steps) {
       lr.samples.push_back(s.layers[li]);
       comp[0].push_back(s.layers[li].fwd);
       comp[1].push_back(s.layers[li].bwd_data);
       comp[2].push_back(s.layers[li].bwd_filter);
+      comp[3].push_back(s.layers[li].epilogue_fwd);
+      comp[4].push_back(s.layers[li].epilogue_bwd);
     }
-    lr.median = {stats::median(comp[0]), stats::median(comp[1]), stats::median(comp[2])};
+    lr.median = {stats::median(comp[0]), stats::median(comp[1]), stats::median(comp[2]), stats::median(comp[3]),
+                 stats::median(comp[4])};
+    lr.epilogue_timed = lr.kind == "conv";
     for (int i = 0; i < 3; ++i) lr.ci[i] = stats::median_ci(comp[i]);
     if (run.sync) {
       // Each bucket's all-reduce (and its exposed part) shared among its layers by bytes.

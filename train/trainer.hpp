@@ -60,6 +60,8 @@ struct LayerResult {
   std::string name, kind;
   std::string problem;                 // conv layers: benchdnn form
   LayerTime median;                    // per component, median over timed rounds
+  bool epilogue_timed = false;         // conv layers: median's epilogue_fwd / epilogue_bwd were measured
+                                       // (train.json's epilogue_s; files written before it lack them)
   stats::Interval ci[3] = {{0, 0}, {0, 0}, {0, 0}};  // per component (direction_index), 95 % of the median, seconds
   std::vector<LayerTime> samples;      // per timed round
   std::string algo[3], why[3];         // conv layers, per direction (indexed by direction_index())

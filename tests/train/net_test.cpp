@@ -92,6 +92,37 @@ TEST(Net, FusedConvReluTrainsBitIdenticallyToSeparateLayers) {
   EXPECT_EQ(params[0], params[1]);
 }
 
+// A conv layer's fused epilogue is timed apart: a part of its forward and of its
+// backward-filter, so fwd - epilogue_fwd is the convolution call alone.
+TEST(Net, FusedEpilogueIsTimedAsAPartOfItsDirections) {
+  auto data = make_synthetic("pattern", {8, 3, 16, 16}, 4, 3);
+  for (bool fuse : {false, true}) {
+    Net net = tiny(8, 4, true, 0.f, fuse);
+    net.inject_all(get_algorithm("cpu.direct"));
+    net.init(5);
+    Batch b;
+    data->batch(0, b);
+    StepTimes st;
+    net.train_step(b.images.data(), b.labels.data(), SgdOptions{}, 0, &st);
+    int convs = 0;
+    for (size_t i = 0; i < net.layers().size(); ++i) {
+      const LayerTime& t = st.layers[i];
+      if (net.layers()[i]->kind() != "conv") {
+        EXPECT_EQ(t.epilogue_fwd, 0);
+        EXPECT_EQ(t.epilogue_bwd, 0);
+        continue;
+      }
+      ++convs;
+      // tiny's convolutions have a bias: an epilogue with or without the fused ReLU.
+      EXPECT_GT(t.epilogue_fwd, 0);
+      EXPECT_GT(t.epilogue_bwd, 0);
+      EXPECT_LT(t.epilogue_fwd, t.fwd);
+      EXPECT_LT(t.epilogue_bwd, t.bwd_filter);
+    }
+    EXPECT_GT(convs, 0);
+  }
+}
+
 // Every registered, available CPU algorithm (as `fixed:` policy) trains the tiny
 // network to the same losses as the reference, within 1e-3 relative.
 TEST(Net, EveryCpuAlgorithmTrainsLikeTheReference) {

@@ -24,6 +24,8 @@ def main(argv=None):
     c.add_argument("--rounds", type=int, default=5)
     c.add_argument("--steps", type=int, default=2, help="steps per policy per round")
     c.add_argument("--warmup-rounds", type=int, default=1)
+    c.add_argument("--attribution-steps", type=int, default=2,
+                   help="steps per policy of the per-layer timing pass after the rounds (default 2)")
     c.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     c.add_argument("--cache", default=None, help="an autotune cache file (shared with the CLI)")
     c.add_argument("--out", default=None, help="results folder (compare.json, .csv, .md, report.html)")
@@ -40,6 +42,7 @@ def main(argv=None):
         baselines = a.baselines.split(",") if a.baselines else None
         doc = compare(a.model, batch=a.batch, image_size=a.image_size, classes=a.classes, policies=policies,
                       baselines=baselines, rounds=a.rounds, steps=a.steps, warmup_rounds=a.warmup_rounds,
+                      attribution_steps=a.attribution_steps,
                       device=a.device, cache=a.cache, out=a.out, seed=a.seed,
                       context_factor=a.context_factor, context_steps=a.context_steps,
                       log=lambda s: print(s, file=sys.stderr, flush=True))

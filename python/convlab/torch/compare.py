@@ -205,7 +205,8 @@ def compare(model, *, batch=16, image_size=224, classes=None, policies=("default
     baselines = tuple(baselines) if baselines is not None else (BASELINES_CUDA if device == "cuda" else BASELINES_CPU)
     policies = tuple(policies)
     _check_policies(policies, baselines)
-    for what, value in (("batch", batch), ("image_size", image_size), ("rounds", rounds), ("steps", steps)):
+    for what, value in (("batch", batch), ("image_size", image_size), ("rounds", rounds), ("steps", steps),
+                        ("attribution_steps", attribution_steps)):
         if not isinstance(value, int) or value < 1:
             raise Error(f"{what} must be a positive integer, got {value!r}")
     if not isinstance(context_steps, int) or context_steps < 1 or not context_factor >= 1:
