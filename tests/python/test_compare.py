@@ -124,6 +124,10 @@ def test_claims_name_the_math_when_it_differs():
     (dict(batch=0), "batch must be a positive integer"),
     (dict(out="/nonexistent/dir/cmp"), "cannot write the results folder"),
     (dict(device="tpu"), "device must be cpu or cuda"),
+    (dict(attribution_steps=0), "attribution_steps must be a positive integer"),
+    (dict(policies=["find-context"], context_steps=0), "find-context needs context_steps >= 1"),
+    (dict(policies=["find-context"], context_factor=0.5), "find-context needs context_steps >= 1 and "
+                                                         "context_factor >= 1"),
 ])
 def test_bad_arguments_are_refused_before_training(kwargs, message):
     calls = []

@@ -106,6 +106,42 @@ def test_find_in_context_refuses_what_it_cannot_run():
         find_in_context(model, lambda: model(x).sum().backward())
 
 
+def test_a_failing_step_leaves_the_isolated_choices_and_the_weights():
+    torch.manual_seed(4)
+    model = small_model()
+    patch(model, policy="find")
+    x, y = torch.randn(4, 3, 10, 10), torch.randint(0, 4, (4,))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    convs = [(n, m) for n, m in model.named_modules() if isinstance(m, convlab.torch.Conv2d)]
+
+    def step():
+        # Fails as soon as a candidate other than the isolated winner runs in some layer.
+        if any(c.why == "find-context candidate" and c.algo != chosen[(n, d)]
+               for n, m in convs for s in m.convlab_shapes() for d, c in s.choices.items()):
+            raise RuntimeError("the step failed")
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    chosen = {}
+    step()
+    before = copy.deepcopy(model.state_dict())
+    chosen = {(n, d): c.algo for n, m in convs for s in m.convlab_shapes() for d, c in s.choices.items()}
+    try:
+        find_in_context(model, step, optimizer=opt)
+        pytest.skip("no (layer, direction) of this model has a second candidate within 1.5x on this machine")
+    except RuntimeError as e:
+        assert "the step failed" in str(e)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, before[k]), k
+    for n, m in model.named_modules():
+        if isinstance(m, convlab.torch.Conv2d):
+            assert not m.convlab_timing
+            for s in m.convlab_shapes():
+                for d, c in s.choices.items():
+                    assert c.algo == chosen[(n, d)] and s.plans[d].algo == c.algo
+
+
 def test_a_cache_policy_ranks_from_its_file(tmp_path):
     cache = tmp_path / "tune.jsonl"
     p = convlab.Problem.parse("mb2ic8ih10oc8oh10kh3ph1")

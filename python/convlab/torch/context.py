@@ -100,13 +100,14 @@ def find_in_context(model, step, *, factor=1.5, steps=3, optimizer=None, log=Non
         n_steps += 1
         return _timed_step(step, shapes)
 
+    pairs = []
+    settled = False
     try:
         shapes = []
         run()  # plans made, first runs paid; shapes known after it
         shapes = _shapes(model)
         ran = run()
         threads = torch.get_num_threads()
-        pairs = []
         for name, s in shapes:
             for d in DIRECTIONS:
                 if (id(s), d) not in ran or s.plans.get(d) is None:
@@ -147,7 +148,12 @@ def find_in_context(model, step, *, factor=1.5, steps=3, optimizer=None, log=Non
                             p.samples[algo].append(t[(id(p.shape), p.dir)])
                 p.restore()  # the isolated winner back
         result = [_settle(p, threads, factor, say) for p in pairs]
+        settled = True
     finally:
+        if not settled:  # a step failed: every pair back on its isolated winner
+            for p in pairs:
+                if p.original.algo in p.plans:
+                    p.restore()
         for m, was in zip(convs, timing):
             m.convlab_timing = was
         for m in convs:
