@@ -56,7 +56,9 @@ const ConvProblem& probe_problem_1x1() {
   return p;
 }
 const ConvProblem& probe_problem_dw() {
-  static const ConvProblem p = parse_problem("g96mb2ic96ih20oc96oh20kh3ph1");
+  // Tensors of 4.8 MB: past the L2, as a network's depthwise layers are (their kernels are bound by
+  // memory there; on an L2-resident problem the ranking against oneDNN's inverts).
+  static const ConvProblem p = parse_problem("g96mb4ic96ih56oc96oh56kh3ph1");
   return p;
 }
 const ConvProblem& probe_problem(std::string_view cls) {
@@ -301,8 +303,8 @@ double cgemm_gflops(int threads) {
 // regions (Winograd's chunks, the FFT's phases) the most; one thread is slowed
 // by the sharing alone, the same for all. (On an idle machine two threads run
 // the probe problems 1.7-2.0x faster than one.)
-// Measured in rounds -- per round every item twice back to back, the second
-// timed (warm caches, as find times it); a first untimed round; then timed
+// Measured in rounds -- per round every item back to back for at least 2 ms, then
+// once more timed (warm caches, as find times it); a first untimed round; then timed
 // rounds until `soft` (at least one) -- and the best round per item kept: a
 // burst spoils a round of some items, not every sample of one item. Nothing
 // starts after `hard`: items not timed by then have no rate.
@@ -348,7 +350,13 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
     for (Item& it : items) {
       if (now_seconds() > hard) break;
       try {
-        it.run(one);
+        // Untimed runs for at least 2 ms first, then one timed: after the items before it in the round
+        // (the FFTs' large workspaces among them) an item's next few runs are slower than its own
+        // steady state (measured: cpu.im2col_gemm's 1x1 backward-filter 0.41 ms alone, 0.48-0.52 as
+        // the second run after one warm-up in the rounds), and find times the steady state.
+        const double w0 = now_seconds();
+        do it.run(one);
+        while (now_seconds() - w0 < 0.002);
         const double t0 = now_seconds();
         it.run(one);
         it.best = std::min(it.best, now_seconds() - t0);

@@ -42,7 +42,8 @@
 //
 // The probe problems are synthetic, not any network's layer:
 //   3x3: mb2ic96ih20oc128oh20kh3ph1        1x1: mb2ic256ih20oc256oh20kh1
-//   dw:  g96mb2ic96ih20oc96oh20kh3ph1      (depthwise: groups = input channels)
+//   dw:  g96mb4ic96ih56oc96oh56kh3ph1      (depthwise: groups = input channels; 4.8 MB
+//                                           tensors, past the L2, as networks' depthwise layers)
 // The model builds each algorithm's time from the kernel rates and the phases
 // the algorithm states (its plan: GEMM shapes, tiles, transforms, copies), then scales it so that it equals
 // the algorithm's measured time on the probe problem of the same filter class
