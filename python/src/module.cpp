@@ -227,6 +227,21 @@ void bind_algorithms(nb::module_& m) {
       .def_prop_ro("workspace_bytes", &Plan::workspace_bytes);
 }
 
+// A policy call's arguments checked and parsed (Error with the CLI's line on a bad one).
+struct PolicyCall {
+  Policy policy;
+  ExecContext ctx;
+  Direction dir;
+};
+PolicyCall policy_call(std::string_view policy_text, const ConvProblem& p, std::string_view dir,
+                       std::string_view device, int threads) {
+  PolicyCall q{Policy::parse(policy_text), {}, parse_direction(dir)};
+  if (std::string why = p.validate(); !why.empty()) throw Error("invalid problem: " + why);
+  q.ctx.device = parse_device(device);
+  q.ctx.threads = threads;
+  return q;
+}
+
 void bind_policies(nb::module_& m) {
   // The policy's choice for (p, dir): (algorithm, why, seconds spent choosing).
   // find and cache measure (the GIL is released meanwhile); cache:<file> reads
@@ -235,16 +250,11 @@ void bind_policies(nb::module_& m) {
       "choose",
       [](std::string_view policy_text, const ConvProblem& p, std::string_view dir, std::string_view device,
          int threads) {
-        Policy policy = Policy::parse(policy_text);
-        if (std::string why = p.validate(); !why.empty()) throw Error("invalid problem: " + why);
-        ExecContext ctx;
-        ctx.device = parse_device(device);
-        ctx.threads = threads;
-        Direction d = parse_direction(dir);
+        const PolicyCall q = policy_call(policy_text, p, dir, device, threads);
         Choice c;
         {
           nb::gil_scoped_release release;
-          c = choose_algorithm(policy, p, d, ctx);
+          c = choose_algorithm(q.policy, p, q.dir, q.ctx);
         }
         return std::make_tuple(std::string(c.algo->name()), c.why, c.tuning_seconds);
       },
@@ -256,16 +266,11 @@ void bind_policies(nb::module_& m) {
       "find_ranking",
       [](std::string_view policy_text, const ConvProblem& p, std::string_view dir, std::string_view device,
          int threads) {
-        Policy policy = Policy::parse(policy_text);
-        if (std::string why = p.validate(); !why.empty()) throw Error("invalid problem: " + why);
-        ExecContext ctx;
-        ctx.device = parse_device(device);
-        ctx.threads = threads;
-        const Direction d = parse_direction(dir);
+        const PolicyCall q = policy_call(policy_text, p, dir, device, threads);
         std::vector<AlgoPerf> ranked;
         {
           nb::gil_scoped_release release;
-          ranked = find_ranking(policy, p, d, ctx);
+          ranked = find_ranking(q.policy, p, q.dir, q.ctx);
         }
         std::vector<std::tuple<std::string, double>> out;
         for (const AlgoPerf& r : ranked) out.emplace_back(r.algo, r.time);
