@@ -9,6 +9,7 @@
 #include "autotune/find.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/thread_distance.hpp"
 
 namespace convlab {
 
@@ -101,6 +102,88 @@ void require_compare_memory(const std::vector<LayerCase>& cases, const CompareOp
           .require(opt.device, "find on " + lc.label + " " + std::string(to_string(dir)));
 }
 
+namespace {
+
+// One case's rows: every candidate find ran, with its ranks and picks.
+std::vector<ComparisonRow> case_rows(const LayerCase& lc, Direction dir, int threads, const std::vector<AlgoPerf>& found,
+                                     const std::map<std::string, int>& grank, const AlgoPerf* fsel, const AlgoPerf* gsel,
+                                     const std::map<std::string, const Algorithm*>& by_name, double peak) {
+  std::vector<ComparisonRow> rows;
+  for (size_t i = 0; i < found.size(); ++i) {
+    const AlgoPerf& a = found[i];
+    ComparisonRow r;
+    r.layer = lc.label;
+    r.problem = lc.problem.canonical();
+    r.dir = std::string(to_string(dir));
+    r.algo = a.algo;
+    r.family = by_name.count(a.algo) ? std::string(by_name.at(a.algo)->family()) : "";
+    r.status = std::string(to_string(a.status));
+    r.note = a.note;
+    r.threads = threads;
+    r.flops = lc.problem.flops();
+    r.bytes = lc.problem.bytes();
+    r.time = a.time;
+    r.spread = a.spread;
+    r.max_rel_error = a.max_rel_error;
+    r.workspace = a.workspace;
+    r.find_rank = a.status == PerfStatus::ok ? int(i) + 1 : 0;
+    r.get_rank = grank.count(a.algo) ? grank.at(a.algo) : 0;
+    r.find_choice = fsel && fsel->algo == a.algo;
+    r.lo = a.lo;
+    r.hi = a.hi;
+    r.tie = a.tie;
+    r.get_choice = gsel && gsel->algo == a.algo;
+    r.peak_fraction = peak > 0 && std::isfinite(r.gflops()) ? r.gflops() / peak : NAN;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace
+
+double PlacementRow::nearest() const {
+  double m = NAN;
+  for (double x : {find_before_ns, find_after_ns, duel_after_ns})
+    if (std::isfinite(x)) m = std::isfinite(m) ? std::min(m, x) : x;
+  return m;
+}
+
+double PlacementRow::farthest() const {
+  double m = NAN;
+  for (double x : {find_before_ns, find_after_ns, duel_after_ns})
+    if (std::isfinite(x)) m = std::isfinite(m) ? std::max(m, x) : x;
+  return m;
+}
+
+std::string placement_text(const std::vector<PlacementRow>& rows) {
+  double lo = NAN, hi = NAN;
+  for (const PlacementRow& r : rows)
+    if (r.measured()) {
+      lo = std::isfinite(lo) ? std::min(lo, r.nearest()) : r.nearest();
+      hi = std::isfinite(hi) ? std::max(hi, r.farthest()) : r.farthest();
+    }
+  if (!std::isfinite(lo)) return "";
+  int far = 0, moved = 0, cases = 0;
+  for (const PlacementRow& r : rows)
+    if (r.measured()) {
+      ++cases;
+      far += r.farthest() > kFarRatio * lo;
+      moved += placement_changed(r.nearest(), r.farthest());
+    }
+  char b[512];
+  std::snprintf(b, sizeof b, "threads' placement: a cache line's round trip between them %.0f-%.0f ns over %d cases", lo,
+                hi, cases);
+  std::string s = b;
+  if (far == 0) return s + " (one placement throughout)";
+  std::snprintf(b, sizeof b,
+                "\n  %d case(s) ran at more than %.0fx the nearest round trip (their threads in different cache domains: "
+                "another CCD, socket, or where a hypervisor moved them) and %d moved within their own measurement.\n"
+                "  Times, and which library wins, differ between placements; compare rows measured at the same one "
+                "(the JSON's placements, per case).",
+                far, kFarRatio, moved);
+  return s + b;
+}
+
 Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOptions& opt) {
   require_compare_memory(cases, opt);  // before the peaks and any find
   Comparison out;
@@ -131,7 +214,15 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
       for (Direction dir : lc.dirs.empty() ? opt.dirs : lc.dirs) {
         FindOptions fo;
         fo.max_seconds = opt.max_seconds;
+        PlacementRow where;
+        where.layer = lc.label;
+        where.problem = lc.problem.canonical();
+        where.dir = std::string(to_string(dir));
+        where.threads = ctx.resolved_threads();
+        const bool place = opt.device == DeviceKind::cpu && where.threads >= 2;
+        if (place) where.find_before_ns = measure_thread_distance(where.threads).max_ns;
         std::vector<AlgoPerf> found = find(lc.problem, dir, ctx, fo, candidates);
+        if (place) where.find_after_ns = measure_thread_distance(where.threads).max_ns;
         const std::vector<AlgoPerf> got = get(lc.problem, dir, ctx, size_t(-1), opt.calibration);
         if (const AlgoPerf* f = select(found, cons)) mark_ties(found, std::string(f->algo));
         const AlgoPerf* fsel = select(found, cons);
@@ -139,34 +230,7 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
         std::map<std::string, int> grank;
         for (size_t i = 0; i < got.size(); ++i)
           if (got[i].status == PerfStatus::ok) grank[got[i].algo] = int(i) + 1;
-        std::vector<ComparisonRow> rows;
-        for (size_t i = 0; i < found.size(); ++i) {
-          const AlgoPerf& a = found[i];
-          ComparisonRow r;
-          r.layer = lc.label;
-          r.problem = lc.problem.canonical();
-          r.dir = std::string(to_string(dir));
-          r.algo = a.algo;
-          r.family = by_name.count(a.algo) ? std::string(by_name[a.algo]->family()) : "";
-          r.status = std::string(to_string(a.status));
-          r.note = a.note;
-          r.threads = ctx.resolved_threads();
-          r.flops = lc.problem.flops();
-          r.bytes = lc.problem.bytes();
-          r.time = a.time;
-          r.spread = a.spread;
-          r.max_rel_error = a.max_rel_error;
-          r.workspace = a.workspace;
-          r.find_rank = a.status == PerfStatus::ok ? int(i) + 1 : 0;
-          r.get_rank = grank.count(a.algo) ? grank[a.algo] : 0;
-          r.find_choice = fsel && fsel->algo == a.algo;
-          r.lo = a.lo;
-          r.hi = a.hi;
-          r.tie = a.tie;
-          r.get_choice = gsel && gsel->algo == a.algo;
-          r.peak_fraction = peak > 0 && std::isfinite(r.gflops()) ? r.gflops() / peak : NAN;
-          rows.push_back(r);
-        }
+        std::vector<ComparisonRow> rows = case_rows(lc, dir, ctx.resolved_threads(), found, grank, fsel, gsel, by_name, peak);
         const VendorReport vr = vendor_choices(lc.problem, dir, ctx, found);
         VendorRow base;
         base.layer = lc.label;
@@ -184,12 +248,14 @@ Comparison compare_layers(const std::vector<LayerCase>& cases, const CompareOpti
           vrows.push_back(base);
           vrows.back().choice = v;
         }
-        if (opt.on_case) opt.on_case(lc, dir, ctx.resolved_threads(), rows);
+        if (opt.on_case) opt.on_case(lc, dir, where, rows);
         if (opt.on_vendor) opt.on_vendor(vrows);
         if (opt.duel && opt.device == DeviceKind::cpu) {
           out.duels.push_back(duel(lc, dir, ctx, found, by_name, opt.duel_seconds));
+          if (place) where.duel_after_ns = measure_thread_distance(where.threads).max_ns;
           if (opt.on_duel) opt.on_duel(out.duels.back());
         }
+        if (where.measured()) out.placements.push_back(where);
         out.vendor.insert(out.vendor.end(), vrows.begin(), vrows.end());
         out.rows.insert(out.rows.end(), rows.begin(), rows.end());
       }

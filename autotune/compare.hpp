@@ -9,6 +9,7 @@
 // The results are written by the report layer (report/layers.hpp: layers.json,
 // layers.csv and the Markdown table).
 #pragma once
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -64,6 +65,24 @@ struct DuelRow {
   double own_ms = NAN, peer_ms = NAN, speed = NAN, lo = NAN, hi = NAN;
 };
 
+// Where the threads of one (layer, direction, threads) case sat (core/thread_distance.hpp): the
+// round trip of a cache line between the team's farthest pair, just before find, after find
+// (before the duel) and after the duel (NaN: not measured -- one thread, or no duel). Rows measured
+// at placements kFarRatio apart compare times of two different machines.
+struct PlacementRow {
+  std::string layer, problem, dir;
+  int threads = 0;
+  double find_before_ns = NAN, find_after_ns = NAN, duel_after_ns = NAN;
+  bool measured() const { return std::isfinite(find_before_ns); }
+  double nearest() const;   // the smallest of the measured ones
+  double farthest() const;  // the largest
+};
+
+// The run's placements in a few lines for the report's end ("" when none was measured): the range
+// of round trips, how many cases ran at more than kFarRatio the run's nearest, and how many moved
+// within their own measurement.
+std::string placement_text(const std::vector<PlacementRow>& rows);
+
 struct Comparison {
   DeviceKind device = DeviceKind::cpu;
   std::string fingerprint, network;
@@ -75,6 +94,7 @@ struct Comparison {
   std::vector<ComparisonRow> rows;
   std::vector<VendorRow> vendor;
   std::vector<DuelRow> duels;  // CPU, CompareOptions::duel
+  std::vector<PlacementRow> placements;  // CPU with two or more threads, one per case
   LoadCheck load;  // the machine around the measurements (every case's find)
 };
 
@@ -96,8 +116,9 @@ struct CompareOptions {
   bool probe = true;
   std::string probe_cache;
   bool reprobe = false;
-  // Called after each (layer, direction, threads) with its rows.
-  std::function<void(const LayerCase&, Direction, int threads, const std::vector<ComparisonRow>&)> on_case;
+  // Called after each (layer, direction, threads) with its rows and where its threads sat during
+  // find (the placement's duel_after_ns is not known yet).
+  std::function<void(const LayerCase&, Direction, const PlacementRow&, const std::vector<ComparisonRow>&)> on_case;
   // Called right after on_case with that case's vendor rows.
   std::function<void(const std::vector<VendorRow>&)> on_vendor;
   // Called after on_vendor with that case's duel (CPU, when duel is on).

@@ -17,6 +17,7 @@
 
 #include "core/json.hpp"
 #include "core/json_value.hpp"
+#include "core/thread_distance.hpp"
 #include "core/timing.hpp"
 
 namespace convlab {
@@ -109,6 +110,7 @@ void run_probe(MachineLoad& m) {
   m.probe_reps = st.reps;
   m.probe_median_s = st.median;
   m.probe_spread = st.spread;
+  m.round_trip_ns = measure_thread_distance(threads).max_ns;
 }
 
 std::string pct(double x) {
@@ -189,6 +191,12 @@ LoadCheck check_load(const MachineLoad& b, const MachineLoad& a) {
       why.push_back(s);
     }
   }
+  if (placement_changed(b.round_trip_ns, a.round_trip_ns)) {
+    char s[160];
+    std::snprintf(s, sizeof s, "the threads' cores moved: a cache line's round trip between them %.0f ns before, %.0f ns after",
+                  b.round_trip_ns, a.round_trip_ns);
+    why.push_back(s);
+  }
   for (size_t i = 0; i < why.size(); ++i) c.why += (i ? "; " : "") + why[i];
   c.disturbed = !why.empty();
   return c;
@@ -209,6 +217,10 @@ std::string load_text(const LoadCheck& c) {
   std::string s = b;
   if (c.before.probe_reps > 0 && c.after.probe_reps > 0)
     s += ", noise probe spread " + pct1(c.before.probe_spread) + " before / " + pct1(c.after.probe_spread) + " after";
+  if (known(c.before.round_trip_ns) && known(c.after.round_trip_ns)) {
+    std::snprintf(b, sizeof b, ", threads' round trip %.0f / %.0f ns", c.before.round_trip_ns, c.after.round_trip_ns);
+    s += b;
+  }
   return s + ")";
 }
 
@@ -224,7 +236,11 @@ std::string load_json(const LoadCheck& c) {
          ",\"steal_share\":" + number(c.steal_share) + ",\"runnable_others\":[" + runnable(c.others_runnable_before) +
          "," + runnable(c.others_runnable_after) + "],\"loadavg1\":" + pair(c.before.loadavg1, c.after.loadavg1) +
          ",\"probe_spread\":" + pair(spread(c.before), spread(c.after)) +
-         ",\"probe_median_us\":" + pair(us(c.before), us(c.after)) + ",\"probe_drift\":" + number(c.probe_drift) + "}";
+         ",\"probe_median_us\":" + pair(us(c.before), us(c.after)) + ",\"probe_drift\":" + number(c.probe_drift) +
+         (known(c.before.round_trip_ns) || known(c.after.round_trip_ns)
+              ? ",\"round_trip_ns\":" + pair(c.before.round_trip_ns, c.after.round_trip_ns)
+              : std::string()) +
+         "}";
 }
 
 LoadCheck load_from_json(const json::Value& v) {
@@ -253,6 +269,7 @@ LoadCheck load_from_json(const json::Value& v) {
     if (std::isfinite(us) || std::isfinite(spread)) side[i]->probe_reps = 1;  // written only when the probe ran
     side[i]->probe_median_s = json::unscale(us, 1e6);
     side[i]->probe_spread = spread;
+    side[i]->round_trip_ns = pair("round_trip_ns", i);
   }
   return c;
 }

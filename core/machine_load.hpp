@@ -35,7 +35,10 @@
 //     (every core wanted by someone else at that instant);
 //   - the probe's spread ((p75 - p25) / median) exceeds kProbeSpreadLimit at
 //     either snapshot, or its median moved by more than kProbeDriftLimit x
-//     between them.
+//     between them;
+//   - the threads' cores moved (core/thread_distance.hpp): the round trip of a
+//     cache line between the probe's threads differs by more than kFarRatio
+//     between the snapshots (a cache newly or no longer shared between them).
 // `why` names every rule that fired, with its numbers.
 #pragma once
 #include <limits>
@@ -68,6 +71,7 @@ struct MachineLoad {
   int probe_reps = 0;      // 0: the probe was not run
   double probe_median_s = nan;
   double probe_spread = nan;  // (p75 - p25) / median
+  double round_trip_ns = nan; // with the probe: the farthest pair of its threads (core/thread_distance.hpp)
 };
 
 // Reads /proc and, when `probe`, runs the noise probe (under 10 ms on a quiet
@@ -97,7 +101,8 @@ bool disturbed(const MachineLoad& before, const MachineLoad& after, std::string*
 std::string load_text(const LoadCheck& c);
 // One JSON object: {"known", "disturbed", "why", "seconds", "cpus", "others_cpu_share",
 // "steal_share", "runnable_others": [before, after], "loadavg1": [before, after],
-// "probe_spread": [before, after], "probe_median_us": [before, after], "probe_drift"}.
+// "probe_spread": [before, after], "probe_median_us": [before, after], "probe_drift"}, and
+// "round_trip_ns": [before, after] where either side was measured.
 std::string load_json(const LoadCheck& c);
 // load_json's object read back: what it wrote, so load_json(load_from_json(v)) is the same text.
 LoadCheck load_from_json(const json::Value& v);

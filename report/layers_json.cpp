@@ -55,7 +55,7 @@ std::string comparison_json(const Comparison& c) {
       o += vendor_json(v.choice, v.find_algo, v.find_time, v.get_algo, v.get_time).substr(1);
     o += i + 1 < c.vendor.size() ? ",\n" : "\n";
   }
-  if (c.duels.empty()) return o + "  ]\n}\n";  // files from before the interleaved timing keep their bytes
+  if (c.duels.empty() && c.placements.empty()) return o + "  ]\n}\n";  // files from before the interleaved timing keep their bytes
   o += "  ],\n  \"duels\": [\n";
   for (size_t i = 0; i < c.duels.size(); ++i) {
     const DuelRow& d = c.duels[i];
@@ -66,6 +66,15 @@ std::string comparison_json(const Comparison& c) {
          ", \"peer_ms\": " + json::number(d.peer_ms) + ", \"speed\": " + json::number(d.speed) +
          ", \"speed_lo\": " + json::number(d.lo) + ", \"speed_hi\": " + json::number(d.hi) +
          ", \"note\": " + json::quote(d.note) + "}" + (i + 1 < c.duels.size() ? ",\n" : "\n");
+  }
+  if (c.placements.empty()) return o + "  ]\n}\n";  // files from before placements were measured keep their bytes
+  o += "  ],\n  \"placements\": [\n";
+  for (size_t i = 0; i < c.placements.size(); ++i) {
+    const PlacementRow& p = c.placements[i];
+    o += "    {\"layer\": " + json::quote(p.layer) + ", \"problem\": " + json::quote(p.problem) +
+         ", \"direction\": " + json::quote(p.dir) + ", \"threads\": " + std::to_string(p.threads) +
+         ", \"round_trip_ns\": [" + json::number(p.find_before_ns) + ", " + json::number(p.find_after_ns) + ", " +
+         json::number(p.duel_after_ns) + "]}" + (i + 1 < c.placements.size() ? ",\n" : "\n");
   }
   return o + "  ]\n}\n";
 }
@@ -212,6 +221,15 @@ Comparison comparison_from_json(const Value& v) {
   for (const Value& r : json::array_or_empty(v, "rows")) c.rows.push_back(row_from_json(r));
   for (const Value& r : json::array_or_empty(v, "vendor")) c.vendor.push_back(vendor_from_json(r));
   for (const Value& r : json::array_or_empty(v, "duels")) c.duels.push_back(duel_from_json(r));
+  for (const Value& r : json::array_or_empty(v, "placements")) {
+    PlacementRow p;
+    read_case(r, p);
+    const auto& ns = json::array_or_empty(r, "round_trip_ns");
+    double* at[3] = {&p.find_before_ns, &p.find_after_ns, &p.duel_after_ns};
+    for (size_t i = 0; i < 3 && i < ns.size(); ++i)
+      if (ns[i].type == Value::Type::number) *at[i] = ns[i].num;
+    c.placements.push_back(p);
+  }
   return c;
 }
 

@@ -56,7 +56,7 @@ void compare_half(Report& r, DeviceKind device, const std::string& suffix, HtmlH
   CompareOptions opt;
   opt.device = device;
   opt.threads = {cfg.threads};
-  opt.on_case = [&r](const LayerCase& lc, Direction dir, int, const std::vector<ComparisonRow>& rows) {
+  opt.on_case = [&r](const LayerCase& lc, Direction dir, const PlacementRow&, const std::vector<ComparisonRow>& rows) {
     for (const auto& row : rows)
       if (row.ran())
         r.progress(lc.label + " " + std::string(to_string(dir)) + " " + row.algo + ": " + std::to_string(row.time * 1e3) +

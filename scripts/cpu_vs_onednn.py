@@ -14,6 +14,12 @@ Files from `convlab layers` runs that timed the two again interleaved (the "duel
 run each, alternating, so a slow spell of the machine falls on both) add that speed with its 95 %
 interval per pair, and the summary's second line counts by it: at >= 1.0, below 0.8, and the pairs
 whose interval lies wholly below or above 1.
+Files that record where the run's threads sat ("placements": a cache line's round trip between
+them before and after each case's find and its interleaved timing) add a placement column: near
+(every round trip within 2x of the run's nearest: the threads shared a cache), far (every one
+beyond: their caches were apart) or moved (both within the case), and, when a run saw both, the
+summary again per placement: the two are different machines, and a ratio from one says nothing
+about the other.
 """
 import collections
 import json
@@ -35,6 +41,32 @@ def depthwise(problem):
     return bool(g and ic and int(g.group(1)) == int(ic.group(1)) and int(g.group(1)) > 1)
 
 
+FAR_RATIO = 2.0  # core/thread_distance.hpp's kFarRatio
+
+
+def placement_classes(doc):
+    """(layer, direction) -> (find's class, the duel's class, round trips) from the file's placements."""
+    rows = doc.get("placements") or []
+    trips = [x for r in rows for x in r.get("round_trip_ns", []) if x]
+    if not trips:
+        return {}
+    nearest = min(trips)
+
+    def cls(xs):
+        xs = [x for x in xs if x]
+        if not xs:
+            return None
+        if max(xs) <= FAR_RATIO * nearest:
+            return "near"
+        return "far" if min(xs) > FAR_RATIO * nearest else "moved"
+
+    out = {}
+    for r in rows:
+        t = (r.get("round_trip_ns") or []) + [None] * 3
+        out[(r["layer"], r["direction"])] = (cls(t[:2]), cls(t[1:3]) if t[2] else None, [x for x in t[:3] if x])
+    return out
+
+
 def table(path):
     doc = json.load(open(path))
     pairs = collections.OrderedDict()
@@ -45,8 +77,15 @@ def table(path):
     print(f"batch {doc.get('batch')}, threads {sorted({r.get('threads') for r in doc['rows']})}, "
           f"machine {'DISTURBED: ' + load.get('why', '') if load.get('disturbed') else 'quiet'}\n")
     duels = {(x["layer"], x["direction"]): x for x in doc.get("duels", []) if x.get("rounds")}
-    print("| layer | dir | best hand-written | ms | best oneDNN | ms | speed | best cpu.* (with OpenBLAS/FFTW) | speed | get's pick | get ÷ find | interleaved speed [95 %] |")
-    print("|---|---|---|---:|---|---:|---:|---|---:|---|---:|---:|")
+    places = placement_classes(doc)
+    if places:
+        trips = [x for v in places.values() for x in v[2]]
+        print(f"threads' round trip {min(trips):.0f}-{max(trips):.0f} ns over the run; near: within "
+              f"{FAR_RATIO:.0f}x of {min(trips):.0f} ns\n")
+    print("| layer | dir | best hand-written | ms | best oneDNN | ms | speed | best cpu.* (with OpenBLAS/FFTW) | speed | get's pick | get ÷ find | interleaved speed [95 %] |"
+          + (" placement (find / interleaved) |" if places else ""))
+    print("|---|---|---|---:|---|---:|---:|---|---:|---|---:|---:|" + ("---|" if places else ""))
+    by_place = collections.defaultdict(list)  # class -> find's speeds; ("i", class) -> interleaved speeds
     inter = []
     speeds, all_speeds, dw, getfind = [], [], [], []
     fam_peak = collections.defaultdict(list)
@@ -61,8 +100,11 @@ def table(path):
         sp = dnn["time_ms"] / own["time_ms"] if own and dnn else None
         sa = dnn["time_ms"] / anyc["time_ms"] if anyc and dnn else None
         gf = g["time_ms"] / find["time_ms"] if g and find else None
+        pl = places.get((layer, d))
         if sp is not None:
             speeds.append((sp, layer, d))
+            if pl and pl[0]:
+                by_place[pl[0]].append(sp)
             if depthwise(rs[0]["problem"]):
                 dw.append((sp, layer, d))
         if sa is not None:
@@ -81,9 +123,12 @@ def table(path):
         du = duels.get((layer, d))
         if du:
             inter.append((du["speed"], du["speed_lo"], du["speed_hi"], layer, d))
+            if pl and pl[1]:
+                by_place[("i", pl[1])].append(du["speed"])
         dcell = f"{du['speed']:.2f}× [{du['speed_lo']:.2f}, {du['speed_hi']:.2f}]" if du else "-"
+        pcell = f" {pl[0] or '-'} / {pl[1] or '-'} |" if places and pl else (" - |" if places else "")
         print(f"{anyc['algorithm'] if anyc else '-'} | {f'{sa:.2f}×' if sa else '-'} | {g['algorithm'] if g else '-'} | "
-              f"{f'{gf:.2f}' if gf else '-'} | {dcell} |")
+              f"{f'{gf:.2f}' if gf else '-'} | {dcell} |{pcell}")
     print("\nEach family's best row per pair, median % of the measured FMA peak (over the pairs it ran):\n")
     for f in sorted(fam_peak):
         v = sorted(fam_peak[f])
@@ -108,6 +153,14 @@ def table(path):
               f"({100 * sum(x[0] >= 1.0 for x in inter) / m:.0f} %), {sum(x[0] < 0.8 for x in inter)} below 0.8x, "
               f"slowest {w[0]:.2f}x ({w[3]} {w[4]}); interval wholly above 1 on {sum(x[1] > 1 for x in inter)}, "
               f"wholly below 1 on {sum(x[2] < 1 for x in inter)}")
+    if len({k for k in by_place if isinstance(k, str)} | {k[1] for k in by_place if isinstance(k, tuple)}) > 1:
+        parts = []
+        for c in ("near", "far", "moved"):
+            f, i = by_place.get(c, []), by_place.get(("i", c), [])
+            if f or i:
+                parts.append(f"{c}: find's medians {sum(x >= 1.0 for x in f)}/{len(f)}, interleaved "
+                             f"{sum(x >= 1.0 for x in i)}/{len(i)} at >= 1.0x")
+        print("by placement (the threads' caches shared: near; apart: far): " + "; ".join(parts))
     print()
     return 0
 

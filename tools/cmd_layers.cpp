@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/machine_load.hpp"
 #include "core/problem_list.hpp"
+#include "core/thread_distance.hpp"
 #include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "core/results_folder.hpp"
@@ -26,9 +27,13 @@ namespace convlab::cli {
 
 namespace {
 
-void print_case(const LayerCase& lc, Direction dir, int threads, const std::vector<ComparisonRow>& rows) {
-  std::printf("\n%s %s  [%s]  threads %d  %.4f GFLOP\n", lc.label.c_str(), std::string(to_string(dir)).c_str(),
-              lc.problem.key().c_str(), threads, lc.problem.flops() * 1e-9);
+void print_case(const LayerCase& lc, Direction dir, const PlacementRow& where, const std::vector<ComparisonRow>& rows) {
+  std::printf("\n%s %s  [%s]  threads %d  %.4f GFLOP", lc.label.c_str(), std::string(to_string(dir)).c_str(),
+              lc.problem.key().c_str(), where.threads, lc.problem.flops() * 1e-9);
+  if (where.measured())
+    std::printf("  (threads %.0f -> %.0f ns apart%s)", where.find_before_ns, where.find_after_ns,
+                placement_changed(where.find_before_ns, where.find_after_ns) ? ": MOVED during find" : "");
+  std::printf("\n");
   std::printf("  %-26s %-12s %10s %9s %7s %11s %10s  %s\n", "algorithm", "status", "median ms", "GFLOP/s", "%peak",
               "workspace", "max rel", "pick");
   for (const ComparisonRow& r : rows) {
@@ -150,6 +155,7 @@ void print_summary(const CompareRun& run) {
     std::printf("\nmeasured FMA peak: %.1f GFLOP/s with %d thread(s) (%s)", pr.gflops, pr.threads, pr.isa.c_str());
   if (cmp.bandwidth_gbs > 0) std::printf("\nmeasured stream bandwidth: %.1f GB/s\n", cmp.bandwidth_gbs);
   std::printf("%s%s\n", cmp.bandwidth_gbs > 0 ? "" : "\n", load_text(cmp.load).c_str());
+  if (const std::string p = placement_text(cmp.placements); !p.empty()) std::printf("%s\n", p.c_str());
   if (!run.has_scaling) return;
   std::printf("\nthread scaling, %d -> %d threads (geometric mean of speedups over layers and directions):\n",
               run.scaling.from_threads, run.scaling.to_threads);

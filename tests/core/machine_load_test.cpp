@@ -129,6 +129,26 @@ TEST(MachineLoad, NoiseProbeSpreadAndDrift) {
   EXPECT_NE(load_json(all).find("\"disturbed\":true"), std::string::npos);
 }
 
+TEST(MachineLoad, ThreadsThatMovedApart) {
+  MachineLoad b = snap(100, 50, 1), a = snap(110, 69.6, 20.6);
+  b.round_trip_ns = 100, a.round_trip_ns = 180;  // within kFarRatio: the same placement
+  LoadCheck c = check_load(b, a);
+  EXPECT_FALSE(c.disturbed) << c.why;
+  EXPECT_NE(load_text(c).find("threads' round trip 100 / 180 ns"), std::string::npos) << load_text(c);
+  EXPECT_NE(load_json(c).find("\"round_trip_ns\":[100,180]"), std::string::npos) << load_json(c);
+  a.round_trip_ns = 390;
+  c = check_load(b, a);
+  EXPECT_TRUE(c.disturbed);
+  EXPECT_NE(c.why.find("the threads' cores moved: a cache line's round trip between them 100 ns before, 390 ns after"),
+            std::string::npos)
+      << c.why;
+  // Not measured (one CPU): no rule, no key.
+  b.round_trip_ns = a.round_trip_ns = MachineLoad::nan;
+  c = check_load(b, a);
+  EXPECT_FALSE(c.disturbed);
+  EXPECT_EQ(load_json(c).find("round_trip_ns"), std::string::npos) << load_json(c);
+}
+
 TEST(MachineLoad, UnknownWithoutProc) {
   MachineLoad b, a;  // nothing read
   b.wall = 1;

@@ -28,6 +28,52 @@ void expect_round_trip(const Comparison& c) {
   EXPECT_EQ(comparison_markdown(back), comparison_markdown(c));
 }
 
+// Where the threads sat, per case and around the run: written, read back, written again the same.
+TEST(LayersJson, RoundTripOfPlacements) {
+  Comparison c;
+  PlacementRow where;
+  where.layer = "l, \"1\"";
+  where.problem = "mb1ic3ih5oc2kh3";
+  where.dir = "fwd";
+  where.threads = 2;
+  where.find_before_ns = 97.25;
+  where.find_after_ns = 0.1 + 0.2;
+  c.placements.push_back(where);  // no duel after it: its third round trip null
+  where.duel_after_ns = 380.5;
+  c.placements.push_back(where);
+  c.load.before.round_trip_ns = 101.5;
+  c.load.after.round_trip_ns = 390.25;
+  expect_round_trip(c);
+  const Comparison b = read_back(comparison_json(c));
+  ASSERT_EQ(b.placements.size(), 2u);
+  EXPECT_TRUE(std::isnan(b.placements[0].duel_after_ns));
+  EXPECT_EQ(b.placements[1].duel_after_ns, 380.5);
+  EXPECT_EQ(b.placements[0].threads, 2);
+  EXPECT_EQ(b.load.after.round_trip_ns, 390.25);
+}
+
+// Where the threads sat, in the run's closing lines: one placement, and two kFarRatio apart.
+TEST(LayersJson, PlacementText) {
+  EXPECT_EQ(placement_text({}), "");
+  PlacementRow a;
+  a.threads = 2;
+  a.find_before_ns = 100, a.find_after_ns = 120, a.duel_after_ns = 110;
+  EXPECT_EQ(placement_text({a, a}),
+            "threads' placement: a cache line's round trip between them 100-120 ns over 2 cases (one placement throughout)");
+  PlacementRow far = a, moved = a;
+  far.find_before_ns = 390, far.find_after_ns = 400, far.duel_after_ns = 380;
+  moved.duel_after_ns = 395;
+  const std::string t = placement_text({a, far, moved});
+  EXPECT_NE(t.find("100-400 ns over 3 cases"), std::string::npos) << t;
+  EXPECT_NE(t.find("2 case(s) ran at more than 2x the nearest round trip"), std::string::npos) << t;
+  EXPECT_NE(t.find("1 moved within their own measurement"), std::string::npos) << t;
+  EXPECT_EQ(moved.nearest(), 100);
+  EXPECT_EQ(moved.farthest(), 395);
+  PlacementRow none;  // one thread: nothing measured, nothing said
+  EXPECT_FALSE(none.measured());
+  EXPECT_EQ(placement_text({none}), "");
+}
+
 // A real run: every candidate checked and timed on one small layer, one direction.
 TEST(LayersJson, RoundTripOfARealComparison) {
   CompareOptions opt;
