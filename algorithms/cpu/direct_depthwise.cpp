@@ -7,7 +7,9 @@
 // into a per-thread buffer (kernels/cpu/direct/layout.hpp's block_act, zero
 // rows / columns for the padding), computes into a per-thread tile and
 // unblocks that into the plain output, so each plain tensor crosses memory
-// once and the blocked copies stay in L1 / L2.
+// once and the blocked copies stay in L1 / L2. Those per-thread buffers are
+// the thread's own memory (kernels/cpu/thread_scratch.hpp), the workspace's
+// per-thread regions where that cannot be had.
 // Forward: item = (n, channel block, band of output rows); each output row
 //   is one micro-kernel call over its Q pixels (kernels/cpu/depthwise).
 // Backward-data at stride 1: a forward convolution of diff_dst with the filter
@@ -42,6 +44,7 @@
 #include "algorithms/cpu/direct_plan.hpp"
 #include "algorithms/cpu/family_cost.hpp"
 #include "kernels/cpu/depthwise/dw_ukernel.hpp"
+#include "kernels/cpu/thread_scratch.hpp"
 
 namespace convlab {
 
@@ -149,6 +152,17 @@ struct DwPlan {
     w.taps = c.take<int64_t>(int64_t(dir == Direction::bwd_data ? T : 1) * taps_elems());
     return w;
   }
+  // The calling thread's band, tile (and bwd-data taps) moved to memory it owns
+  // (kernels/cpu/thread_scratch.hpp), where that can be had; else they stay in its workspace regions.
+  void own_scratch(float*& in, float*& tile, int64_t** taps) const {
+    const size_t a = size_t(in_elems()) * sizeof(float), b = size_t(tile_elems()) * sizeof(float);
+    const size_t c = taps ? size_t(taps_elems()) * sizeof(int64_t) : 0;
+    if (char* own = static_cast<char*>(cpu::thread_scratch(a + b + c))) {
+      in = reinterpret_cast<float*>(own);
+      tile = reinterpret_cast<float*>(own + a);
+      if (taps) *taps = reinterpret_cast<int64_t*>(own + a + b);
+    }
+  }
   // The blocked src rows of output rows [p0, p1) of one channel block.
   ActBlocking src_band(int lanes, int p0, int p1) const {
     return {1, 1, lanes, sh.h, sh.w, V, sh.pad_h - p0 * sh.stride_h, sh.pad_w,
@@ -184,6 +198,7 @@ void run_fwd(const DwPlan& pl, const float* src, const float* wei, float* dst, v
     const int ithr = omp_get_thread_num();
     float* in = ws.in + ithr * pl.in_elems();
     float* tile = ws.tile + ithr * pl.tile_elems();  // (band, Q, V)
+    pl.own_scratch(in, tile, nullptr);
     const int64_t items = int64_t(s.n) * pl.CB * pl.nbands;
 #pragma omp for schedule(static) nowait
     for (int64_t item = 0; item < items; ++item) {  // (N, CB, bands)
@@ -254,6 +269,7 @@ void run_bwd_data(const DwPlan& pl, const float* diff_dst, const float* wei, flo
     float* in = ws.in + ithr * pl.in_elems();        // (dd_rows, QP, V)
     float* tile = ws.tile + ithr * pl.tile_elems();  // (band, W, V)
     int64_t* in_off = ws.taps + int64_t(ithr) * pl.taps_elems();
+    pl.own_scratch(in, tile, &in_off);
     int64_t* wei_off = in_off + pl.RS;
     const int64_t items = int64_t(s.n) * pl.CB * pl.nbands;
 #pragma omp for schedule(static) nowait
@@ -348,6 +364,7 @@ void run_bwd_filter(const DwPlan& pl, const float* src, const float* diff_dst, f
     const int ithr = omp_get_thread_num();
     float* in = ws.in + ithr * pl.in_elems();
     float* dd = ws.tile + ithr * pl.tile_elems();  // (band, Q, V)
+    pl.own_scratch(in, dd, nullptr);
 #pragma omp for schedule(dynamic)
     for (int unit = 0; unit < pl.CB * pl.chunks; ++unit) {  // (CB, chunks)
       const int cb = unit / pl.chunks, ch = unit % pl.chunks;
