@@ -141,17 +141,10 @@ std::vector<ComparisonRow> case_rows(const LayerCase& lc, Direction dir, int thr
 
 }  // namespace
 
-double PlacementRow::nearest() const {
+double PlacementRow::extreme(bool largest) const {
   double m = NAN;
   for (double x : {find_before_ns, find_after_ns, duel_after_ns})
-    if (std::isfinite(x)) m = std::isfinite(m) ? std::min(m, x) : x;
-  return m;
-}
-
-double PlacementRow::farthest() const {
-  double m = NAN;
-  for (double x : {find_before_ns, find_after_ns, duel_after_ns})
-    if (std::isfinite(x)) m = std::isfinite(m) ? std::max(m, x) : x;
+    if (std::isfinite(x)) m = !std::isfinite(m) ? x : largest ? std::max(m, x) : std::min(m, x);
   return m;
 }
 

@@ -74,8 +74,11 @@ struct PlacementRow {
   int threads = 0;
   double find_before_ns = NAN, find_after_ns = NAN, duel_after_ns = NAN;
   bool measured() const { return std::isfinite(find_before_ns); }
-  double nearest() const;   // the smallest of the measured ones
-  double farthest() const;  // the largest
+  double nearest() const { return extreme(false); }  // the smallest of the measured ones
+  double farthest() const { return extreme(true); }  // the largest
+
+ private:
+  double extreme(bool largest) const;
 };
 
 // The run's placements in a few lines for the report's end ("" when none was measured): the range
