@@ -26,6 +26,8 @@
 //   the partials are added in run order. The cut depends on the problem and
 //   the machine's thread count only, so results are bit-identical run to run
 //   and for any `threads`.
+// Plane path: small stride-1 images keep the plain layout, pixels in the lanes
+//   (algorithms/cpu/direct_depthwise_plane.cpp); everything above is the blocked path.
 // Threads: OpenMP, each thread a fixed contiguous run of items (static), so
 // every call a thread reads and writes the same images as the call before:
 // where the threads sit in different cache domains (two CCDs, or wherever a
@@ -41,6 +43,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "algorithms/cpu/direct_depthwise_plane.hpp"
 #include "algorithms/cpu/direct_plan.hpp"
 #include "algorithms/cpu/family_cost.hpp"
 #include "kernels/cpu/depthwise/dw_ukernel.hpp"
@@ -60,6 +63,8 @@ using direct_plan::ceil_div_signed;
 using direct_plan::max_threads;
 
 int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+
 
 // Asks for rows [y0, y1) (clamped to the image) of `lanes` planes h x w from `plane0` on, in L2,
 // ahead of the item that blocks them: the hardware prefetchers do not jump from one item's rows
@@ -93,9 +98,11 @@ struct DwPlan {
   int ml, qp, dd_rows; // bwd-data: diff_dst zero columns on the left, row width, rows per band
   int chunks;          // bwd-filter: runs of (n, band) per channel block
   bool flip;           // weights taken reversed in (r, s): backward-data run as a forward
+  bool plane;          // the plane path (algorithms/cpu/direct_depthwise_plane.hpp)
   DwPlan(const ConvShape& s, const DwUkernels& u, Direction d, bool flip_ = false)
       : sh(s), uk(&u), dir(d), flip(flip_) {
     V = u.v, CB = ceil_div(s.c, V), RS = s.r * s.s;
+    plane = dw_plane::applies(s, u);
     const bool bd = d == Direction::bwd_data;
     const int rows = bd ? s.h : s.p, px = bd ? s.w : s.q;
     band = int(std::clamp<int64_t>(kTileBytes / (int64_t(px) * V * int64_t(sizeof(float))), 1, rows));
@@ -395,8 +402,10 @@ Support CpuDirectDepthwise::supports(const ConvProblem& p, Direction) const {
 }
 
 size_t CpuDirectDepthwise::workspace_bytes(const ConvProblem& p, Direction dir) const {
+  const DwPlan pl = DwPlan::make(p, dir);
+  if (pl.plane) return dw_plane::workspace_bytes(pl.sh, *pl.uk, pl.flip);
   Carver c{nullptr};
-  DwPlan::make(p, dir).carve(c);
+  pl.carve(c);
   return c.used;
 }
 
@@ -404,6 +413,14 @@ void CpuDirectDepthwise::run(const ConvProblem& p, Direction dir, const ConvBuff
                              const ExecContext& ctx) const {
   const DwPlan pl = DwPlan::make(p, dir);
   const int threads = std::clamp(ctx.resolved_threads(), 1, max_threads());
+  if (pl.plane) {
+    switch (dir) {
+      case Direction::fwd: dw_plane::forward(pl.sh, *pl.uk, false, buf.src, buf.wei, buf.dst, workspace, threads); break;
+      case Direction::bwd_data: dw_plane::forward(pl.sh, *pl.uk, true, buf.dst, buf.wei, buf.src, workspace, threads); break;
+      case Direction::bwd_filter: dw_plane::wgrad(pl.sh, *pl.uk, buf.src, buf.dst, buf.wei, workspace, threads); break;
+    }
+    return;
+  }
   switch (dir) {
     case Direction::fwd: run_fwd(pl, buf.src, buf.wei, buf.dst, workspace, threads); break;
     case Direction::bwd_data:
@@ -421,6 +438,7 @@ CostPhases CpuDirectDepthwise::cost_phases(const ConvProblem& p, Direction dir) 
 CostPhases depthwise_cost_phases(const ConvProblem& p, Direction dir) {
   const DwPlan pl = DwPlan::make(p, dir);
   CostPhases c;
+  if (pl.plane) return dw_plane::cost_phases(p, pl.sh, *pl.uk);
   // FMA: every lane a channel, the last block's padded lanes wasted; one input load per FMA.
   const double waste = double(pl.CB) * pl.V / p.c;
   const CostPhase fma{CostKind::fma, p.flops() * waste};

@@ -1,7 +1,8 @@
 // cpu.direct_depthwise: the direct family's depthwise path (groups == C == K):
 // channels in vector lanes (bands of rows converted to a channel-blocked
 // layout in per-thread buffers, nChw8c / nChw16c), the R x S window's weights
-// one vector per tap, all three directions. See
+// one vector per tap, all three directions; small stride-1 images with pixels in the lanes of
+// the plain layout instead (no conversion). See
 // algorithms/cpu/direct_depthwise.cpp for the loop structure.
 #pragma once
 #include "algorithms/algorithm.hpp"
@@ -21,5 +22,9 @@ class CpuDirectDepthwise final : public NamedAlgorithm {
   CostPhases cost_phases(const ConvProblem& p, Direction dir) const override;
   NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
 };
+
+// Tests only: false sends every problem down the channel-blocked path (true: the plane path
+// where it applies). Not thread-safe.
+void set_depthwise_plane_path(bool on);
 
 }  // namespace convlab

@@ -17,6 +17,19 @@
 //             in[p*in_row_stride + q*in_pix_stride + in_off[t] + (0..V)]
 //           * dd[p*dd_row_stride + q*V + (0..V)]
 //         for t < nt <= max_nt taps, all accumulators in registers.
+// plane / plane_wgrad: the plain layout itself, pixels in the lanes, for a "same"
+// stride-1 convolution (output plane = input plane, H x W = npix pixels). Chunk k
+// is pixels [kV, kV + V) of a plane read flat; tap t reads the input at pixel
+// i + off[t] where mask bit l of (t, k) is set (i = kV + l inside the image and
+// its tap's pixel too), zero elsewhere; the last chunk's lanes past npix are
+// `tail`'s clear bits.
+// plane       : out_j[i] = sum_t wei_c[t] * in_j[i + off[t]] for planes j < planes,
+//               channel c = (c0 + j) mod cycle (planes NCHW-consecutive: a
+//               plane's channel follows the one before, wrapping per image).
+// plane_wgrad : acc_c[t] = sum_n sum_i in_{c,n}[i + off[t]] * dd_{c,n}[i] for
+//               channels c < channels, images n < images, t < nt <= max_nt:
+//               out[c*out_stride + t] = the lanes of acc_c[t] summed.
+// Both read only the lanes their masks allow, write nothing past npix.
 // Summation order is fixed by the arguments (deterministic). Threads: none
 // inside; the caller gives each thread disjoint outputs.
 // Assumes pointers valid for every index above; in_stride, in_pix_stride and
@@ -48,12 +61,41 @@ struct DwWgradArgs {
   bool accumulate;
 };
 
+struct DwPlaneArgs {
+  const float* in;
+  float* out;
+  const float* wei;       // (cycle, wei_stride): tap t of channel c at c*wei_stride + t
+  int64_t in_plane, out_plane;
+  int planes, c0, cycle, wei_stride;
+  const int64_t* off;     // (ntaps)
+  const uint32_t* mask;   // (ntaps, nchunks)
+  uint32_t tail;
+  int ntaps, nchunks;
+};
+
+struct DwPlaneWgradArgs {
+  const float* in;
+  const float* dd;
+  float* out;
+  int64_t chan_stride, image_stride;  // between channels' planes, between images' (in and dd alike)
+  int channels, images, out_stride;
+  const int64_t* off;     // (nt)
+  const uint32_t* mask;   // (nt, nchunks)
+  uint32_t tail;
+  int nt, nchunks;
+};
+
+// Most (tap, chunk) masks one plane call takes.
+constexpr int kPlaneMaxMasks = 1024;
+
 struct DwUkernels {
   const char* isa;
   int v;       // vector width in floats: the channel block
   int max_nt;  // wgrad: most taps per call
   void (*row)(const DwRowArgs&);
   void (*wgrad)(const DwWgradArgs&);
+  void (*plane)(const DwPlaneArgs&);
+  void (*plane_wgrad)(const DwPlaneWgradArgs&);  // nt <= max_nt
 };
 
 const DwUkernels& dw_ukernels_avx512();

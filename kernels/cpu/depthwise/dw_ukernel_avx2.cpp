@@ -14,12 +14,26 @@ struct Avx2 {
   static void store(float* p, vec v) { _mm256_storeu_ps(p, v); }
   static vec zero() { return _mm256_setzero_ps(); }
   static vec fma(vec a, vec b, vec c) { return _mm256_fmadd_ps(a, b, c); }
+  static vec add(vec a, vec b) { return _mm256_add_ps(a, b); }
+  static vec set1(float x) { return _mm256_set1_ps(x); }
+  using mask = __m256i;
+  static mask make_mask(uint32_t bits) {
+    const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(int(bits)), lane), lane);
+  }
+  static vec maskz_load(const float* p, mask m) { return _mm256_maskload_ps(p, m); }
+  static void mask_store(float* p, mask m, vec v) { _mm256_maskstore_ps(p, m, v); }
+  static float hsum(vec v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+  }
 };
-using T = detail::Table<Avx2, 4, 8, 12>;
+using T = detail::Table<Avx2, 4, 8, 12, 4, 2>;
 }  // namespace
 
 const DwUkernels& dw_ukernels_avx2() {
-  static const DwUkernels k{"avx2", 8, 12, &T::row_any, &T::wgrad};
+  static const DwUkernels k{"avx2", 8, 12, &T::row_any, &T::wgrad, &T::plane_, &T::plane_wgrad};
   return k;
 }
 

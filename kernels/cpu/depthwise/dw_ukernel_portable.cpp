@@ -24,12 +24,40 @@ struct Portable {
     for (int l = 0; l < V; ++l) c.x[l] += a.x[l] * b.x[l];
     return c;
   }
+  static vec add(vec a, const vec& b) {
+    for (int l = 0; l < V; ++l) a.x[l] += b.x[l];
+    return a;
+  }
+  static vec set1(float x) {
+    vec v;
+    for (int l = 0; l < V; ++l) v.x[l] = x;
+    return v;
+  }
+  using mask = uint32_t;
+  static mask make_mask(uint32_t bits) { return bits; }
+  static vec maskz_load(const float* p, mask m) {
+    vec v{};
+    for (int l = 0; l < V; ++l)
+      if (m >> l & 1) v.x[l] = p[l];
+    return v;
+  }
+  static void mask_store(float* p, mask m, const vec& v) {
+    for (int l = 0; l < V; ++l)
+      if (m >> l & 1) p[l] = v.x[l];
+  }
+  static float hsum(const vec& v) {  // pairwise, as the vector ISAs' reductions
+    float s[V];
+    for (int l = 0; l < V; ++l) s[l] = v.x[l];
+    for (int w = V / 2; w >= 1; w /= 2)
+      for (int l = 0; l < w; ++l) s[l] += s[l + w];
+    return s[0];
+  }
 };
-using T = detail::Table<Portable, 4, 4, 9>;
+using T = detail::Table<Portable, 4, 4, 9, 2, 2>;
 }  // namespace
 
 const DwUkernels& dw_ukernels_portable() {
-  static const DwUkernels k{"portable", 8, 9, &T::row_any, &T::wgrad};
+  static const DwUkernels k{"portable", 8, 9, &T::row_any, &T::wgrad, &T::plane_, &T::plane_wgrad};
   return k;
 }
 

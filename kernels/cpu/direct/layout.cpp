@@ -22,6 +22,30 @@ bool have_avx2() {
 }
 }  // namespace
 
+namespace {
+// The data pixels [0, npix) of consecutive rows, w each, read flat from `base` (channel planes hw
+// apart) into rows row_len apart from `o`, pixel x of a row at column left + x: whole register
+// transposes across the rows' ends, where a row at a time would leave most of each
+// transpose's lanes empty on narrow images.
+void block_flat(const float* base, int64_t hw, int64_t npix, int w, int left, int b, int64_t row_len, float* o) {
+  int64_t off[16];
+  int x = 0;
+  int64_t row0 = 0;
+  for (int64_t k0 = 0; k0 < npix; k0 += b) {
+    const int ni = int(std::min<int64_t>(b, npix - k0));
+    for (int i = 0; i < ni; ++i) {
+      off[i] = row0 + int64_t(left + x) * b;
+      if (++x == w) x = 0, row0 += row_len;
+    }
+    if (b == 16) {
+      transpose16x16_to_avx512(base + k0, hw, o, off, ni);
+    } else {
+      transpose8x8_to_avx2(base + k0, hw, o, off, ni);
+    }
+  }
+}
+}  // namespace
+
 void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int nthr) {
   assert(a.b >= 1 && a.hp >= 1 && a.wp >= 1);
   const int cb_count = a.cb();
@@ -29,10 +53,13 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
   const int64_t row_len = int64_t(a.wp) * a.b;
   const int64_t hw = int64_t(a.h) * a.w;
   const int x0 = std::max(0, -a.left), x1 = std::min(a.w, a.wp - a.left);
+  // Whole rows of full channel blocks go through block_flat.
+  const bool flat_isa = (a.b == 16 && have_avx512()) || (a.b == 8 && have_avx2());
+  const bool whole_rows = x0 == 0 && x1 == a.w;
   int64_t begin, end;
   share(rows, ithr, nthr, begin, end);
   const float* planes[64];
-  for (int64_t row = begin; row < end; ++row) {
+  for (int64_t row = begin; row < end;) {
     float* o = dst + row * row_len;  // (WP, B)
     const int y = int(row % a.hp) - a.top;
     const int64_t ncb = row / a.hp;  // (n, g, cb)
@@ -41,17 +68,30 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
     const int lanes = std::min(a.b, a.cg - cb * a.b);
     if (y < 0 || y >= a.h || x0 >= x1) {
       std::memset(o, 0, size_t(row_len) * sizeof(float));
+      ++row;
       continue;
     }
     // Zero only what the copy below does not write: margins and padded lanes.
     const int64_t data0 = int64_t(a.left + x0) * a.b, data1 = int64_t(a.left + x1) * a.b;
+    const auto zero_margins = [&](float* r) {
+      std::memset(r, 0, size_t(data0) * sizeof(float));
+      std::memset(r + data1, 0, size_t(row_len - data1) * sizeof(float));
+    };
+    const float* base = src + (ng * a.cg + int64_t(cb) * a.b) * hw + int64_t(y) * a.w;  // (lanes, H, W) planes
+    if (flat_isa && whole_rows && lanes == a.b) {
+      // This block's data rows from here on, in this thread's share.
+      int64_t run = 1;
+      while (row + run < end && (row + run) / a.hp == ncb && y + run < a.h) ++run;
+      for (int64_t i = 0; i < run; ++i) zero_margins(o + i * row_len);
+      block_flat(base, hw, run * a.w, a.w, a.left, a.b, row_len, o);
+      row += run;
+      continue;
+    }
     if (lanes < a.b) {
       std::memset(o, 0, size_t(row_len) * sizeof(float));
     } else {
-      std::memset(o, 0, size_t(data0) * sizeof(float));
-      std::memset(o + data1, 0, size_t(row_len - data1) * sizeof(float));
+      zero_margins(o);
     }
-    const float* base = src + (ng * a.cg + int64_t(cb) * a.b) * hw + int64_t(y) * a.w;  // (lanes, H, W) planes
     if (lanes <= 64) {
       // Pixel-major: contiguous writes, `lanes` sequential read streams.
       for (int i = 0; i < lanes; ++i) planes[i] = base + i * hw;
@@ -75,6 +115,7 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
       for (int i = 0; i < lanes; ++i)
         for (int x = x0; x < x1; ++x) o[int64_t(a.left + x) * a.b + i] = base[i * hw + x];
     }
+    ++row;
   }
 }
 

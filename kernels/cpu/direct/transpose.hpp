@@ -13,5 +13,9 @@ void transpose8x8_avx2(const float* src, int64_t src_stride, float* dst, int64_t
 void transpose16x16_part_avx512(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni,
                                 int nj);
 void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int ni, int nj);
+// Every channel, each pixel to its own place: dst[dst_off[i] + j] = src[j*src_stride + i] for
+// i < ni (1..16 / 1..8), j < 16 / 8. Pixels that run over rows of a padded layout.
+void transpose16x16_to_avx512(const float* src, int64_t src_stride, float* dst, const int64_t* dst_off, int ni);
+void transpose8x8_to_avx2(const float* src, int64_t src_stride, float* dst, const int64_t* dst_off, int ni);
 
 }  // namespace convlab::cpu::direct

@@ -73,4 +73,13 @@ void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, in
   for (int i = 0; i < ni; ++i) store_first(dst + i * dst_stride, r[i], nj);
 }
 
+void transpose8x8_to_avx2(const float* src, int64_t src_stride, float* dst, const int64_t* dst_off, int ni) {
+  const __m256i mi = first_lanes(ni);
+  __m256 r[8];
+  for (int j = 0; j < 8; ++j)
+    r[j] = ni == 8 ? _mm256_loadu_ps(src + j * src_stride) : _mm256_maskload_ps(src + j * src_stride, mi);
+  transpose_regs(r);
+  for (int i = 0; i < ni; ++i) _mm256_storeu_ps(dst + dst_off[i], r[i]);
+}
+
 }  // namespace convlab::cpu::direct

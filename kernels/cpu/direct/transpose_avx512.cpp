@@ -64,4 +64,12 @@ void transpose16x16_part_avx512(const float* src, int64_t src_stride, float* dst
   for (int i = 0; i < ni; ++i) _mm512_mask_storeu_ps(dst + i * dst_stride, mj, r[i]);
 }
 
+void transpose16x16_to_avx512(const float* src, int64_t src_stride, float* dst, const int64_t* dst_off, int ni) {
+  const __mmask16 mi = __mmask16((1u << ni) - 1);
+  __m512 r[16];
+  for (int j = 0; j < 16; ++j) r[j] = _mm512_maskz_loadu_ps(mi, src + j * src_stride);
+  transpose_regs(r);
+  for (int i = 0; i < ni; ++i) _mm512_storeu_ps(dst + dst_off[i], r[i]);
+}
+
 }  // namespace convlab::cpu::direct

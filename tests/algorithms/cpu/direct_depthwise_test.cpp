@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "algorithms/cpu/direct_depthwise.hpp"
 #include "algorithms/execute.hpp"
 #include "algorithms/registry.hpp"
 #include "core/device.hpp"
@@ -49,6 +50,29 @@ TEST(CpuDirectDepthwise, SweepAllDirections) {
   ConvTester("cpu.direct_depthwise").sweep(depthwise_sweep()).require_all_supported().run();
 }
 
+// The plane path's shapes (stride 1, output plane = input plane): planes of one pixel to a few
+// hundred, a last chunk full or nearly empty, windows 1x1 to 5x5, dilated, asymmetric padding, 1-D,
+// channel counts that wrap the planes' channel cycle mid-thread; then the same problems down the
+// channel-blocked path, so both stay tested on the small images the plane path takes.
+std::vector<TestProblem> plane_sweep() {
+  std::vector<TestProblem> v;
+  for (const std::string& d :
+       {dw(5, "mb3ih7kh3ph1"), dw(16, "mb2ih4kh3ph1"), dw(3, "mb2ih1kh3ph1"), dw(9, "mb1ih8iw2kh3ph1pw1"),
+        dw(7, "mb2ih17kh3ph1"), dw(6, "mb2ih11iw13kh5ph2pw2"), dw(4, "mb1ih12kh3ph2dh1"), dw(11, "mb2ih9kh1"),
+        dw(8, "mb1ih6iw10oh6ow10kh2kw2ph1pw1"), dw(5, "mb2iw23kw3pw1"), dw(13, "mb1ih28kh3ph1"), dw(3, "mb1ih9iw5kh3kw5ph1pw2"),
+        dw(33, "mb3ih14kh3ph1")})
+    v.push_back({d, parse_problem(d)});
+  return v;
+}
+
+TEST(CpuDirectDepthwise, PlanePathAndBlockedPathOnSmallImages) {
+  for (bool plane : {true, false}) {
+    set_depthwise_plane_path(plane);
+    ConvTester("cpu.direct_depthwise").sweep(plane_sweep()).threads(2).require_all_supported().check_determinism().run();
+  }
+  set_depthwise_plane_path(true);
+}
+
 // 1-D problems and asymmetric padding (larger, smaller, negative end padding), as depthwise.
 TEST(CpuDirectDepthwise, AsymmetricPaddingAnd1d) {
   std::vector<TestProblem> v;
@@ -74,10 +98,11 @@ TEST(CpuDirectDepthwise, BitIdenticalAcrossRunsOnTwoThreads) {
 }
 
 // Each output element is summed in an order fixed by the problem (backward-filter: fixed runs of
-// images and rows, then the runs in order), not by the thread count: 1 and 2 threads agree bit for bit.
+// images and rows, then the runs in order; on the plane path every image of a channel in order),
+// not by the thread count: 1 and 2 threads agree bit for bit.
 TEST(CpuDirectDepthwise, BitIdenticalAcrossThreadCounts) {
   const Algorithm& a = get_algorithm("cpu.direct_depthwise");
-  for (const std::string& d : {dw(24, "mb3ih23iw19kh3ph1"), dw(13, "mb2ih16kh5sh2ph2")})
+  for (const std::string& d : {dw(24, "mb3ih23iw19kh3ph1"), dw(24, "mb3ih23iw19kh3ph1pw1"), dw(13, "mb2ih16kh5sh2ph2")})
     for (Direction dir : kAllDirections) {
       const ConvProblem p = parse_problem(d);
       ConvData one = ConvData::random(p, 5), two = ConvData::random(p, 5);
@@ -94,6 +119,7 @@ TEST(CpuDirectDepthwise, BitIdenticalAcrossThreadCounts) {
 void run_with(const cpu::depthwise::DwUkernels& uk) {
   cpu::depthwise::override_dw_ukernels(&uk);
   ConvTester("cpu.direct_depthwise").sweep(depthwise_sweep()).threads(2).require_all_supported().run();
+  ConvTester("cpu.direct_depthwise").sweep(plane_sweep()).threads(2).require_all_supported().run();
   cpu::depthwise::override_dw_ukernels(nullptr);
 }
 
