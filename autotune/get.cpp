@@ -196,16 +196,22 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
     const std::string scale_algo(who.name());
     std::string_view cls = probe_class(p);
     double rate = m.probe->rate(probe_algo_key(scale_algo, dir, cls)) * 1e9;
+    if (!(rate > 0) && cls == "dw_small") {  // not measured on small depthwise images: the larger ones
+      cls = "dw";
+      rate = m.probe->rate(probe_algo_key(scale_algo, dir, cls)) * 1e9;
+    }
     if (!(rate > 0) && cls != "3x3") {  // not measured on its class's problem: the 3x3 rate
       cls = "3x3";
       rate = m.probe->rate(probe_algo_key(scale_algo, dir, cls)) * 1e9;
     }
     const ConvProblem& pp = probe_problem(cls);
     // The probe timed it on one thread and stored threads x its rate: its one-thread time over the
-    // sum there with one thread's kernel rates.
-    const double there = rate > 0 ? total_on(who, pp, dir, r1) : 0;
+    // sum there with one thread's kernel rates. The depthwise classes it timed on every thread: that
+    // time over the sum with all threads' rates.
+    const bool all = probe_all_threads(cls);
+    const double there = rate > 0 ? total_on(who, pp, dir, all ? r : r1) : 0;
     if (there > 0) {
-      const double s = std::max(1, m.threads) * pp.flops() / rate / there;
+      const double s = (all ? 1 : std::max(1, m.threads)) * pp.flops() / rate / there;
       e.seconds *= s;
       e.formula += cost_text(" x%.3g probe (", s) + scale_algo + " " + std::string(to_string(dir)) + " on the " +
                    std::string(cls) + cost_text(" probe problem: %.3g GFLOP/s)", rate * 1e-9);

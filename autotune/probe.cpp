@@ -61,11 +61,19 @@ const ConvProblem& probe_problem_dw() {
   static const ConvProblem p = parse_problem("g96mb4ic96ih56oc96oh56kh3ph1");
   return p;
 }
+const ConvProblem& probe_problem_dw_small() {
+  // A 14 x 14 layer of MobileNetV2's size at batch 8 (2.4 MB tensors): on images up to 28 x 28 the
+  // depthwise kernels run other paths (convlab's in the plain layout) and rank otherwise than on 56 x 56.
+  static const ConvProblem p = parse_problem("g384mb8ic384ih14oc384oh14kh3ph1");
+  return p;
+}
 const ConvProblem& probe_problem(std::string_view cls) {
+  if (cls == "dw_small") return probe_problem_dw_small();
   return cls == "dw" ? probe_problem_dw() : cls == "1x1" ? probe_problem_1x1() : probe_problem_3x3();
 }
+bool probe_all_threads(std::string_view cls) { return cls == "dw" || cls == "dw_small"; }
 std::string_view probe_class(const ConvProblem& p) {
-  if (p.groups > 1 && p.c_per_group() == 1) return "dw";
+  if (p.groups > 1 && p.c_per_group() == 1) return int64_t(p.h) * p.w <= kProbeSmallImage ? "dw_small" : "dw";
   return p.r == 1 && p.s == 1 ? "1x1" : "3x3";
 }
 std::string probe_algo_key(std::string_view algo, Direction dir, std::string_view cls) {
@@ -296,7 +304,11 @@ double cgemm_gflops(int threads) {
 //
 // Each runs on ONE thread; its rate is stored counted `threads` times and the
 // model relates it to one thread's kernel rates (copy1_gbs and dram1_gbs
-// included: memory-bound phases do not scale with threads). On a core another
+// included: memory-bound phases do not scale with threads). The depthwise
+// problems' items run on every thread instead (probe_all_threads; their rate
+// as measured, related to all threads' kernel rates): oneDNN's depthwise
+// backward-filter took 0.16 ms on one thread and 0.29 on two (14 x 14, 384
+// channels, batch 8; Zen 5, 2 cores), convlab's 0.18 and 0.10. On a core another
 // process shares -- here most of the time, in bursts -- a parallel run of a
 // small problem waits at every barrier for the descheduled thread: 20-40x
 // slower with one other busy process, the algorithms with many parallel
@@ -320,13 +332,15 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
     ConvData* data;  // its problem's and direction's tensors (only the output is written)
     AlignedBuffer<unsigned char> ws;
     double best = 1e300;
+    bool all = false;  // on every thread (probe_all_threads)
     void run(const ExecContext& c) {
       algo->run(*p, dir, {data->src.data(), data->wei.data(), data->dst.data()}, ws.data(), c);
     }
   };
   std::vector<std::unique_ptr<ConvData>> tensors;
   std::vector<Item> items;
-  for (const ConvProblem* p : {&probe_problem_3x3(), &probe_problem_1x1(), &probe_problem_dw()}) {
+  for (const ConvProblem* p :
+       {&probe_problem_3x3(), &probe_problem_1x1(), &probe_problem_dw(), &probe_problem_dw_small()}) {
     for (Direction dir : kAllDirections) {
       tensors.push_back(std::make_unique<ConvData>(ConvData::random(*p, 17)));
       for (const Algorithm* a : registry()) {
@@ -338,7 +352,8 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
         try {
           Item it{probe_algo_key(a->name(), dir, probe_class(*p)), a, p, dir, tensors.back().get(),
                   AlignedBuffer<unsigned char>(std::max<size_t>(a->workspace_bytes(*p, dir), 64))};
-          it.run(one);  // the untimed first call: plans, primitives, page faults
+          it.all = probe_all_threads(probe_class(*p));
+          it.run(it.all ? ctx : one);  // the untimed first call: plans, primitives, page faults
           items.push_back(std::move(it));
         } catch (const std::exception&) {
           // An algorithm that cannot run here has no rate; the model then has no probe scale for it.
@@ -354,17 +369,18 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
         // (the FFTs' large workspaces among them) an item's next few runs are slower than its own
         // steady state (measured: cpu.im2col_gemm's 1x1 backward-filter 0.41 ms alone, 0.48-0.52 as
         // the second run after one warm-up in the rounds), and find times the steady state.
+        const ExecContext& c = it.all ? ctx : one;
         const double w0 = now_seconds();
-        do it.run(one);
+        do it.run(c);
         while (now_seconds() - w0 < 0.002);
         const double t0 = now_seconds();
-        it.run(one);
+        it.run(c);
         it.best = std::min(it.best, now_seconds() - t0);
       } catch (const std::exception&) {
       }
     }
   for (const Item& it : items)
-    if (it.best < 1e300) out.rates[it.key] = threads * it.p->flops() / it.best * 1e-9;
+    if (it.best < 1e300) out.rates[it.key] = (it.all ? 1 : threads) * it.p->flops() / it.best * 1e-9;
 }
 
 std::mutex& registry_mutex() {

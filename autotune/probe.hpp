@@ -62,7 +62,7 @@ namespace convlab {
 
 // Bumped when the probe's problems or rate definitions change: probes of
 // another version are not used (re-measured).
-constexpr int kProbeVersion = 2;
+constexpr int kProbeVersion = 3;
 
 struct MachineProbe {
   std::string device;   // device_fingerprint() of the context it was measured for
@@ -81,11 +81,18 @@ const std::vector<std::string>& probe_required_rates();
 const ConvProblem& probe_problem_3x3();
 const ConvProblem& probe_problem_1x1();
 const ConvProblem& probe_problem_dw();
-// "3x3", "1x1" or "dw": which probe problem stands for p (one input channel per group: dw;
-// else 1x1 filters: 1x1; all else 3x3).
+const ConvProblem& probe_problem_dw_small();
+// Depthwise images of at most this many pixels (28 x 28) have their own probe problem.
+constexpr int64_t kProbeSmallImage = 28 * 28;
+// "3x3", "1x1", "dw" or "dw_small": which probe problem stands for p (one input channel per group:
+// dw, dw_small on images up to kProbeSmallImage pixels; else 1x1 filters: 1x1; all else 3x3).
 std::string_view probe_class(const ConvProblem& p);
 // The probe problem of a class.
 const ConvProblem& probe_problem(std::string_view cls);
+// Whether the probe times a class's algorithms on every thread of the context (the depthwise ones:
+// oneDNN's depthwise backward-filter runs slower on two threads than on one, so one thread's rate
+// times the threads ranks it 2-3x too well), not on one.
+bool probe_all_threads(std::string_view cls);
 // The algorithm-rate key: "cpu.direct|fwd|3x3".
 std::string probe_algo_key(std::string_view algo, Direction dir, std::string_view cls);
 

@@ -94,6 +94,8 @@ TEST_F(Probe, MeasuredInBoundedTimeWithEveryRequiredRate) {
   }
   EXPECT_GT(p.rate(probe_algo_key("cpu.im2col_gemm", Direction::fwd, "1x1")), 0);
   for (Direction d : kAllDirections) EXPECT_GT(p.rate(probe_algo_key("cpu.direct", d, "dw")), 0) << to_string(d);
+  for (Direction d : kAllDirections)
+    EXPECT_GT(p.rate(probe_algo_key("cpu.direct_depthwise", d, "dw_small")), 0) << to_string(d);
 }
 
 TEST_F(Probe, StoredInTheCacheAndReloaded) {
@@ -275,7 +277,9 @@ TEST_F(Probe, DepthwiseLayersAreScaledOnTheDepthwiseProbeProblem) {
   EXPECT_EQ(probe_class(dw), "dw");
   EXPECT_EQ(probe_class(probe_problem_dw()), "dw");
   EXPECT_EQ(probe_class(parse_problem("g2mb16ic96ih27oc256oh27kh5ph2")), "3x3");
-  EXPECT_EQ(probe_class(parse_problem("g2mb16ic2ih27oc2oh27kh1")), "dw");
+  EXPECT_EQ(probe_class(parse_problem("g2mb16ic2ih27oc2oh27kh1")), "dw_small");
+  EXPECT_EQ(probe_class(parse_problem("g2mb16ic2ih29oc2oh29kh1")), "dw");
+  EXPECT_EQ(probe_class(probe_problem_dw_small()), "dw_small");
   p.rates[probe_algo_key("cpu.direct", Direction::fwd, "3x3")] = 100;
   p.rates[probe_algo_key("cpu.im2col_gemm", Direction::fwd, "3x3")] = 100;
   register_probe(p);
@@ -295,6 +299,20 @@ TEST_F(Probe, DepthwiseLayersAreScaledOnTheDepthwiseProbeProblem) {
   // The same 3x3 rates; what the depthwise problem measured decides.
   EXPECT_EQ(first(0.1, 10), "cpu.im2col_gemm");
   EXPECT_EQ(first(10, 0.1), "cpu.direct");
+  // Images up to 28 x 28 have their own probe problem; an algorithm without a rate there is scaled on
+  // the larger depthwise one.
+  const ConvProblem small = parse_problem("g576mb16ic576ih14oc576oh14kh3ph1");
+  ASSERT_EQ(probe_class(small), "dw_small");
+  const MachineModel before = MachineModel::for_context(ctx);
+  const CostEstimate via_dw = model_cost(direct, small, Direction::fwd, before);
+  EXPECT_NE(via_dw.formula.find("on the dw probe problem"), std::string::npos) << via_dw.formula;
+  p.rates[probe_algo_key("cpu.direct", Direction::fwd, "dw_small")] = probe_problem_dw_small().flops() / 1e-3 * 1e-9;
+  register_probe(p);
+  const MachineModel after = MachineModel::for_context(ctx);
+  EXPECT_NEAR(model_cost(direct, probe_problem_dw_small(), Direction::fwd, after).seconds, 1e-3, 1e-9);
+  const CostEstimate own = model_cost(direct, small, Direction::fwd, after);
+  EXPECT_NE(own.formula.find("on the dw_small probe problem"), std::string::npos) << own.formula;
+  EXPECT_NE(own.seconds, via_dw.seconds);
 }
 
 }  // namespace
