@@ -1,0 +1,39 @@
+// The machine probe's problems and their classes (autotune/probe.hpp).
+#include "autotune/probe.hpp"
+
+namespace convlab {
+
+const ConvProblem& probe_problem_3x3() {
+  static const ConvProblem p = parse_problem("mb2ic96ih20oc128oh20kh3ph1");
+  return p;
+}
+const ConvProblem& probe_problem_1x1() {
+  static const ConvProblem p = parse_problem("mb2ic256ih20oc256oh20kh1");
+  return p;
+}
+const ConvProblem& probe_problem_dw() {
+  // Tensors of 4.8 MB: past the L2, as a network's depthwise layers are (their kernels are bound by
+  // memory there; on an L2-resident problem the ranking against oneDNN's inverts).
+  static const ConvProblem p = parse_problem("g96mb4ic96ih56oc96oh56kh3ph1");
+  return p;
+}
+const ConvProblem& probe_problem_dw_small() {
+  // A 14 x 14 layer of MobileNetV2's size at batch 8 (2.4 MB tensors): on images up to 28 x 28 the
+  // depthwise kernels run other paths (convlab's in the plain layout) and rank otherwise than on 56 x 56.
+  static const ConvProblem p = parse_problem("g384mb8ic384ih14oc384oh14kh3ph1");
+  return p;
+}
+const ConvProblem& probe_problem(std::string_view cls) {
+  if (cls == "dw_small") return probe_problem_dw_small();
+  return cls == "dw" ? probe_problem_dw() : cls == "1x1" ? probe_problem_1x1() : probe_problem_3x3();
+}
+bool probe_all_threads(std::string_view cls) { return cls == "dw" || cls == "dw_small"; }
+std::string_view probe_class(const ConvProblem& p) {
+  if (p.groups > 1 && p.c_per_group() == 1) return int64_t(p.h) * p.w <= kProbeSmallImage ? "dw_small" : "dw";
+  return p.r == 1 && p.s == 1 ? "1x1" : "3x3";
+}
+std::string probe_algo_key(std::string_view algo, Direction dir, std::string_view cls) {
+  return std::string(algo) + "|" + std::string(to_string(dir)) + "|" + std::string(cls);
+}
+
+}  // namespace convlab
