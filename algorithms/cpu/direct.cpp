@@ -28,7 +28,8 @@
 //   them: one fixed summation order for any thread count. With fewer than 4
 //   tiles per thread of the machine, the images are cut into fixed runs, each
 //   summed into its own copy of the gradient, the copies added in run order
-//   (BwdFilterPlan::chunks).
+//   (BwdFilterPlan::chunks). With at most 4 input channels (a first layer) it runs with
+//   pixels in the lanes instead, diff_dst read as it lies (direct_wgrad_pixels.hpp).
 // Threads: OpenMP. Layout conversions in static shares; forward and
 // backward-data items (an output tile each) handed out dynamically, so a
 // thread slowed by a shared core does not hold the other at the end;
@@ -44,6 +45,7 @@
 #include <cstring>
 
 #include "algorithms/cpu/direct_plan.hpp"
+#include "algorithms/cpu/direct_wgrad_pixels.hpp"
 #include "core/error.hpp"
 
 namespace convlab {
@@ -150,7 +152,10 @@ size_t CpuDirect::workspace_bytes(const ConvProblem& p, Direction dir) const {
         BwdDataPlan(s, uk).carve(c);
       }
       break;
-    case Direction::bwd_filter: BwdFilterPlan(s, uk).carve(c); break;
+    case Direction::bwd_filter:
+      if (direct_pix_wgrad::applies(s)) return direct_pix_wgrad::workspace_bytes(s);
+      BwdFilterPlan(s, uk).carve(c);
+      break;
   }
   return c.used;
 }
@@ -169,7 +174,13 @@ void CpuDirect::run(const ConvProblem& p, Direction dir, const ConvBuffers& buf,
         run_bwd_data(BwdDataPlan(s, uk), buf.dst, buf.wei, buf.src, workspace, threads);
       }
       break;
-    case Direction::bwd_filter: run_bwd_filter(BwdFilterPlan(s, uk), buf.src, buf.dst, buf.wei, workspace, threads); break;
+    case Direction::bwd_filter:
+      if (direct_pix_wgrad::applies(s)) {
+        direct_pix_wgrad::run(s, buf.src, buf.dst, buf.wei, workspace, threads);
+      } else {
+        run_bwd_filter(BwdFilterPlan(s, uk), buf.src, buf.dst, buf.wei, workspace, threads);
+      }
+      break;
   }
 }
 

@@ -22,4 +22,8 @@ class CpuDirect final : public NamedAlgorithm {
   NominalCost nominal_cost(const ConvProblem& p, Direction dir) const override;
 };
 
+// Tests only: false runs backward-filter with few input channels on the channel-blocked path too
+// (true: pixels in the lanes, direct_wgrad_pixels.hpp). Not thread-safe.
+void set_direct_pixel_wgrad(bool on);
+
 }  // namespace convlab

@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "algorithms/cpu/direct.hpp"
+#include "algorithms/cpu/direct_wgrad_pixels.hpp"
+#include "algorithms/cpu/direct_wgrad_pixels.hpp"
 #include "algorithms/cpu/family_cost.hpp"
 
 namespace convlab {
@@ -39,6 +41,8 @@ CostPhases direct_cost_phases(const ConvProblem& p, Direction dir, bool pixel_bw
 }
 
 CostPhases CpuDirect::cost_phases(const ConvProblem& p, Direction dir) const {
+  if (dir == Direction::bwd_filter && direct_pix_wgrad::applies(to_shape(p)))
+    return direct_pix_wgrad::cost_phases(p, to_shape(p));
   return direct_cost_phases(p, dir, true);
 }
 

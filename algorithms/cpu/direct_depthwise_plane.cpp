@@ -128,8 +128,8 @@ void wgrad(const ConvShape& s, const DwUkernels& uk, const float* src, const flo
       a.in = src + b * hw;
       a.dd = diff_dst + b * hw;
       a.out = diff_wei + b * g.RS + runs.begin(i);
-      a.chan_stride = hw;
-      a.image_stride = int64_t(s.c) * hw;
+      a.in_chan_stride = a.dd_chan_stride = hw;
+      a.in_image_stride = a.dd_image_stride = int64_t(s.c) * hw;
       a.channels = int(e - b);
       a.images = s.n;
       a.out_stride = g.RS;

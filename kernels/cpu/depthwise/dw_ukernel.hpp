@@ -28,7 +28,11 @@
 //               plane's channel follows the one before, wrapping per image).
 // plane_wgrad : acc_c[t] = sum_n sum_i in_{c,n}[i + off[t]] * dd_{c,n}[i] for
 //               channels c < channels, images n < images, t < nt <= max_nt:
-//               out[c*out_stride + t] = the lanes of acc_c[t] summed.
+//               out[c*out_stride + t] (+)= the lanes of acc_c[t] summed. The
+//               planes of in and dd may lie apart differently (in_* / dd_*
+//               strides; an in_chan_stride of 0 reads one input for every c).
+//               dense: no masks but the tail's, one input for every c (read once for
+//               each pair of channels).
 // Both read only the lanes their masks allow, write nothing past npix.
 // Summation order is fixed by the arguments (deterministic). Threads: none
 // inside; the caller gives each thread disjoint outputs.
@@ -77,8 +81,11 @@ struct DwPlaneWgradArgs {
   const float* in;
   const float* dd;
   float* out;
-  int64_t chan_stride, image_stride;  // between channels' planes, between images' (in and dd alike)
+  int64_t in_chan_stride, dd_chan_stride;    // between channels' planes
+  int64_t in_image_stride, dd_image_stride;  // between images'
   int channels, images, out_stride;
+  bool accumulate;  // out += the sums (else out = them)
+  bool dense;       // every lane of every chunk but the last one's tail (no mask table); in_chan_stride 0
   const int64_t* off;     // (nt)
   const uint32_t* mask;   // (nt, nchunks)
   uint32_t tail;

@@ -9,6 +9,8 @@
 
 #include "core/device.hpp"
 #include "core/problem.hpp"
+#include "algorithms/cpu/direct.hpp"
+#include "kernels/cpu/depthwise/dw_ukernel.hpp"
 #include "kernels/cpu/direct/direct_ukernel.hpp"
 #include "convlab/testing.hpp"
 
@@ -52,6 +54,35 @@ std::vector<TestProblem> pixel_bwd_data() {
                         "mb1ic7ih6iw33oc9kh5kw3ph2pw3", "g2mb1ic6ih8iw40oc4kh3ph1", "mb1ic4ih9iw70oc3kh7sh3ph3"})
     v.push_back({d, parse_problem(d)});
   return v;
+}
+
+// Few input channels and taps (C x R x S <= 27): backward-filter with pixels in the lanes (a first
+// layer's shape at small sizes: stride 1 and 2, padding, dilation, 1-D, a 5x5 single channel, rows
+// of fewer and more pixels than a vector, a band's last chunk partly filled).
+std::vector<TestProblem> pixel_bwd_filter() {
+  std::vector<TestProblem> v;
+  for (const char* d : {"mb2ic3ih30oc32oh15kh3sh2ph1", "mb3ic3ih17oc8kh3ph1", "mb1ic1ih12iw37oc5kh5ph2",
+                        "mb2ic2ih9iw21oc7kh3ph2dh1dw1", "mb1ic3iw50oc6kw3pw1", "mb2ic3ih5iw3oc4kh3ph1",
+                        "mb1ic3ih40iw19oc17oh20ow7kh3kw3sh2sw3ph1pw1"})
+    v.push_back({d, parse_problem(d)});
+  return v;
+}
+
+TEST(CpuDirect, PixelBackwardFilterAndTheBlockedPathOnItsShapes) {
+  for (bool pixels : {true, false}) {
+    set_direct_pixel_wgrad(pixels);
+    ConvTester("cpu.direct").sweep(pixel_bwd_filter()).directions({Direction::bwd_filter}).threads(2).check_determinism()
+        .require_all_supported().run();
+  }
+  set_direct_pixel_wgrad(true);
+  for (const cpu::depthwise::DwUkernels* uk :
+       {&cpu::depthwise::dw_ukernels_portable(), &cpu::depthwise::dw_ukernels_avx2(), &cpu::depthwise::dw_ukernels_avx512()}) {
+    if (std::string(uk->isa) == "avx512" ? cpu_info().isa() != "avx512" : std::string(uk->isa) == "avx2" && !(cpu_info().avx2 && cpu_info().fma))
+      continue;
+    cpu::depthwise::override_dw_ukernels(uk);
+    ConvTester("cpu.direct").sweep(pixel_bwd_filter()).directions({Direction::bwd_filter}).threads(2).run();
+  }
+  cpu::depthwise::override_dw_ukernels(nullptr);
 }
 
 TEST(CpuDirect, ChannelBlockEdges) { ConvTester("cpu.direct").sweep(channel_edges()).require_all_supported().run(); }
