@@ -25,7 +25,6 @@ namespace {
 
 using cpu::depthwise::DwPlaneWgradArgs;
 using cpu::depthwise::DwUkernels;
-using cpu::depthwise::kPlaneMaxMasks;
 using direct_plan::Carver;
 using direct_plan::ceil_div;
 using direct_plan::max_threads;
@@ -34,6 +33,9 @@ using direct_plan::max_threads;
 // filter's the channel-blocked path is faster (ResNet's 3 x 7 x 7: 14.3 ms against 11.5; AlexNet's
 // 3 x 11 x 11: 27.3 against 17.9; batch 16 / 32, Zen 5).
 constexpr int kMaxChannels = 4, kMaxTaps = 27;
+// Output pixels per band (whole rows, at least one): its gathered taps (27 rows of them) and each output
+// channel's diff_dst rows stay in the L2 while every run of taps sweeps them.
+constexpr int kBandPixels = 672;
 
 struct Plan {
   const ConvShape& s;
@@ -45,9 +47,7 @@ struct Plan {
   direct_plan::Runs runs;  // of taps per kernel call: two output channels' sums in registers
   Plan(const ConvShape& s_, const DwUkernels& u)
       : s(s_), uk(u), V(u.v), T(s_.c * s_.r * s_.s), runs(s_.c * s_.r * s_.s, std::max(1, u.max_nt / 2)) {
-    // The masks of one call, (taps, chunks), within the kernel's table.
-    const int most_chunks = kPlaneMaxMasks / u.max_nt;
-    band = std::clamp(most_chunks * V / std::max(1, s.q), 1, s.p);
+    band = std::clamp(kBandPixels / std::max(1, s.q), 1, s.p);
     nbands = ceil_div(s.p, band);
     stride = ceil_div(band * s.q, V) * V;
     units = std::clamp(4 * max_threads(), 1, s.n * nbands);
@@ -99,9 +99,7 @@ struct Plan {
 }  // namespace
 
 bool applies(const ConvShape& s) {
-  const DwUkernels& uk = cpu::depthwise::select_dw_ukernels();
-  return g_pixel_wgrad && s.groups == 1 && s.c <= kMaxChannels && s.c * s.r * s.s <= kMaxTaps &&
-         int64_t(ceil_div(s.q, uk.v)) * uk.max_nt <= kPlaneMaxMasks;
+  return g_pixel_wgrad && s.groups == 1 && s.c <= kMaxChannels && s.c * s.r * s.s <= kMaxTaps;
 }
 
 size_t workspace_bytes(const ConvShape& s) {
@@ -129,11 +127,8 @@ void run(const ConvShape& s, const float* src, const float* diff_dst, float* dif
         const int n = int(pair / pl.nbands), p0 = int(pair % pl.nbands) * pl.band, p1 = std::min(s.p, p0 + pl.band);
         pl.gather(src, n, p0, p1, rows);
         const int npix = (p1 - p0) * s.q, nchunks = ceil_div(npix, V), lanes = npix - (nchunks - 1) * V;
-        // Every lane of the band's chunks but the last one's tail, the same for each tap.
+        // Every lane of the band's chunks but the last one's tail (dense: no mask table).
         const uint32_t tail = lanes >= 32 ? ~0u : (1u << lanes) - 1;
-        uint32_t mask[kPlaneMaxMasks];
-        for (int t = 0; t < std::min(T, pl.uk.max_nt); ++t)
-          for (int k = 0; k < nchunks; ++k) mask[t * nchunks + k] = k + 1 < nchunks ? ~0u : tail;
         for (int i = 0; i < pl.runs.count; ++i) {
           DwPlaneWgradArgs a{};
           a.in = rows;
@@ -148,7 +143,7 @@ void run(const ConvShape& s, const float* src, const float* diff_dst, float* dif
           a.accumulate = true;
           a.dense = true;
           a.off = ws.off + pl.runs.begin(i);
-          a.mask = mask;
+          a.mask = nullptr;
           a.tail = tail;
           a.nt = pl.runs.size(i);
           a.nchunks = nchunks;
@@ -169,7 +164,7 @@ void run(const ConvShape& s, const float* src, const float* diff_dst, float* dif
 // FMA over whole chunks of each band; the plain tensors once, the gathered taps in cache.
 CostPhases cost_phases(const ConvProblem& p, const ConvShape& s) {
   const Plan pl(s, cpu::depthwise::select_dw_ukernels());
-  const double band_px = double(std::min(pl.band, s.p)) * s.q;
+  const double band_px = double(pl.band) * s.q;
   const double waste = std::ceil(band_px / pl.V) * pl.V / band_px;
   CostPhase plain{CostKind::copy, 4 * (double(p.src_elems()) + double(p.dst_elems()) + 2 * double(p.wei_elems()))};
   plain.footprint = plain.work;
