@@ -165,7 +165,7 @@ double total_on(const Algorithm& who, const ConvProblem& p, Direction dir, const
 double mean_probe_scale(Direction dir, const MachineModel& m, const Rates& r1) {
   double logs = 0;
   int n = 0;
-  const ConvProblem& p3 = probe_problem_3x3();
+  const ConvProblem& p3 = probe_problem("3x3", dir);
   for (const Algorithm* b : registry()) {
     if (b->device() != DeviceKind::cpu || b->is_oracle() || b->picks_own_implementation()) continue;
     const double rb = m.probe->rate(probe_algo_key(b->name(), dir, "3x3")) * 1e9;
@@ -204,7 +204,7 @@ CostEstimate probed_cost(const Algorithm& a, const ConvProblem& p, Direction dir
       cls = "3x3";
       rate = m.probe->rate(probe_algo_key(scale_algo, dir, cls)) * 1e9;
     }
-    const ConvProblem& pp = probe_problem(cls);
+    const ConvProblem& pp = probe_problem(cls, dir);
     // The probe timed it on one thread and stored threads x its rate: its one-thread time over the
     // sum there with one thread's kernel rates. The depthwise classes it timed on every thread: that
     // time over the sum with all threads' rates.

@@ -306,9 +306,9 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
   };
   std::vector<std::unique_ptr<ConvData>> tensors;
   std::vector<Item> items;
-  for (const ConvProblem* p :
-       {&probe_problem_3x3(), &probe_problem_1x1(), &probe_problem_dw(), &probe_problem_dw_small()}) {
+  for (std::string_view cls : {"3x3", "1x1", "dw", "dw_small"}) {
     for (Direction dir : kAllDirections) {
+      const ConvProblem* p = &probe_problem(cls, dir);
       tensors.push_back(std::make_unique<ConvData>(ConvData::random(*p, 17)));
       for (const Algorithm* a : registry()) {
         if (a->device() != DeviceKind::cpu || a->is_oracle() || a->picks_own_implementation() ||

@@ -316,4 +316,26 @@ TEST_F(Probe, DepthwiseLayersAreScaledOnTheDepthwiseProbeProblem) {
 }
 
 }  // namespace
+// The 3x3 class's backward-filter rates are measured on a problem with more images (the sum over the
+// batch's tiles as on a network's layer): on that problem the prediction is the measured time, and the
+// other directions keep the 3x3 problem.
+TEST_F(Probe, BackwardFilterIsScaledOnItsOwnProbeProblem) {
+  ExecContext ctx;
+  ctx.threads = 1;
+  MachineProbe p = synthetic(ctx);
+  const ConvProblem& wgrad = probe_problem("3x3", Direction::bwd_filter);
+  EXPECT_EQ(&wgrad, &probe_problem_3x3_wgrad());
+  EXPECT_EQ(&probe_problem("3x3", Direction::fwd), &probe_problem_3x3());
+  EXPECT_EQ(&probe_problem("3x3", Direction::bwd_data), &probe_problem_3x3());
+  EXPECT_EQ(probe_class(wgrad), "3x3");
+  EXPECT_GT(wgrad.n, probe_problem_3x3().n);
+  const Algorithm& wino = get_algorithm("cpu.winograd_f4x3");
+  p.rates[probe_algo_key("cpu.winograd_f4x3", Direction::bwd_filter, "3x3")] = wgrad.flops() / 3e-3 * 1e-9;
+  p.rates[probe_algo_key("cpu.winograd_f4x3", Direction::fwd, "3x3")] = probe_problem_3x3().flops() / 1e-3 * 1e-9;
+  register_probe(p);
+  const MachineModel m = MachineModel::for_context(ctx);
+  EXPECT_NEAR(model_cost(wino, wgrad, Direction::bwd_filter, m).seconds, 3e-3, 1e-9);
+  EXPECT_NEAR(model_cost(wino, probe_problem_3x3(), Direction::fwd, m).seconds, 1e-3, 1e-9);
+}
+
 }  // namespace convlab
