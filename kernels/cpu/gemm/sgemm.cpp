@@ -38,6 +38,7 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "kernels/cpu/gemm/sgemm_grid.hpp"
+#include "kernels/cpu/gemm/sgemm_prefetch_plan.hpp"
 #include "kernels/cpu/gemm/sgemm_ukernels.hpp"
 
 namespace convlab::cpu {
@@ -185,12 +186,13 @@ void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, in
 
 // The packed B block for op(B) rows [pc, pc + kc), columns [jc, jc + nc): NR
 // panels, the first `fused` of them left to the micro-kernel (uk.fn_pack).
+// Through a grid, the panels with fused[panel] set are left to the micro-kernel.
 void pack_b_block(Trans tb, const float* b, int64_t ldb, const SgemmGrid& grid, int pc, int kc, int jc, int nc,
-                  int fused, float* bpack, const SgemmUkernel& uk) {
+                  int fused, float* bpack, const SgemmUkernel& uk, const char* grid_fused = nullptr) {
   const int NR = uk.nr, np = (nc + NR - 1) / NR;
   if (grid.on()) {  // B read through its grid (sgemm_grid.hpp)
     if (tb == Trans::no)
-      pack_rows_grid(b, ldb, grid, pc, kc, jc, nc, NR, bpack);
+      pack_rows_grid(b, ldb, grid, pc, kc, jc, nc, NR, bpack, grid_fused);
     else if (grid.col_step == 1)  // runs of consecutive k: dense transposing packs
       for (int jr = 0; jr < np; ++jr) {
         const int nv = std::min(nc - jr * NR, NR);
@@ -226,44 +228,6 @@ int64_t serial_workspace_floats(int m, int n, int k, const SgemmUkernel& uk, con
   return round_up(round_up(m, uk.mr) * kc, 16) + round_up(nc * kc, 16);
 }
 
-// The source of the block packed next, cut into runs for the micro-kernel
-// calls of the current block to prefetch (SgemmPrefetch): a region is `rows`
-// row segments of `bytes` bytes, `ld` floats apart, each counted as
-// bytes / 64 + 1 lines from its first 64-byte line (enough for any alignment).
-// Its lines are handed out row by row, `run` to a call, until they run out;
-// lines that get no call are not prefetched (packing reads them anyway).
-class PrefetchPlan {
- public:
-  void add(const float* base, int64_t ld, int rows, int64_t bytes) {
-    if (n_ < 2 && rows > 0 && bytes > 0) reg_[n_++] = {base, ld, rows, int(bytes / 64 + 1)};
-  }
-  void set_run(int lines) { run_ = std::max(lines, 1); }
-  const SgemmPrefetch* next(SgemmPrefetch& out) {
-    while (r_ < n_) {
-      const Region& g = reg_[r_];
-      if (row_ < g.rows) {
-        out = {g.base + row_ * g.ld, g.ld, x_, g.row_lines, run_};
-        const int64_t at = int64_t(x_) + run_;
-        row_ += int(at / g.row_lines);
-        x_ = int(at % g.row_lines);
-        if (row_ >= g.rows) out.lines -= int((int64_t(row_ - g.rows) * g.row_lines) + x_);
-        return &out;
-      }
-      ++r_, row_ = 0, x_ = 0;
-    }
-    return nullptr;
-  }
-
- private:
-  struct Region {
-    const float* base;
-    int64_t ld;
-    int rows, row_lines;
-  };
-  Region reg_[2] = {};
-  int n_ = 0, r_ = 0, run_ = 1, row_ = 0, x_ = 0;
-};
-
 void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda, const float* b,
                  int64_t ldb, float beta, float* c, int64_t ldc, const SgemmUkernel& uk, const Blocking& bl,
                  const Grids& grids, float* workspace) {
@@ -280,6 +244,7 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
   // block (small M: the forward and backward-filter GEMMs); a large A streams
   // through packing in long rows the hardware prefetcher follows.
   const bool prefetch_a = int64_t(m) * KC <= int64_t(KC) * NC / 2;
+  std::vector<char> grid_fused;  // per panel of a block through a grid: packed by the micro-kernel
   for (int pc = 0; pc < k; pc += KC) {
     const int kc = k - pc < KC ? k - pc : KC;
     const float beta_pc = pc == 0 ? beta : 1.0f;
@@ -304,9 +269,20 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       const int np = (nc + NR - 1) / NR;
       // B not transposed: the full panels are packed by the first row of
       // tiles' calls themselves (uk.fn_pack), the last partial one here.
+      // Through a batch's grids (col_step 1), the full panels whose columns lie in one image of B and
+      // of C.
       const bool fuse = tb == Trans::no && uk.fn_pack && m >= MR && !grid.on() && !grids.c.on();
       const int fused = fuse ? nc / NR : 0;
-      pack_b_block(tb, b, ldb, grid, pc, kc, jc, nc, fused, bpack, uk);
+      const bool fuse_grid = tb == Trans::no && uk.fn_pack && m >= MR && grid.on() && grid.col_step == 1 &&
+                             (!grids.c.on() || grids.c.col_step == 1);
+      if (fuse_grid) {
+        grid_fused.assign(size_t(np), 0);
+        for (int jr = 0; jr < nc / NR; ++jr) {
+          const int64_t j = int64_t(jc) + int64_t(jr) * NR;
+          grid_fused[size_t(jr)] = grid.run(j) >= NR && (!grids.c.on() || grids.c.run(j) >= NR);
+        }
+      }
+      pack_b_block(tb, b, ldb, grid, pc, kc, jc, nc, fused, bpack, uk, fuse_grid ? grid_fused.data() : nullptr);
       // What is packed after this block: B at (pc, jc + NC), or A and B at
       // (pc + KC, 0), prefetched by this block's calls. Only for B not
       // transposed (its source is kc short row segments far apart, the
@@ -331,7 +307,12 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
         float* crow = c + int64_t(ir) * MR * ldc + (grids.c.on() ? 0 : jc);
         for (int jr = 0; jr < np; ++jr) {
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-          if (grids.c.on())
+          if (ir == 0 && fuse_grid && grid_fused[size_t(jr)]) {
+            const int64_t j = int64_t(jc) + int64_t(jr) * NR;
+            uk.fn_pack(kc, ap, b + int64_t(pc) * ldb + grid.at(j), ldb, bpack + int64_t(jr) * NR * kc,
+                       grids.c.on() ? crow + grids.c.at(j) : crow + int64_t(jr) * NR, ldc, alpha, beta_pc,
+                       plan.next(pf));
+          } else if (grids.c.on())
             ukernel_grid_c(uk, kc, ap, bpack + int64_t(jr) * NR * kc, crow, ldc, grids.c, int64_t(jc) + int64_t(jr) * NR,
                            alpha, beta_pc, mv, nv, plan.next(pf));
           else if (ir == 0 && jr < fused)

@@ -13,7 +13,7 @@ namespace {
 // few contiguous runs (one per image it touches), cut again at the panel
 // edges; each row of b is copied run by run.
 void pack_rows_runs(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0, int kc, int64_t j0, int len,
-                    int width, float* dst) {
+                    int width, float* dst, const char* skip) {
   struct Seg {
     int64_t src, dst;  // offset in b's row; offset in the packed block (panel * width * kc + column)
     int n;
@@ -22,10 +22,10 @@ void pack_rows_runs(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0,
   for (int j = 0; j < len;) {
     const int in_panel = width - j % width;
     const int n = int(std::min<int64_t>({int64_t(len - j), int64_t(in_panel), g.run(j0 + j)}));
-    segs.push_back({g.at(j0 + j), int64_t(j / width) * width * kc + j % width, n});
+    if (!skip || !skip[j / width]) segs.push_back({g.at(j0 + j), int64_t(j / width) * width * kc + j % width, n});
     j += n;
   }
-  const int tail = len % width;  // the last panel's zero columns
+  const int tail = skip && skip[len / width] ? 0 : len % width;  // the last panel's zero columns
   float* last = dst + int64_t(len / width) * width * kc;
   for (int p = 0; p < kc; ++p) {
     const float* s = b + (p0 + p) * ldb;
@@ -41,9 +41,9 @@ void pack_rows_runs(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0,
 }  // namespace
 
 void pack_rows_grid(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0, int kc, int64_t j0, int len,
-                    int width, float* dst) {
+                    int width, float* dst, const char* skip) {
   if (g.col_step == 1) {
-    pack_rows_runs(b, ldb, g, p0, kc, j0, len, width, dst);
+    pack_rows_runs(b, ldb, g, p0, kc, j0, len, width, dst, skip);
     return;
   }
   const int panels = (len + width - 1) / width;
