@@ -47,7 +47,7 @@ namespace {
 
 const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
                            sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512, 16,
-                           sgemm_ukernel_12x32_avx512_pack, 4};
+                           sgemm_ukernel_12x32_avx512_pack, 4, sgemm_ukernel_12x32_avx512_pack2};
 const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2", sgemm_pack_transpose_avx2,
                          sgemm_pack_rows_avx2, 8, nullptr, 0};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
@@ -277,10 +277,8 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
                              (!grids.c.on() || grids.c.col_step == 1);
       if (fuse_grid) {
         grid_fused.assign(size_t(np), 0);
-        for (int jr = 0; jr < nc / NR; ++jr) {
-          const int64_t j = int64_t(jc) + int64_t(jr) * NR;
-          grid_fused[size_t(jr)] = grid.run(j) >= NR && (!grids.c.on() || grids.c.run(j) >= NR);
-        }
+        for (int jr = 0; jr < nc / NR; ++jr)
+          grid_fused[size_t(jr)] = char(fused_panel(uk, grid, int64_t(jc) + int64_t(jr) * NR));
       }
       pack_b_block(tb, b, ldb, grid, pc, kc, jc, nc, fused, bpack, uk, fuse_grid ? grid_fused.data() : nullptr);
       // What is packed after this block: B at (pc, jc + NC), or A and B at
@@ -309,18 +307,18 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
           const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
           if (ir == 0 && fuse_grid && grid_fused[size_t(jr)]) {
             const int64_t j = int64_t(jc) + int64_t(jr) * NR;
-            uk.fn_pack(kc, ap, b + int64_t(pc) * ldb + grid.at(j), ldb, bpack + int64_t(jr) * NR * kc,
-                       grids.c.on() ? crow + grids.c.at(j) : crow + int64_t(jr) * NR, ldc, alpha, beta_pc,
-                       plan.next(pf));
-          } else if (grids.c.on())
+            ukernel_pack_grid(uk, kc, ap, b + int64_t(pc) * ldb, ldb, grid, j, bpack + int64_t(jr) * NR * kc, crow,
+                              ldc, grids.c, grids.c.on() ? j : int64_t(jr) * NR, alpha, beta_pc, plan.next(pf));
+          } else if (grids.c.on()) {
             ukernel_grid_c(uk, kc, ap, bpack + int64_t(jr) * NR * kc, crow, ldc, grids.c, int64_t(jc) + int64_t(jr) * NR,
                            alpha, beta_pc, mv, nv, plan.next(pf));
-          else if (ir == 0 && jr < fused)
+          } else if (ir == 0 && jr < fused) {
             uk.fn_pack(kc, ap, b + int64_t(pc) * ldb + jc + int64_t(jr) * NR, ldb, bpack + int64_t(jr) * NR * kc,
                        crow + int64_t(jr) * NR, ldc, alpha, beta_pc, plan.next(pf));
-          else
+          } else {
             uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv,
                   plan.next(pf));
+          }
         }
       }
     }

@@ -50,6 +50,11 @@ using SgemmUkernelFn = void (*)(int kc, const float* a, const float* b, float* c
 // for the next calls on the same panel to read.
 using SgemmUkernelPackFn = void (*)(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
                                     int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf);
+// Optional: the same with B's panel from two sources, columns [0, split) at src0 + j and
+// [split, NR) at src1 + (j - split), rows ldb apart in both (a panel across two images of a grid).
+using SgemmUkernelPack2Fn = void (*)(int kc, const float* a, const float* src0, const float* src1, int split,
+                                     int64_t ldb, float* b, float* c, int64_t ldc, float alpha, float beta,
+                                     const SgemmPrefetch* pf);
 // Optional transposing pack (see sgemm_ukernels.hpp); nullptr = scalar loops.
 using SgemmPackTransposeFn = void (*)(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd,
                                       int width);
@@ -67,6 +72,7 @@ struct SgemmUkernel {
   // fn issues one line of its SgemmPrefetch run every prefetch_steps k steps;
   // 0: the driver hands it no runs.
   int prefetch_steps = 0;
+  SgemmUkernelPack2Fn fn_pack2 = nullptr;
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 

@@ -25,7 +25,7 @@ void pack_rows_runs(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0,
     if (!skip || !skip[j / width]) segs.push_back({g.at(j0 + j), int64_t(j / width) * width * kc + j % width, n});
     j += n;
   }
-  const int tail = skip && skip[len / width] ? 0 : len % width;  // the last panel's zero columns
+  const int tail = len % width && !(skip && skip[len / width]) ? len % width : 0;  // the last panel's zero columns
   float* last = dst + int64_t(len / width) * width * kc;
   for (int p = 0; p < kc; ++p) {
     const float* s = b + (p0 + p) * ldb;
@@ -79,10 +79,16 @@ void pack_cols_grid(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0,
   }
 }
 
-void ukernel_grid_c(const SgemmUkernel& uk, int kc, const float* ap, const float* bp, float* crow, int64_t ldc,
-                    const SgemmGrid& cg, int64_t j0, float alpha, float beta, int mv, int nv, const SgemmPrefetch* pf) {
+namespace {
+
+// call(c, ldc) on the C tile at rows [0, mv), columns [j0, j0 + nv) of crow through cg: in place where
+// they lie one after another, otherwise through a tile on the stack gathered from C (beta != 0 only)
+// and scattered back, run by run.
+template <class Call>
+void with_c_tile(const SgemmUkernel& uk, float* crow, int64_t ldc, const SgemmGrid& cg, int64_t j0, float beta,
+                 int mv, int nv, Call&& call) {
   if (cg.run(j0) >= nv) {
-    uk.fn(kc, ap, bp, crow + cg.at(j0), ldc, alpha, beta, mv, nv, pf);
+    call(crow + cg.at(j0), ldc);
     return;
   }
   alignas(64) float tile[12 * 32];
@@ -99,10 +105,37 @@ void ukernel_grid_c(const SgemmUkernel& uk, int kc, const float* ap, const float
     for (int i = 0; i < mv; ++i)
       for (int r = 0; r < nruns; ++r)
         std::memcpy(tile + i * NR + runs[r].j, crow + int64_t(i) * ldc + runs[r].off, sizeof(float) * runs[r].len);
-  uk.fn(kc, ap, bp, tile, NR, alpha, beta, mv, nv, pf);
+  call(tile, int64_t(NR));
   for (int i = 0; i < mv; ++i)
     for (int r = 0; r < nruns; ++r)
       std::memcpy(crow + int64_t(i) * ldc + runs[r].off, tile + i * NR + runs[r].j, sizeof(float) * runs[r].len);
+}
+
+}  // namespace
+
+void ukernel_grid_c(const SgemmUkernel& uk, int kc, const float* ap, const float* bp, float* crow, int64_t ldc,
+                    const SgemmGrid& cg, int64_t j0, float alpha, float beta, int mv, int nv, const SgemmPrefetch* pf) {
+  with_c_tile(uk, crow, ldc, cg, j0, beta, mv, nv,
+              [&](float* c, int64_t ld) { uk.fn(kc, ap, bp, c, ld, alpha, beta, mv, nv, pf); });
+}
+
+int fused_panel(const SgemmUkernel& uk, const SgemmGrid& g, int64_t j0) {
+  const int64_t first = g.run(j0);
+  if (first >= uk.nr) return uk.fn_pack ? 1 : 0;
+  return uk.fn_pack2 && g.run(j0 + first) >= uk.nr - first ? 2 : 0;
+}
+
+void ukernel_pack_grid(const SgemmUkernel& uk, int kc, const float* ap, const float* b_rows, int64_t ldb,
+                       const SgemmGrid& g, int64_t j0, float* bp, float* crow, int64_t ldc, const SgemmGrid& cg,
+                       int64_t cj, float alpha, float beta, const SgemmPrefetch* pf) {
+  const int split = int(std::min<int64_t>(g.run(j0), uk.nr));
+  const float* src0 = b_rows + g.at(j0);
+  with_c_tile(uk, crow, ldc, cg, cj, beta, uk.mr, uk.nr, [&](float* c, int64_t ld) {
+    if (split >= uk.nr)
+      uk.fn_pack(kc, ap, src0, ldb, bp, c, ld, alpha, beta, pf);
+    else
+      uk.fn_pack2(kc, ap, src0, b_rows + g.at(j0 + split), split, ldb, bp, c, ld, alpha, beta, pf);
+  });
 }
 
 void scale_c_grid(int m, int n, float beta, float* c, int64_t ldc, const SgemmGrid& cg) {

@@ -46,6 +46,15 @@ void for_runs(const SgemmGrid& g, int64_t p0, int kc, F&& f) {
 void ukernel_grid_c(const SgemmUkernel& uk, int kc, const float* ap, const float* bp, float* crow, int64_t ldc,
                     const SgemmGrid& cg, int64_t j0, float alpha, float beta, int mv, int nv, const SgemmPrefetch* pf);
 
+// Whether the micro-kernel can pack B's full panel at column j0 through the grid g (col_step 1)
+// while it computes: 1 its columns lie in one image (uk.fn_pack), 2 in two (uk.fn_pack2), 0 not.
+int fused_panel(const SgemmUkernel& uk, const SgemmGrid& g, int64_t j0);
+// The packing micro-kernel call for that panel (fused_panel != 0): B's columns from j0 on through g
+// in the rows from b_rows (b at the block's first k row), the packed panel written to bp, the full
+// MR x NR C tile at column cj of crow through cg (dense when off: crow + cj).
+void ukernel_pack_grid(const SgemmUkernel& uk, int kc, const float* ap, const float* b_rows, int64_t ldb,
+                       const SgemmGrid& g, int64_t j0, float* bp, float* crow, int64_t ldc, const SgemmGrid& cg,
+                       int64_t cj, float alpha, float beta, const SgemmPrefetch* pf);
 // C = beta * C (beta 0: zeros) for C's m x n elements through the grid cg (dense when off).
 void scale_c_grid(int m, int n, float beta, float* c, int64_t ldc, const SgemmGrid& cg);
 

@@ -148,6 +148,21 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   "add 8(%[g]), %[s]\n\t"                              \
   "add 8(%[g]), %[s8]\n\t"                             \
   CL_FMAS(N)
+// The same from two sources: columns under k3 / k4 at s, the others (k5 / k6) at s + d.
+#define CL_P2STEP(N)                                   \
+  "vmovups (%[s]), %%zmm24%{%%k3%}%{z%}\n\t"          \
+  "vmovups 64(%[s]), %%zmm25%{%%k4%}%{z%}\n\t"        \
+  "vmovups (%[s],%[d]), %%zmm24%{%%k5%}\n\t"          \
+  "vmovups 64(%[s],%[d]), %%zmm25%{%%k6%}\n\t"        \
+  "prefetcht0 (%[s8])\n\t"                            \
+  "prefetcht0 124(%[s8])\n\t"                         \
+  "prefetcht0 (%[s8],%[d])\n\t"                       \
+  "prefetcht0 124(%[s8],%[d])\n\t"                    \
+  "vmovaps %%zmm24, " #N "*128(%[b])\n\t"             \
+  "vmovaps %%zmm25, " #N "*128+64(%[b])\n\t"          \
+  "add 8(%[g]), %[s]\n\t"                              \
+  "add 8(%[g]), %[s8]\n\t"                             \
+  CL_FMAS(N)
 #define CL_ZERO                                                                                    \
   "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"                                                              \
   "vmovaps %%zmm0, %%zmm1\n\t" "vmovaps %%zmm0, %%zmm2\n\t" "vmovaps %%zmm0, %%zmm3\n\t"           \
@@ -260,13 +275,15 @@ struct TileArgs {
     float alpha, beta;
     uint32_t m0 = 0, m1 = 0;   // 48, 52: the column masks (AVX-512)
     int32_t mode;              // 56: the epilogue (see CL_EPILOGUE)
+    uint32_t s0 = 0, s1 = 0;   // 60, 64: the columns of the first source (full_tile_pack2)
   } mem;
 };
 static_assert(offsetof(TileArgs::Mem, ldb_bytes) == 8 && offsetof(TileArgs::Mem, prow_bytes) == 16 &&
               offsetof(TileArgs::Mem, pld) == 24 && offsetof(TileArgs::Mem, crow) == 32 &&
               offsetof(TileArgs::Mem, alpha) == 40 && offsetof(TileArgs::Mem, beta) == 44 &&
               offsetof(TileArgs::Mem, m0) == 48 && offsetof(TileArgs::Mem, m1) == 52 &&
-              offsetof(TileArgs::Mem, mode) == 56);
+              offsetof(TileArgs::Mem, mode) == 56 && offsetof(TileArgs::Mem, s0) == 60 &&
+              offsetof(TileArgs::Mem, s1) == 64);
 
 void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int n,
                const SgemmPrefetch* pf) {
@@ -335,6 +352,53 @@ void full_tile_pack(int kc, const float* a, const float* src, int64_t ldb, float
       : CL_CLOBBERS);
 }
 
+// full_tile_pack with the panel's columns from two sources (sgemm_ukernel_12x32_avx512_pack2).
+void full_tile_pack2(int kc, const float* a, const float* src0, const float* src1, int split, int64_t ldb, float* b,
+                     float* c, int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf) {
+  TileArgs g(kc, c, ldc, alpha, beta, 32, pf);
+  g.mem.ldb_bytes = ldb * int64_t(sizeof(float));
+  const uint64_t first = split >= 32 ? ~uint64_t(0) : (uint64_t(1) << split) - 1;
+  g.mem.s0 = uint32_t(first & 0xFFFFu);
+  g.mem.s1 = uint32_t((first >> 16) & 0xFFFFu);
+  // Column j >= split lies at src1 + (j - split): the second source's offset from the first, in bytes.
+  int64_t d = (reinterpret_cast<intptr_t>(src1) - reinterpret_cast<intptr_t>(src0)) - int64_t(split) * 4;
+  const float* s = src0;
+  const float* s8 = src0 + 8 * ldb;
+  int64_t t;
+  __asm__ volatile(
+      "kmovw 60(%[g]), %%k3\n\t"
+      "kmovw 64(%[g]), %%k4\n\t"
+      "knotw %%k3, %%k5\n\t"
+      "knotw %%k4, %%k6\n\t"
+      CL_ZERO
+      "test %[k4], %[k4]\n\t"
+      "jz 5f\n\t"
+      "1:\n\t"
+      CL_PREFETCHES
+      CL_P2STEP(0) CL_P2STEP(1) CL_P2STEP(2) CL_P2STEP(3)
+      "add $192, %[a]\n\t"
+      "add $512, %[b]\n\t"
+      "dec %[k4]\n\t"
+      "jnz 1b\n\t"
+      "5:\n\t"
+      "test %[krem], %[krem]\n\t"
+      "jz 7f\n\t"
+      "6:\n\t"
+      CL_P2STEP(0)
+      "add $48, %[a]\n\t"
+      "add $128, %[b]\n\t"
+      "dec %[krem]\n\t"
+      "jnz 6b\n\t"
+      "7:\n\t"
+      CL_EPILOGUE
+      : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [s] "+r"(s), [s8] "+r"(s8), [k4] "+r"(g.k4),
+        [krem] "+r"(g.krem), [cpf] "+r"(g.cpf), [prow] "+r"(g.prow), [px] "+r"(g.px),
+        [pleft] "+r"(g.pleft), [t] "=&r"(t), [d] "+r"(d)
+      : [g] "r"(&g.mem)
+      : CL_CLOBBERS, "k3", "k4", "k5", "k6");
+}
+
+#undef CL_P2STEP
 #undef CL_ROW
 #undef CL_FMAS
 #undef CL_STEP
@@ -367,6 +431,13 @@ void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c
 void sgemm_ukernel_12x32_avx512_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
                                      int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf) {
   full_tile_pack(kc, a, src, ldb, b, c, ldc, alpha, beta, 32, pf);
+}
+
+void sgemm_ukernel_12x32_avx512_pack2(int kc, const float* a, const float* src0, const float* src1, int split,
+                                      int64_t ldb, float* b, float* c, int64_t ldc, float alpha, float beta,
+                                      const SgemmPrefetch* pf) {
+  assert(split >= 1 && split < 32);
+  full_tile_pack2(kc, a, src0, src1, split, ldb, b, c, ldc, alpha, beta, pf);
 }
 
 }  // namespace convlab::cpu
