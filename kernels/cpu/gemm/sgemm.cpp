@@ -47,7 +47,8 @@ namespace {
 
 const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
                            sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512, 16,
-                           sgemm_ukernel_12x32_avx512_pack, 4, sgemm_ukernel_12x32_avx512_pack2};
+                           sgemm_ukernel_12x32_avx512_pack, 4, sgemm_ukernel_12x32_avx512_pack2,
+                           sgemm_ukernel_12x32_avx512_c2};
 const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2", sgemm_pack_transpose_avx2,
                          sgemm_pack_rows_avx2, 8, nullptr, 0};
 const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
@@ -314,7 +315,7 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
                            alpha, beta_pc, mv, nv, plan.next(pf));
           } else if (ir == 0 && jr < fused) {
             uk.fn_pack(kc, ap, b + int64_t(pc) * ldb + jc + int64_t(jr) * NR, ldb, bpack + int64_t(jr) * NR * kc,
-                       crow + int64_t(jr) * NR, ldc, alpha, beta_pc, plan.next(pf));
+                       crow + int64_t(jr) * NR, ldc, alpha, beta_pc, plan.next(pf), nullptr);
           } else {
             uk.fn(kc, ap, bpack + int64_t(jr) * NR * kc, crow + int64_t(jr) * NR, ldc, alpha, beta_pc, mv, nv,
                   plan.next(pf));

@@ -48,13 +48,18 @@ using SgemmUkernelFn = void (*)(int kc, const float* a, const float* b, float* c
 // row-major source (row p of the panel at src + p * ldb) instead of a packed
 // panel, and writing the packed panel b (kc x NR, 64-byte aligned) as it goes,
 // for the next calls on the same panel to read.
+// ct (may be nullptr): C's columns from ct->split on written at ct->c2 instead (SgemmCTwo).
 using SgemmUkernelPackFn = void (*)(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
-                                    int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf);
+                                    int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf,
+                                    const SgemmCTwo* ct);
 // Optional: the same with B's panel from two sources, columns [0, split) at src0 + j and
 // [split, NR) at src1 + (j - split), rows ldb apart in both (a panel across two images of a grid).
 using SgemmUkernelPack2Fn = void (*)(int kc, const float* a, const float* src0, const float* src1, int split,
                                      int64_t ldb, float* b, float* c, int64_t ldc, float alpha, float beta,
-                                     const SgemmPrefetch* pf);
+                                     const SgemmPrefetch* pf, const SgemmCTwo* ct);
+// Optional: the full-row tile (m = MR, n > NR / 2) from a packed panel with C in two places (SgemmCTwo).
+using SgemmUkernelC2Fn = void (*)(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                  float beta, int n, const SgemmCTwo* ct, const SgemmPrefetch* pf);
 // Optional transposing pack (see sgemm_ukernels.hpp); nullptr = scalar loops.
 using SgemmPackTransposeFn = void (*)(const float* src, int64_t lds, int nj, int kc, float* dst, int64_t ldd,
                                       int width);
@@ -73,6 +78,7 @@ struct SgemmUkernel {
   // 0: the driver hands it no runs.
   int prefetch_steps = 0;
   SgemmUkernelPack2Fn fn_pack2 = nullptr;
+  SgemmUkernelC2Fn fn_c2 = nullptr;
 };
 const SgemmUkernel& sgemm_ukernel(GemmIsa isa);  // resolved isa
 

@@ -81,14 +81,21 @@ void pack_cols_grid(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0,
 
 namespace {
 
-// call(c, ldc) on the C tile at rows [0, mv), columns [j0, j0 + nv) of crow through cg: in place where
-// they lie one after another, otherwise through a tile on the stack gathered from C (beta != 0 only)
-// and scattered back, run by run.
+// call(c, ldc, ct) on the C tile at rows [0, mv), columns [j0, j0 + nv) of crow through cg: in place
+// where they lie one after another (ct nullptr); in two places where they lie in two images and the
+// call can write them so (two: SgemmCTwo); otherwise through a tile on the stack gathered from C
+// (beta != 0 only) and scattered back, run by run.
 template <class Call>
 void with_c_tile(const SgemmUkernel& uk, float* crow, int64_t ldc, const SgemmGrid& cg, int64_t j0, float beta,
-                 int mv, int nv, Call&& call) {
-  if (cg.run(j0) >= nv) {
-    call(crow + cg.at(j0), ldc);
+                 int mv, int nv, bool two, Call&& call) {
+  const int64_t first = cg.run(j0);
+  if (first >= nv) {
+    call(crow + cg.at(j0), ldc, nullptr);
+    return;
+  }
+  if (two && cg.run(j0 + first) >= nv - first) {
+    const SgemmCTwo ct{crow + cg.at(j0 + first), int(first)};
+    call(crow + cg.at(j0), ldc, &ct);
     return;
   }
   alignas(64) float tile[12 * 32];
@@ -105,7 +112,7 @@ void with_c_tile(const SgemmUkernel& uk, float* crow, int64_t ldc, const SgemmGr
     for (int i = 0; i < mv; ++i)
       for (int r = 0; r < nruns; ++r)
         std::memcpy(tile + i * NR + runs[r].j, crow + int64_t(i) * ldc + runs[r].off, sizeof(float) * runs[r].len);
-  call(tile, int64_t(NR));
+  call(tile, int64_t(NR), nullptr);
   for (int i = 0; i < mv; ++i)
     for (int r = 0; r < nruns; ++r)
       std::memcpy(crow + int64_t(i) * ldc + runs[r].off, tile + i * NR + runs[r].j, sizeof(float) * runs[r].len);
@@ -115,8 +122,13 @@ void with_c_tile(const SgemmUkernel& uk, float* crow, int64_t ldc, const SgemmGr
 
 void ukernel_grid_c(const SgemmUkernel& uk, int kc, const float* ap, const float* bp, float* crow, int64_t ldc,
                     const SgemmGrid& cg, int64_t j0, float alpha, float beta, int mv, int nv, const SgemmPrefetch* pf) {
-  with_c_tile(uk, crow, ldc, cg, j0, beta, mv, nv,
-              [&](float* c, int64_t ld) { uk.fn(kc, ap, bp, c, ld, alpha, beta, mv, nv, pf); });
+  const bool two = uk.fn_c2 && mv == uk.mr && nv > uk.nr / 2;
+  with_c_tile(uk, crow, ldc, cg, j0, beta, mv, nv, two, [&](float* c, int64_t ld, const SgemmCTwo* ct) {
+    if (ct)
+      uk.fn_c2(kc, ap, bp, c, ld, alpha, beta, nv, ct, pf);
+    else
+      uk.fn(kc, ap, bp, c, ld, alpha, beta, mv, nv, pf);
+  });
 }
 
 int fused_panel(const SgemmUkernel& uk, const SgemmGrid& g, int64_t j0) {
@@ -130,11 +142,11 @@ void ukernel_pack_grid(const SgemmUkernel& uk, int kc, const float* ap, const fl
                        int64_t cj, float alpha, float beta, const SgemmPrefetch* pf) {
   const int split = int(std::min<int64_t>(g.run(j0), uk.nr));
   const float* src0 = b_rows + g.at(j0);
-  with_c_tile(uk, crow, ldc, cg, cj, beta, uk.mr, uk.nr, [&](float* c, int64_t ld) {
+  with_c_tile(uk, crow, ldc, cg, cj, beta, uk.mr, uk.nr, true, [&](float* c, int64_t ld, const SgemmCTwo* ct) {
     if (split >= uk.nr)
-      uk.fn_pack(kc, ap, src0, ldb, bp, c, ld, alpha, beta, pf);
+      uk.fn_pack(kc, ap, src0, ldb, bp, c, ld, alpha, beta, pf, ct);
     else
-      uk.fn_pack2(kc, ap, src0, b_rows + g.at(j0 + split), split, ldb, bp, c, ld, alpha, beta, pf);
+      uk.fn_pack2(kc, ap, src0, b_rows + g.at(j0 + split), split, ldb, bp, c, ld, alpha, beta, pf, ct);
   });
 }
 

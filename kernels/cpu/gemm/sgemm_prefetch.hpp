@@ -1,10 +1,18 @@
-// The prefetch strip the sgemm driver hands a micro-kernel call (see the
-// micro-kernel contract in sgemm.hpp), in a plain header of its own so that
-// the ISA translation units (sgemm_ukernel_*.cpp) include nothing else.
+// The prefetch strip and the second C destination the sgemm driver hands a
+// micro-kernel call (see the micro-kernel contract in sgemm.hpp), in a plain
+// header of their own so that the ISA translation units (sgemm_ukernel_*.cpp)
+// include nothing else.
 #pragma once
 #include <cstdint>
 
 namespace convlab::cpu {
+
+// A C tile written to two places: columns [0, split) at c + j as usual, [split, n) at
+// c2 + (j - split), rows ldc apart in both (a tile across two images of a batch's grid).
+struct SgemmCTwo {
+  float* c2;
+  int split;  // 1..31
+};
 
 // A run of `lines` cache lines of a 2-D region of rows `ld` floats apart,
 // taken row by row (consecutive lines share a page: no page walk per line):

@@ -203,31 +203,36 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   "add 24(%[g]), %[prow]\n\t"        \
   "3:\n\t"
 // Epilogue of one row (accumulators C0, C1): C = alpha * acc (+ beta * C).
-#define CL_STOREP(C0, C1)                                        \
+// The columns under k1 / k2 at c, those under k3 / k4 (a second destination, TileArgs) at c + t.
+#define CL_PUT(C0, C1)                                           \
   "vmovups %%zmm" #C0 ", (%[c])%{%%k1%}\n\t"                      \
   "vmovups %%zmm" #C1 ", 64(%[c])%{%%k2%}\n\t"                    \
+  "vmovups %%zmm" #C0 ", (%[c],%[t])%{%%k3%}\n\t"                 \
+  "vmovups %%zmm" #C1 ", 64(%[c],%[t])%{%%k4%}\n\t"               \
   "add (%[g]), %[c]\n\t"
+#define CL_STOREP(C0, C1) CL_PUT(C0, C1)
 #define CL_STORE0(C0, C1)                                        \
   "vmulps %%zmm24, %%zmm" #C0 ", %%zmm" #C0 "\n\t"                \
   "vmulps %%zmm24, %%zmm" #C1 ", %%zmm" #C1 "\n\t"                \
-  "vmovups %%zmm" #C0 ", (%[c])%{%%k1%}\n\t"                      \
-  "vmovups %%zmm" #C1 ", 64(%[c])%{%%k2%}\n\t"                    \
-  "add (%[g]), %[c]\n\t"
+  CL_PUT(C0, C1)
 #define CL_STORE1(C0, C1)                                        \
   "vmulps %%zmm24, %%zmm" #C0 ", %%zmm" #C0 "\n\t"                \
   "vmulps %%zmm24, %%zmm" #C1 ", %%zmm" #C1 "\n\t"                \
   "vmovups (%[c]), %%zmm26%{%%k1%}%{z%}\n\t"                      \
   "vmovups 64(%[c]), %%zmm27%{%%k2%}%{z%}\n\t"                    \
+  "vmovups (%[c],%[t]), %%zmm26%{%%k3%}\n\t"                      \
+  "vmovups 64(%[c],%[t]), %%zmm27%{%%k4%}\n\t"                    \
   "vfmadd231ps %%zmm25, %%zmm26, %%zmm" #C0 "\n\t"                \
   "vfmadd231ps %%zmm25, %%zmm27, %%zmm" #C1 "\n\t"                \
-  "vmovups %%zmm" #C0 ", (%[c])%{%%k1%}\n\t"                      \
-  "vmovups %%zmm" #C1 ", 64(%[c])%{%%k2%}\n\t"                    \
-  "add (%[g]), %[c]\n\t"
+  CL_PUT(C0, C1)
 #define CL_ROWS(X) X(0, 1) X(2, 3) X(4, 5) X(6, 7) X(8, 9) X(10, 11) X(12, 13) X(14, 15) X(16, 17) X(18, 19) X(20, 21) X(22, 23)
 // Epilogue by mode (56(%[g])): 0 C = acc, 1 C = alpha * acc, 2 C = alpha * acc + beta * C.
 #define CL_EPILOGUE                       \
   "kmovw 48(%[g]), %%k1\n\t"              \
   "kmovw 52(%[g]), %%k2\n\t"              \
+  "kmovw 68(%[g]), %%k3\n\t"              \
+  "kmovw 72(%[g]), %%k4\n\t"              \
+  "mov 80(%[g]), %[t]\n\t"                \
   "vbroadcastss 40(%[g]), %%zmm24\n\t"    \
   "cmpl $1, 56(%[g])\n\t"                 \
   "je 8f\n\t"                             \
@@ -244,7 +249,7 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
 #define CL_CLOBBERS                                                                                                 \
   "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", \
       "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24", "zmm25",     \
-      "zmm26", "zmm27", "zmm28", "zmm29", "k1", "k2", "cc", "memory"
+      "zmm26", "zmm27", "zmm28", "zmm29", "k1", "k2", "k3", "k4", "cc", "memory"
 
 // The operands both share: loop counts, the prefetch cursors, the epilogue's.
 struct TileArgs {
@@ -276,18 +281,31 @@ struct TileArgs {
     uint32_t m0 = 0, m1 = 0;   // 48, 52: the column masks (AVX-512)
     int32_t mode;              // 56: the epilogue (see CL_EPILOGUE)
     uint32_t s0 = 0, s1 = 0;   // 60, 64: the columns of the first source (full_tile_pack2)
+    uint32_t e0 = 0, e1 = 0;   // 68, 72: the columns of the second destination (none: 0)
+    int64_t cdelta = 0;        // 80: its offset from the first, in bytes (column j >= split at c + cdelta + 4 j)
   } mem;
+  // C's columns [split, n) at c2 + (j - split) instead (SgemmCTwo).
+  void second_destination(const float* c, const SgemmCTwo* ct, int n) {
+    if (!ct) return;
+    const uint64_t all = n >= 32 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
+    const uint64_t first = all & ((uint64_t(1) << ct->split) - 1), second = all & ~first;
+    mem.m0 = uint32_t(first & 0xFFFFu), mem.m1 = uint32_t((first >> 16) & 0xFFFFu);
+    mem.e0 = uint32_t(second & 0xFFFFu), mem.e1 = uint32_t((second >> 16) & 0xFFFFu);
+    mem.cdelta = (reinterpret_cast<intptr_t>(ct->c2) - reinterpret_cast<intptr_t>(c)) - int64_t(ct->split) * 4;
+  }
 };
 static_assert(offsetof(TileArgs::Mem, ldb_bytes) == 8 && offsetof(TileArgs::Mem, prow_bytes) == 16 &&
               offsetof(TileArgs::Mem, pld) == 24 && offsetof(TileArgs::Mem, crow) == 32 &&
               offsetof(TileArgs::Mem, alpha) == 40 && offsetof(TileArgs::Mem, beta) == 44 &&
               offsetof(TileArgs::Mem, m0) == 48 && offsetof(TileArgs::Mem, m1) == 52 &&
               offsetof(TileArgs::Mem, mode) == 56 && offsetof(TileArgs::Mem, s0) == 60 &&
-              offsetof(TileArgs::Mem, s1) == 64);
+              offsetof(TileArgs::Mem, s1) == 64 && offsetof(TileArgs::Mem, e0) == 68 &&
+              offsetof(TileArgs::Mem, e1) == 72 && offsetof(TileArgs::Mem, cdelta) == 80);
 
-void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int n,
-               const SgemmPrefetch* pf) {
+void full_tile_ct(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int n,
+                  const SgemmPrefetch* pf, const SgemmCTwo* ct) {
   TileArgs g(kc, c, ldc, alpha, beta, n, pf);
+  g.second_destination(c, ct, n);
   int64_t t;
   __asm__ volatile(
       CL_ZERO
@@ -317,9 +335,15 @@ void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, fl
       : CL_CLOBBERS);
 }
 
+void full_tile(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int n,
+               const SgemmPrefetch* pf) {
+  full_tile_ct(kc, a, b, c, ldc, alpha, beta, n, pf, nullptr);
+}
+
 void full_tile_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c, int64_t ldc,
-                    float alpha, float beta, int n, const SgemmPrefetch* pf) {
+                    float alpha, float beta, int n, const SgemmPrefetch* pf, const SgemmCTwo* ct) {
   TileArgs g(kc, c, ldc, alpha, beta, n, pf);
+  g.second_destination(c, ct, n);
   g.mem.ldb_bytes = ldb * int64_t(sizeof(float));
   const float* s8 = src + 8 * ldb;
   int64_t t;
@@ -354,8 +378,10 @@ void full_tile_pack(int kc, const float* a, const float* src, int64_t ldb, float
 
 // full_tile_pack with the panel's columns from two sources (sgemm_ukernel_12x32_avx512_pack2).
 void full_tile_pack2(int kc, const float* a, const float* src0, const float* src1, int split, int64_t ldb, float* b,
-                     float* c, int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf) {
+                     float* c, int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf,
+                     const SgemmCTwo* ct) {
   TileArgs g(kc, c, ldc, alpha, beta, 32, pf);
+  g.second_destination(c, ct, 32);
   g.mem.ldb_bytes = ldb * int64_t(sizeof(float));
   const uint64_t first = split >= 32 ? ~uint64_t(0) : (uint64_t(1) << split) - 1;
   g.mem.s0 = uint32_t(first & 0xFFFFu);
@@ -395,7 +421,7 @@ void full_tile_pack2(int kc, const float* a, const float* src0, const float* src
         [krem] "+r"(g.krem), [cpf] "+r"(g.cpf), [prow] "+r"(g.prow), [px] "+r"(g.px),
         [pleft] "+r"(g.pleft), [t] "=&r"(t), [d] "+r"(d)
       : [g] "r"(&g.mem)
-      : CL_CLOBBERS, "k3", "k4", "k5", "k6");
+      : CL_CLOBBERS, "k5", "k6");
 }
 
 #undef CL_P2STEP
@@ -405,6 +431,7 @@ void full_tile_pack2(int kc, const float* a, const float* src0, const float* src
 #undef CL_PSTEP
 #undef CL_ZERO
 #undef CL_PREFETCHES
+#undef CL_PUT
 #undef CL_STOREP
 #undef CL_STORE0
 #undef CL_STORE1
@@ -429,15 +456,22 @@ void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c
 }
 
 void sgemm_ukernel_12x32_avx512_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
-                                     int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf) {
-  full_tile_pack(kc, a, src, ldb, b, c, ldc, alpha, beta, 32, pf);
+                                     int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf,
+                                     const SgemmCTwo* ct) {
+  full_tile_pack(kc, a, src, ldb, b, c, ldc, alpha, beta, 32, pf, ct);
+}
+
+void sgemm_ukernel_12x32_avx512_c2(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                   float beta, int n, const SgemmCTwo* ct, const SgemmPrefetch* pf) {
+  assert(n > 16 && n <= 32 && ct && ct->split >= 1 && ct->split < n);
+  full_tile_ct(kc, a, b, c, ldc, alpha, beta, n, pf, ct);
 }
 
 void sgemm_ukernel_12x32_avx512_pack2(int kc, const float* a, const float* src0, const float* src1, int split,
                                       int64_t ldb, float* b, float* c, int64_t ldc, float alpha, float beta,
-                                      const SgemmPrefetch* pf) {
+                                      const SgemmPrefetch* pf, const SgemmCTwo* ct) {
   assert(split >= 1 && split < 32);
-  full_tile_pack2(kc, a, src0, src1, split, ldb, b, c, ldc, alpha, beta, pf);
+  full_tile_pack2(kc, a, src0, src1, split, ldb, b, c, ldc, alpha, beta, pf, ct);
 }
 
 }  // namespace convlab::cpu

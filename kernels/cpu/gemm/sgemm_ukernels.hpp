@@ -12,13 +12,17 @@ void sgemm_ukernel_12x32_avx512(int kc, const float* a, const float* b, float* c
                                 float beta, int m, int n, const SgemmPrefetch* pf);
 // The full-tile variant that packs B as it goes (SgemmUkernelPackFn, sgemm.hpp).
 void sgemm_ukernel_12x32_avx512_pack(int kc, const float* a, const float* src, int64_t ldb, float* b, float* c,
-                                     int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf);
+                                     int64_t ldc, float alpha, float beta, const SgemmPrefetch* pf,
+                                     const SgemmCTwo* ct);
+// The full tile from a packed panel with C's columns in two places (SgemmUkernelC2Fn, sgemm.hpp).
+void sgemm_ukernel_12x32_avx512_c2(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                   float beta, int n, const SgemmCTwo* ct, const SgemmPrefetch* pf);
 // The same reading B's columns [0, split) from src0 and [split, 32) from src1 (column j at
 // src1 + j - split), both rows ldb apart: a panel that straddles two images of a batch's grid
 // (SgemmUkernelPack2Fn, sgemm.hpp).
 void sgemm_ukernel_12x32_avx512_pack2(int kc, const float* a, const float* src0, const float* src1, int split,
                                       int64_t ldb, float* b, float* c, int64_t ldc, float alpha, float beta,
-                                      const SgemmPrefetch* pf);
+                                      const SgemmPrefetch* pf, const SgemmCTwo* ct);
 // 6 x 16 tile: 12 ymm accumulators (the BLIS haswell shape).
 void sgemm_ukernel_6x16_avx2(int kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                              float beta, int m, int n, const SgemmPrefetch* pf);

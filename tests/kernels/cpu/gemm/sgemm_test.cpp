@@ -295,7 +295,7 @@ TEST_P(SgemmTest, GridBatchExact) {
             cfg.a_grid = {};
             cfg.b_grid = bb.grid();
             cfg.c_grid = cb.grid();
-            const float alpha = 2, beta = (m + hw) % 2 ? -1.0f : 0.0f;
+            const float alpha = 2, beta = (m + hw + blocks) % 2 ? -1.0f : 0.0f;  // both, on every tile
             sgemm(Layout::row_major, ta, Trans::no, m, x, kk, alpha, a.data(), ta == Trans::no ? kk : m, b.data(),
                   bb.ld(), beta, c.data(), cb.ld(), cfg);
             int bad = 0;
