@@ -38,20 +38,13 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "kernels/cpu/gemm/sgemm_grid.hpp"
+#include "kernels/cpu/gemm/sgemm_pack.hpp"
 #include "kernels/cpu/gemm/sgemm_prefetch_plan.hpp"
 #include "kernels/cpu/gemm/sgemm_ukernels.hpp"
 
 namespace convlab::cpu {
 
 namespace {
-
-const SgemmUkernel kAvx512{12, 32, sgemm_ukernel_12x32_avx512, "sgemm_ukernel_12x32_avx512",
-                           sgemm_pack_transpose_avx512, sgemm_pack_rows_avx512, 16,
-                           sgemm_ukernel_12x32_avx512_pack, 4, sgemm_ukernel_12x32_avx512_pack2,
-                           sgemm_ukernel_12x32_avx512_c2};
-const SgemmUkernel kAvx2{6, 16, sgemm_ukernel_6x16_avx2, "sgemm_ukernel_6x16_avx2", sgemm_pack_transpose_avx2,
-                         sgemm_pack_rows_avx2, 8, nullptr, 0};
-const SgemmUkernel kPortable{4, 16, sgemm_ukernel_4x16_portable, "sgemm_ukernel_4x16_portable"};
 
 struct Blocking {
   int kc, nc;
@@ -96,126 +89,6 @@ int block_nc(const Blocking& bl, int kc, int NR) {
   const int64_t nc = round_up(bl.nc, NR);
   if (bl.nc_fixed || kc >= bl.kc) return int(nc);
   return int(std::max<int64_t>(nc, int64_t(bl.kc) * bl.nc / kc / NR * NR));
-}
-
-// Bound on the leading dimension the transposing packs are used for (keeps
-// their 16-row address arithmetic far from overflow).
-constexpr int64_t kGatherMaxLd = (int64_t(1) << 31) / 16;
-
-// Packed A panel for rows [i0, i0 + mv) of op(A), columns [p0, p0 + kc):
-// dst[p * MR + i], rows mv..MR-1 zero. // (kc, MR)
-void pack_a(Trans ta, const float* a, int64_t lda, int64_t i0, int mv, int64_t p0, int kc, int MR, float* dst,
-            const SgemmUkernel& uk) {
-  if (ta == Trans::no && uk.pack_t && MR <= uk.pack_lanes && lda < kGatherMaxLd) {
-    uk.pack_t(a + i0 * lda + p0, lda, mv, kc, dst, MR, MR);
-  } else if (ta == Trans::no) {
-    const float* rows[32];
-    for (int i = 0; i < mv; ++i) rows[i] = a + (i0 + i) * lda + p0;
-    for (int p = 0; p < kc; ++p) {
-      float* d = dst + int64_t(p) * MR;
-      for (int i = 0; i < mv; ++i) d[i] = rows[i][p];
-      for (int i = mv; i < MR; ++i) d[i] = 0.0f;
-    }
-  } else {
-    for (int p = 0; p < kc; ++p) {
-      const float* s = a + (p0 + p) * lda + i0;
-      float* d = dst + int64_t(p) * MR;
-      for (int i = 0; i < mv; ++i) d[i] = s[i];
-      for (int i = mv; i < MR; ++i) d[i] = 0.0f;
-    }
-  }
-}
-
-// Packed B panel for rows [p0, p0 + kc) of op(B), columns [j0, j0 + nv):
-// dst[p * NR + j], columns nv..NR-1 zero. // (kc, NR)
-void pack_b(Trans tb, const float* b, int64_t ldb, int64_t p0, int kc, int64_t j0, int nv, int NR, float* dst,
-            const SgemmUkernel& uk) {
-  const int L = uk.pack_lanes;
-  if (tb == Trans::yes && uk.pack_t && NR % L == 0 && ldb < kGatherMaxLd) {
-    for (int jb = 0; jb < NR; jb += L) {
-      const int nj = std::max(std::min(nv - jb, L), 0);
-      uk.pack_t(nj > 0 ? b + (j0 + jb) * ldb + p0 : b, ldb, nj, kc, dst + jb, NR, L);
-    }
-  } else if (tb == Trans::no) {
-    for (int p = 0; p < kc; ++p) {
-      const float* s = b + (p0 + p) * ldb + j0;
-      float* d = dst + int64_t(p) * NR;
-      for (int j = 0; j < nv; ++j) d[j] = s[j];
-      for (int j = nv; j < NR; ++j) d[j] = 0.0f;
-    }
-  } else {
-    // Transposed: 8 columns of op(B) (8 rows of b) at a time, so the writes of
-    // one row of the panel stay in one cache line.
-    for (int j = nv; j < NR; ++j)
-      for (int p = 0; p < kc; ++p) dst[int64_t(p) * NR + j] = 0.0f;
-    for (int jb = 0; jb < nv; jb += 8) {
-      const int je = jb + 8 < nv ? jb + 8 : nv;
-      for (int p = 0; p < kc; ++p) {
-        float* d = dst + int64_t(p) * NR;
-        for (int j = jb; j < je; ++j) d[j] = b[(j0 + j) * ldb + p0 + p];
-      }
-    }
-  }
-}
-
-// Row-wise packing of a contiguous-row operand (op(A) transposed: rows of a
-// are k; op(B) not transposed: rows of b are k) for a whole block of panels at
-// once: each source row is read once, left to right, and dealt out to the
-// panels (a long sequential read the prefetcher follows, instead of one short
-// read per row and panel, a new page each time).
-//   dst[panel * width * kc + p * width + j] = src[(p0 + p) * lds + j0 + panel * width + j]
-void pack_rows(const float* src, int64_t lds, int64_t p0, int kc, int64_t j0, int len, int width, float* dst,
-               const SgemmUkernel& uk) {
-  // Whole vectors only (12-wide masked stores straddle lines: scalar is faster).
-  if (uk.pack_rows && width % uk.pack_lanes == 0 && width <= 2 * uk.pack_lanes) {
-    uk.pack_rows(src + p0 * lds + j0, lds, kc, len, width, dst);
-    return;
-  }
-  const int panels = (len + width - 1) / width;
-  for (int p = 0; p < kc; ++p) {
-    const float* s = src + (p0 + p) * lds + j0;
-    for (int q = 0; q < panels; ++q) {
-      const int v = len - q * width < width ? len - q * width : width;
-      float* d = dst + int64_t(q) * width * kc + int64_t(p) * width;
-      const float* sq = s + int64_t(q) * width;
-      for (int j = 0; j < v; ++j) d[j] = sq[j];
-      for (int j = v; j < width; ++j) d[j] = 0.0f;
-    }
-  }
-}
-
-
-// The packed B block for op(B) rows [pc, pc + kc), columns [jc, jc + nc): NR
-// panels, the first `fused` of them left to the micro-kernel (uk.fn_pack).
-// Through a grid, the panels with fused[panel] set are left to the micro-kernel.
-void pack_b_block(Trans tb, const float* b, int64_t ldb, const SgemmGrid& grid, int pc, int kc, int jc, int nc,
-                  int fused, float* bpack, const SgemmUkernel& uk, const char* grid_fused = nullptr) {
-  const int NR = uk.nr, np = (nc + NR - 1) / NR;
-  if (grid.on()) {  // B read through its grid (sgemm_grid.hpp)
-    if (tb == Trans::no)
-      pack_rows_grid(b, ldb, grid, pc, kc, jc, nc, NR, bpack, grid_fused);
-    else if (grid.col_step == 1)  // runs of consecutive k: dense transposing packs
-      for (int jr = 0; jr < np; ++jr) {
-        const int nv = std::min(nc - jr * NR, NR);
-        float* dst = bpack + int64_t(jr) * NR * kc;
-        for_runs(grid, pc, kc, [&](int p, int64_t off, int len) {
-          pack_b(Trans::yes, b + off, ldb, 0, len, int64_t(jc) + int64_t(jr) * NR, nv, NR, dst + int64_t(p) * NR, uk);
-        });
-      }
-    else
-      for (int jr = 0; jr < np; ++jr)
-        pack_cols_grid(b, ldb, grid, pc, kc, int64_t(jc) + int64_t(jr) * NR, std::min(nc - jr * NR, NR), NR,
-                       bpack + int64_t(jr) * NR * kc);
-  } else if (tb == Trans::no) {
-    if (fused < np)
-      pack_rows(b, ldb, pc, kc, int64_t(jc) + int64_t(fused) * NR, nc - fused * NR, NR,
-                bpack + int64_t(fused) * NR * kc, uk);
-  } else {
-    for (int jr = 0; jr < np; ++jr) {
-      const int nv = nc - jr * NR < NR ? nc - jr * NR : NR;
-      pack_b(tb, b, ldb, pc, kc, int64_t(jc) + int64_t(jr) * NR, nv, NR, bpack + int64_t(jr) * NR * kc, uk);
-    }
-  }
 }
 
 // One thread's GEMM: the blocking loops around the micro-kernel. workspace:
@@ -355,6 +228,79 @@ std::vector<Part> partition(int m, int n, int threads, int MR, int NR) {
   return parts;
 }
 
+// Split-K: a reduction much longer than C's sides (a convolution's backward-filter GEMM, K = the batch's
+// pixels) is cut in two halves, each a GEMM of its own on half the threads (T = 1: one after the other)
+// into C and a buffer, then summed: C = (alpha A0 B0 + beta C) + alpha A1 B1, whatever the thread count.
+// Every thread packs only its half's operands: with C split along M or N instead, each thread packs the
+// whole of one operand, and C's 19 panels (DenseNet's 608 channels) go 10 : 9 to two threads.
+// Depends only on (m, n, k) and the blocking, so results stay bit-identical across thread counts.
+bool split_k(int m, int n, int k, const Blocking& bl) {
+  return int64_t(k) >= 4 * int64_t(std::max(m, n)) && k >= 2 * bl.kc;
+}
+struct KJob {
+  int half;
+  Part pt;
+};
+std::vector<KJob> split_k_jobs(int m, int n, int threads, const SgemmUkernel& uk) {
+  std::vector<KJob> jobs;
+  const int t1 = std::max(threads / 2, 1), t0 = std::max(threads - t1, 1);
+  for (const Part& pt : partition(m, n, t0, uk.mr, uk.nr)) jobs.push_back({0, pt});
+  for (const Part& pt : partition(m, n, t1, uk.mr, uk.nr)) jobs.push_back({1, pt});
+  return jobs;
+}
+int64_t split_k_workspace_floats(int m, int n, int k, int threads, const SgemmUkernel& uk, const Blocking& bl) {
+  int64_t floats = round_up(int64_t(m) * n, 16);  // the second half's C
+  for (const KJob& j : split_k_jobs(m, n, threads, uk))
+    floats += serial_workspace_floats(j.pt.m, j.pt.n, j.half ? k - k / 2 : k / 2, uk, bl);
+  return floats;
+}
+
+void sgemm_split_k(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda,
+                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmConfig& cfg,
+                   const SgemmUkernel& uk, const Blocking& bl, float* workspace) {
+  const int T = cfg.threads > 0 ? cfg.threads : 1, k0 = k / 2;
+  const std::vector<KJob> jobs = split_k_jobs(m, n, T, uk);
+  float* c1 = workspace;  // (m, n): alpha A1 B1
+  std::vector<float*> ws(jobs.size());
+  float* next = c1 + round_up(int64_t(m) * n, 16);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    ws[j] = next;
+    next += serial_workspace_floats(jobs[j].pt.m, jobs[j].pt.n, jobs[j].half ? k - k0 : k0, uk, bl);
+  }
+  const int njobs = int(jobs.size());
+#pragma omp parallel for schedule(static, 1) num_threads(std::min(T, njobs)) if (T > 1)
+  for (int j = 0; j < njobs; ++j) {
+    const Part& pt = jobs[size_t(j)].pt;
+    const bool second = jobs[size_t(j)].half == 1;
+    const int koff = second ? k0 : 0, kk = second ? k - k0 : k0;
+    Grids grids{cfg.a_grid, cfg.b_grid, second ? SgemmGrid{} : cfg.c_grid};
+    // A's and B's k index from koff on (through their grids along k where they have one).
+    if (grids.a.on()) grids.a.first += koff;
+    const float* at = ta == Trans::no ? a + int64_t(pt.i0) * lda + (grids.a.on() ? 0 : koff)
+                                      : a + int64_t(koff) * lda + pt.i0;
+    const float* bt;
+    if (tb == Trans::no) {
+      if (grids.b.on()) grids.b.first += pt.j0;
+      bt = b + int64_t(koff) * ldb + (grids.b.on() ? 0 : pt.j0);
+    } else {
+      if (grids.b.on()) grids.b.first += koff;
+      bt = b + int64_t(pt.j0) * ldb + (grids.b.on() ? 0 : koff);
+    }
+    if (grids.c.on()) grids.c.first += pt.j0;
+    float* ct = second ? c1 + int64_t(pt.i0) * n + pt.j0 : c + int64_t(pt.i0) * ldc + (grids.c.on() ? 0 : pt.j0);
+    serial_gemm(ta, tb, pt.m, pt.n, kk, alpha, at, lda, bt, ldb, second ? 0.0f : beta, ct, second ? n : ldc, uk, bl,
+                grids, ws[size_t(j)]);
+  }
+#pragma omp parallel for schedule(static) num_threads(T) if (T > 1)
+  for (int i = 0; i < m; ++i) {
+    float* ci = c + int64_t(i) * ldc;
+    const float* di = c1 + int64_t(i) * n;
+    for_runs(cfg.c_grid, 0, n, [&](int j, int64_t off, int len) {
+      for (int x = 0; x < len; ++x) ci[off + x] += di[j + x];
+    });
+  }
+}
+
 void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const float* a, int64_t lda,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmConfig& cfg,
                      void* workspace) {
@@ -374,6 +320,10 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
     owned.reset(std::aligned_alloc(64, bytes));
     if (!owned) fail("sgemm: out of memory for packing buffers");
     workspace = owned.get();
+  }
+  if (split_k(m, n, k, bl)) {
+    sgemm_split_k(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cfg, uk, bl, static_cast<float*>(workspace));
+    return;
   }
   std::vector<float*> ws(parts.size());
   float* next = static_cast<float*>(workspace);
@@ -400,44 +350,6 @@ void sgemm_row_major(Trans ta, Trans tb, int m, int n, int k, float alpha, const
 
 }  // namespace
 
-std::string_view to_string(GemmIsa isa) {
-  switch (isa) {
-    case GemmIsa::auto_: return "auto";
-    case GemmIsa::avx512: return "avx512";
-    case GemmIsa::avx2: return "avx2";
-    case GemmIsa::portable: return "portable";
-  }
-  return "?";
-}
-
-bool sgemm_isa_supported(GemmIsa isa) {
-  const CpuInfo& ci = cpu_info();
-  switch (isa) {
-    // The *_avx512.cpp files are compiled with F/VL/BW/DQ (cmake/convlab.cmake).
-    case GemmIsa::avx512: return ci.avx512f && ci.avx512vl && ci.avx512bw && ci.avx512dq && ci.avx2 && ci.fma;
-    case GemmIsa::avx2: return ci.avx2 && ci.fma;
-    default: return true;
-  }
-}
-
-GemmIsa sgemm_resolve_isa(GemmIsa isa) {
-  if (isa == GemmIsa::auto_) {
-    if (sgemm_isa_supported(GemmIsa::avx512)) return GemmIsa::avx512;
-    if (sgemm_isa_supported(GemmIsa::avx2)) return GemmIsa::avx2;
-    return GemmIsa::portable;
-  }
-  if (!sgemm_isa_supported(isa)) fail("sgemm: this CPU does not support " + std::string(to_string(isa)));
-  return isa;
-}
-
-const SgemmUkernel& sgemm_ukernel(GemmIsa isa) {
-  switch (sgemm_resolve_isa(isa)) {
-    case GemmIsa::avx512: return kAvx512;
-    case GemmIsa::avx2: return kAvx2;
-    default: return kPortable;
-  }
-}
-
 size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const GemmIsa isa = sgemm_resolve_isa(cfg.isa);
@@ -449,8 +361,12 @@ size_t sgemm_workspace_bytes(int m, int n, int k, const SgemmConfig& cfg) {
   for (int flip = 0; flip < (row_major ? 1 : 2); ++flip) {
     const int mm = flip ? n : m, nn = flip ? m : n;
     int64_t floats = 0;
-    for (const Part& pt : partition(mm, nn, cfg.threads > 0 ? cfg.threads : 1, uk.mr, uk.nr))
-      floats += serial_workspace_floats(pt.m, pt.n, k, uk, bl);
+    const int threads = cfg.threads > 0 ? cfg.threads : 1;
+    if (split_k(mm, nn, k, bl))
+      floats = split_k_workspace_floats(mm, nn, k, threads, uk, bl);
+    else
+      for (const Part& pt : partition(mm, nn, threads, uk.mr, uk.nr))
+        floats += serial_workspace_floats(pt.m, pt.n, k, uk, bl);
     most = std::max(most, floats);
   }
   return size_t(most) * sizeof(float);

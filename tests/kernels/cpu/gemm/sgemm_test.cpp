@@ -191,19 +191,21 @@ TEST_P(SgemmTest, DefaultBlockingExact) {
 // Same inputs, different thread counts: bit-identical (the summation order of
 // every element is independent of the partition).
 TEST_P(SgemmTest, ThreadCountDoesNotChangeBits) {
-  const int m = 77, n = 301, k = 600;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> a(size_t(m) * k), b(size_t(k) * n), c1(size_t(m) * n), c3(size_t(m) * n);
-  for (auto& x : a) x = d(rng);
-  for (auto& x : b) x = d(rng);
-  SgemmConfig cfg;
-  cfg.isa = GetParam().isa;
-  cfg.threads = 1;
-  sgemm(Layout::row_major, Trans::no, Trans::no, m, n, k, 1, a.data(), k, b.data(), n, 0, c1.data(), n, cfg);
-  cfg.threads = GetParam().threads + 1;
-  sgemm(Layout::row_major, Trans::no, Trans::no, m, n, k, 1, a.data(), k, b.data(), n, 0, c3.data(), n, cfg);
-  EXPECT_EQ(c1, c3);
+  for (const int k : {600, 4000}) {  // 4000: a reduction split in two halves (split-K)
+    const int m = 77, n = k > 1000 ? 45 : 301;
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> d(-1, 1);
+    std::vector<float> a(size_t(m) * k), b(size_t(k) * n), c1(size_t(m) * n), c3(size_t(m) * n);
+    for (auto& x : a) x = d(rng);
+    for (auto& x : b) x = d(rng);
+    SgemmConfig cfg;
+    cfg.isa = GetParam().isa;
+    cfg.threads = 1;
+    sgemm(Layout::row_major, Trans::no, Trans::no, m, n, k, 1, a.data(), k, b.data(), n, 0, c1.data(), n, cfg);
+    cfg.threads = GetParam().threads + 1;
+    sgemm(Layout::row_major, Trans::no, Trans::no, m, n, k, 1, a.data(), k, b.data(), n, 0, c3.data(), n, cfg);
+    EXPECT_EQ(c1, c3) << "k = " << k;
+  }
 }
 
 // B read through a grid (SgemmGrid): each row of the stored b an H x W image
@@ -274,7 +276,7 @@ TEST_P(SgemmTest, GridBatchExact) {
   };
   for (int blocks : {0, 1})
     for (int hw : {1, 5, uk.nr - 1, uk.nr + 3, 49})
-      for (int images : {1, 3}) {
+      for (int images : {1, 3, 60}) {  // 60: long reductions, split in two halves (split-K)
         SgemmConfig cfg;
         cfg.isa = GetParam().isa;
         cfg.threads = GetParam().threads;
@@ -283,7 +285,7 @@ TEST_P(SgemmTest, GridBatchExact) {
         for (int m : {1, uk.mr + 1, 2 * uk.mr + 3}) {
           // Forward-like: C(m x X) = op(A)(m x kk) * B(kk x X), B and C through grids.
           for (Trans ta : {Trans::no, Trans::yes}) {
-            const int kk = 13;
+            const int kk = images == 60 ? 300 : 13;
             const Batch bb{kk, hw, images}, cb{m, hw, images};
             std::vector<float> a(size_t(m) * kk), b(bb.size(), kGuard), c(cb.size(), kGuard);
             for (auto& v : a) v = float(d(rng));
