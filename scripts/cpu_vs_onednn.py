@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """convlab's CPU kernels against oneDNN, per network, from `convlab layers NET --json` files.
 
-usage: cpu_vs_onednn.py LAYERS.json...
+usage: cpu_vs_onednn.py [--near-ns N] LAYERS.json...
 For each file (one network at one batch) and each (layer, direction): the best hand-written
 algorithm (cpu.*, not the reference and not the library-backed cpu.im2col_openblas / cpu.fft_fftw),
 the best of every cpu.* algorithm, and the best oneDNN algorithm (onednn.*), their medians measured
@@ -19,7 +19,10 @@ them before and after each case's find and its interleaved timing) add a placeme
 (every round trip within 2x of the run's nearest: the threads shared a cache), far (every one
 beyond: their caches were apart) or moved (both within the case), and, when a run saw both, the
 summary again per placement: the two are different machines, and a ratio from one says nothing
-about the other.
+about the other. A run whose round trips all lie within 2x of each other saw one placement, and
+which one cannot be told from the run alone: its cases are "one" unless --near-ns N gives the
+machine's shared-cache round trip (measured apart, e.g. in a run that saw both), which then stands
+for the run's nearest.
 """
 import collections
 import json
@@ -44,18 +47,21 @@ def depthwise(problem):
 FAR_RATIO = 2.0  # core/thread_distance.hpp's kFarRatio
 
 
-def placement_classes(doc):
+def placement_classes(doc, near_ns=None):
     """(layer, direction) -> (find's class, the duel's class, round trips) from the file's placements."""
     rows = doc.get("placements") or []
     trips = [x for r in rows for x in r.get("round_trip_ns", []) if x]
     if not trips:
         return {}
-    nearest = min(trips)
+    nearest = near_ns or min(trips)
+    one = near_ns is None and max(trips) <= FAR_RATIO * min(trips)  # one placement, unknown which
 
     def cls(xs):
         xs = [x for x in xs if x]
         if not xs:
             return None
+        if one:
+            return "one"
         if max(xs) <= FAR_RATIO * nearest:
             return "near"
         return "far" if min(xs) > FAR_RATIO * nearest else "moved"
@@ -67,7 +73,7 @@ def placement_classes(doc):
     return out
 
 
-def table(path):
+def table(path, near_ns=None):
     doc = json.load(open(path))
     pairs = collections.OrderedDict()
     for r in doc["rows"]:
@@ -77,11 +83,17 @@ def table(path):
     print(f"batch {doc.get('batch')}, threads {sorted({r.get('threads') for r in doc['rows']})}, "
           f"machine {'DISTURBED: ' + load.get('why', '') if load.get('disturbed') else 'quiet'}\n")
     duels = {(x["layer"], x["direction"]): x for x in doc.get("duels", []) if x.get("rounds")}
-    places = placement_classes(doc)
+    places = placement_classes(doc, near_ns)
     if places:
         trips = [x for v in places.values() for x in v[2]]
-        print(f"threads' round trip {min(trips):.0f}-{max(trips):.0f} ns over the run; near: within "
-              f"{FAR_RATIO:.0f}x of {min(trips):.0f} ns\n")
+        if any(v[0] == "one" for v in places.values()):
+            print(f"threads' round trip {min(trips):.0f}-{max(trips):.0f} ns over the run: one placement "
+                  f"throughout (\"one\"), near or far not told from this run alone (--near-ns N: the "
+                  f"machine's shared-cache round trip)\n")
+        else:
+            print(f"threads' round trip {min(trips):.0f}-{max(trips):.0f} ns over the run; near: within "
+                  f"{FAR_RATIO:.0f}x of {near_ns or min(trips):.0f} ns"
+                  f"{' (--near-ns)' if near_ns else ''}\n")
     print("| layer | dir | best hand-written | ms | best oneDNN | ms | speed | best cpu.* (with OpenBLAS/FFTW) | speed | get's pick | get ÷ find | interleaved speed [95 %] |"
           + (" placement (find / interleaved) |" if places else ""))
     print("|---|---|---|---:|---|---:|---:|---|---:|---|---:|---:|" + ("---|" if places else ""))
@@ -166,10 +178,21 @@ def table(path):
 
 
 def main():
-    if len(sys.argv) < 2:
-        print("usage: cpu_vs_onednn.py LAYERS.json...", file=sys.stderr)
+    args = sys.argv[1:]
+    near_ns = None
+    if args[:1] == ["--near-ns"]:
+        try:
+            near_ns = float(args[1])
+        except (IndexError, ValueError):
+            near_ns = -1
+        if not near_ns > 0:
+            print("cpu_vs_onednn.py: --near-ns needs a positive round trip in ns", file=sys.stderr)
+            return 2
+        args = args[2:]
+    if not args:
+        print("usage: cpu_vs_onednn.py [--near-ns N] LAYERS.json...", file=sys.stderr)
         return 2
-    return max(table(p) for p in sys.argv[1:])
+    return max(table(p, near_ns) for p in args)
 
 
 if __name__ == "__main__":

@@ -54,5 +54,21 @@ python3 "$src/scripts/cpu_vs_onednn.py" "$work/old.json" > "$work/old.md" || fai
 grep -q 'placement' "$work/old.md" && fail "a file without placements gets no placement column or line"
 grep -q '^| n.a | fwd | cpu.direct_depthwise | 2.000 | onednn.direct | 1.000 | 0.50× |.* 0.60× \[0.50, 0.70\] |$' "$work/old.md" \
   || fail "the old table's row"
+# A run that saw one placement: which one is not told ("one"), unless --near-ns gives the near round trip.
+python3 - "$work/run.json" > "$work/onefar.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["placements"]:
+    p["round_trip_ns"] = [380, 400, 390]
+print(json.dumps(d))
+PY
+python3 "$src/scripts/cpu_vs_onednn.py" "$work/onefar.json" > "$work/onefar.md" || fail "exit $? on one placement"
+grep -q 'one placement throughout' "$work/onefar.md" || fail "one placement: said so"
+grep -q '| one / one |$' "$work/onefar.md" || fail "one placement: the cases are one"
+grep -q 'near / near' "$work/onefar.md" && fail "a run wholly far must not be called near"
+grep -q '^by placement' "$work/onefar.md" && fail "one placement: no per-placement line"
+python3 "$src/scripts/cpu_vs_onednn.py" --near-ns 100 "$work/onefar.json" > "$work/nearns.md" || fail "exit $? with --near-ns"
+grep -q '| far / far |$' "$work/nearns.md" || fail "--near-ns 100: 380-400 ns is far"
+python3 "$src/scripts/cpu_vs_onednn.py" --near-ns x "$work/onefar.json" > /dev/null 2>&1 && fail "--near-ns x must exit non-zero"
 python3 "$src/scripts/cpu_vs_onednn.py" > /dev/null 2>&1 && fail "no file must exit non-zero"
 echo "cpu_vs_onednn.py: ok"
