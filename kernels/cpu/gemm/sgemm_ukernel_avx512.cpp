@@ -202,49 +202,64 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   "xor %k[px], %k[px]\n\t"         \
   "add 24(%[g]), %[prow]\n\t"        \
   "3:\n\t"
-// Epilogue of one row (accumulators C0, C1): C = alpha * acc (+ beta * C).
-// The columns under k1 / k2 at c, those under k3 / k4 (a second destination, TileArgs) at c + t.
-#define CL_PUT(C0, C1)                                           \
+// Epilogue of one row (accumulators C0, C1): C = alpha * acc (+ beta * C); the columns under k1 / k2
+// at c, and with a second destination (TileArgs::second_destination) those under k3 / k4 at c + t.
+#define CL_PUT1(C0, C1)                                          \
   "vmovups %%zmm" #C0 ", (%[c])%{%%k1%}\n\t"                      \
   "vmovups %%zmm" #C1 ", 64(%[c])%{%%k2%}\n\t"                    \
+  "add (%[g]), %[c]\n\t"
+#define CL_PUT2(C0, C1)                                          \
   "vmovups %%zmm" #C0 ", (%[c],%[t])%{%%k3%}\n\t"                 \
   "vmovups %%zmm" #C1 ", 64(%[c],%[t])%{%%k4%}\n\t"               \
-  "add (%[g]), %[c]\n\t"
-#define CL_STOREP(C0, C1) CL_PUT(C0, C1)
-#define CL_STORE0(C0, C1)                                        \
+  CL_PUT1(C0, C1)
+#define CL_SCALE(C0, C1)                                         \
   "vmulps %%zmm24, %%zmm" #C0 ", %%zmm" #C0 "\n\t"                \
-  "vmulps %%zmm24, %%zmm" #C1 ", %%zmm" #C1 "\n\t"                \
-  CL_PUT(C0, C1)
-#define CL_STORE1(C0, C1)                                        \
-  "vmulps %%zmm24, %%zmm" #C0 ", %%zmm" #C0 "\n\t"                \
-  "vmulps %%zmm24, %%zmm" #C1 ", %%zmm" #C1 "\n\t"                \
+  "vmulps %%zmm24, %%zmm" #C1 ", %%zmm" #C1 "\n\t"
+#define CL_LOAD1                                                 \
   "vmovups (%[c]), %%zmm26%{%%k1%}%{z%}\n\t"                      \
-  "vmovups 64(%[c]), %%zmm27%{%%k2%}%{z%}\n\t"                    \
-  "vmovups (%[c],%[t]), %%zmm26%{%%k3%}\n\t"                      \
-  "vmovups 64(%[c],%[t]), %%zmm27%{%%k4%}\n\t"                    \
+  "vmovups 64(%[c]), %%zmm27%{%%k2%}%{z%}\n\t"
+#define CL_LOAD2 CL_LOAD1 "vmovups (%[c],%[t]), %%zmm26%{%%k3%}\n\tvmovups 64(%[c],%[t]), %%zmm27%{%%k4%}\n\t"
+#define CL_BETA(C0, C1)                                          \
   "vfmadd231ps %%zmm25, %%zmm26, %%zmm" #C0 "\n\t"                \
-  "vfmadd231ps %%zmm25, %%zmm27, %%zmm" #C1 "\n\t"                \
-  CL_PUT(C0, C1)
+  "vfmadd231ps %%zmm25, %%zmm27, %%zmm" #C1 "\n\t"
+#define CL_STORE01(C0, C1) CL_SCALE(C0, C1) CL_PUT1(C0, C1)
+#define CL_STORE11(C0, C1) CL_SCALE(C0, C1) CL_LOAD1 CL_BETA(C0, C1) CL_PUT1(C0, C1)
+#define CL_STORE02(C0, C1) CL_SCALE(C0, C1) CL_PUT2(C0, C1)
+#define CL_STORE12(C0, C1) CL_SCALE(C0, C1) CL_LOAD2 CL_BETA(C0, C1) CL_PUT2(C0, C1)
 #define CL_ROWS(X) X(0, 1) X(2, 3) X(4, 5) X(6, 7) X(8, 9) X(10, 11) X(12, 13) X(14, 15) X(16, 17) X(18, 19) X(20, 21) X(22, 23)
-// Epilogue by mode (56(%[g])): 0 C = acc, 1 C = alpha * acc, 2 C = alpha * acc + beta * C.
+// By mode (56(%[g])): 0 C = acc, 1 alpha acc, 2 alpha acc + beta C; one destination (k3 | k4 empty) or two.
 #define CL_EPILOGUE                       \
   "kmovw 48(%[g]), %%k1\n\t"              \
   "kmovw 52(%[g]), %%k2\n\t"              \
   "kmovw 68(%[g]), %%k3\n\t"              \
   "kmovw 72(%[g]), %%k4\n\t"              \
-  "mov 80(%[g]), %[t]\n\t"                \
   "vbroadcastss 40(%[g]), %%zmm24\n\t"    \
+  "vbroadcastss 44(%[g]), %%zmm25\n\t"    \
+  "kortestw %%k3, %%k4\n\t"               \
+  "jnz 20f\n\t"                           \
   "cmpl $1, 56(%[g])\n\t"                 \
   "je 8f\n\t"                             \
   "jg 10f\n\t"                            \
-  CL_ROWS(CL_STOREP)                      \
+  CL_ROWS(CL_PUT1)                     \
   "jmp 9f\n\t"                            \
   "8:\n\t"                                \
-  CL_ROWS(CL_STORE0)                      \
+  CL_ROWS(CL_STORE01)                     \
   "jmp 9f\n\t"                            \
   "10:\n\t"                               \
-  "vbroadcastss 44(%[g]), %%zmm25\n\t"    \
-  CL_ROWS(CL_STORE1)                      \
+  CL_ROWS(CL_STORE11)                     \
+  "jmp 9f\n\t"                            \
+  "20:\n\t"                               \
+  "mov 80(%[g]), %[t]\n\t"                \
+  "cmpl $1, 56(%[g])\n\t"                 \
+  "je 21f\n\t"                            \
+  "jg 22f\n\t"                            \
+  CL_ROWS(CL_PUT2)                     \
+  "jmp 9f\n\t"                            \
+  "21:\n\t"                               \
+  CL_ROWS(CL_STORE02)                     \
+  "jmp 9f\n\t"                            \
+  "22:\n\t"                               \
+  CL_ROWS(CL_STORE12)                     \
   "9:\n\t"
 #define CL_CLOBBERS                                                                                                 \
   "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", \
@@ -431,10 +446,16 @@ void full_tile_pack2(int kc, const float* a, const float* src0, const float* src
 #undef CL_PSTEP
 #undef CL_ZERO
 #undef CL_PREFETCHES
-#undef CL_PUT
-#undef CL_STOREP
-#undef CL_STORE0
-#undef CL_STORE1
+#undef CL_PUT1
+#undef CL_PUT2
+#undef CL_SCALE
+#undef CL_LOAD1
+#undef CL_LOAD2
+#undef CL_BETA
+#undef CL_STORE01
+#undef CL_STORE11
+#undef CL_STORE02
+#undef CL_STORE12
 #undef CL_ROWS
 #undef CL_EPILOGUE
 #undef CL_CLOBBERS
