@@ -202,6 +202,12 @@ void body(int kc, const float* a, const float* b, float* c, int64_t ldc, float a
   "xor %k[px], %k[px]\n\t"         \
   "add 24(%[g]), %[prow]\n\t"        \
   "3:\n\t"
+// The k loop around a step macro: four steps an iteration, then the remainder one at a time.
+#define CL_KLOOP(STEP)                                                                    \
+  "test %[k4], %[k4]\n\tjz 5f\n\t1:\n\t" CL_PREFETCHES STEP(0) STEP(1) STEP(2) STEP(3)          \
+  "add $192, %[a]\n\tadd $512, %[b]\n\tdec %[k4]\n\tjnz 1b\n\t5:\n\t"                         \
+  "test %[krem], %[krem]\n\tjz 7f\n\t6:\n\t" STEP(0)                                         \
+  "add $48, %[a]\n\tadd $128, %[b]\n\tdec %[krem]\n\tjnz 6b\n\t7:\n\t"
 // Epilogue of one row (accumulators C0, C1): C = alpha * acc (+ beta * C); the columns under k1 / k2
 // at c, and with a second destination (TileArgs::second_destination) those under k3 / k4 at c + t.
 #define CL_PUT1(C0, C1)                                          \
@@ -324,25 +330,7 @@ void full_tile_ct(int kc, const float* a, const float* b, float* c, int64_t ldc,
   int64_t t;
   __asm__ volatile(
       CL_ZERO
-      "test %[k4], %[k4]\n\t"
-      "jz 5f\n\t"
-      "1:\n\t"
-      CL_PREFETCHES
-      CL_STEP(0) CL_STEP(1) CL_STEP(2) CL_STEP(3)
-      "add $192, %[a]\n\t"
-      "add $512, %[b]\n\t"
-      "dec %[k4]\n\t"
-      "jnz 1b\n\t"
-      "5:\n\t"
-      "test %[krem], %[krem]\n\t"
-      "jz 7f\n\t"
-      "6:\n\t"
-      CL_STEP(0)
-      "add $48, %[a]\n\t"
-      "add $128, %[b]\n\t"
-      "dec %[krem]\n\t"
-      "jnz 6b\n\t"
-      "7:\n\t"
+      CL_KLOOP(CL_STEP)
       CL_EPILOGUE
       : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [k4] "+r"(g.k4), [krem] "+r"(g.krem), [cpf] "+r"(g.cpf),
         [prow] "+r"(g.prow), [px] "+r"(g.px), [pleft] "+r"(g.pleft), [t] "=&r"(t)
@@ -364,25 +352,7 @@ void full_tile_pack(int kc, const float* a, const float* src, int64_t ldb, float
   int64_t t;
   __asm__ volatile(
       CL_ZERO
-      "test %[k4], %[k4]\n\t"
-      "jz 5f\n\t"
-      "1:\n\t"
-      CL_PREFETCHES
-      CL_PSTEP(0) CL_PSTEP(1) CL_PSTEP(2) CL_PSTEP(3)
-      "add $192, %[a]\n\t"
-      "add $512, %[b]\n\t"
-      "dec %[k4]\n\t"
-      "jnz 1b\n\t"
-      "5:\n\t"
-      "test %[krem], %[krem]\n\t"
-      "jz 7f\n\t"
-      "6:\n\t"
-      CL_PSTEP(0)
-      "add $48, %[a]\n\t"
-      "add $128, %[b]\n\t"
-      "dec %[krem]\n\t"
-      "jnz 6b\n\t"
-      "7:\n\t"
+      CL_KLOOP(CL_PSTEP)
       CL_EPILOGUE
       : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [s] "+r"(src), [s8] "+r"(s8), [k4] "+r"(g.k4),
         [krem] "+r"(g.krem), [cpf] "+r"(g.cpf), [prow] "+r"(g.prow), [px] "+r"(g.px),
@@ -412,25 +382,7 @@ void full_tile_pack2(int kc, const float* a, const float* src0, const float* src
       "knotw %%k3, %%k5\n\t"
       "knotw %%k4, %%k6\n\t"
       CL_ZERO
-      "test %[k4], %[k4]\n\t"
-      "jz 5f\n\t"
-      "1:\n\t"
-      CL_PREFETCHES
-      CL_P2STEP(0) CL_P2STEP(1) CL_P2STEP(2) CL_P2STEP(3)
-      "add $192, %[a]\n\t"
-      "add $512, %[b]\n\t"
-      "dec %[k4]\n\t"
-      "jnz 1b\n\t"
-      "5:\n\t"
-      "test %[krem], %[krem]\n\t"
-      "jz 7f\n\t"
-      "6:\n\t"
-      CL_P2STEP(0)
-      "add $48, %[a]\n\t"
-      "add $128, %[b]\n\t"
-      "dec %[krem]\n\t"
-      "jnz 6b\n\t"
-      "7:\n\t"
+      CL_KLOOP(CL_P2STEP)
       CL_EPILOGUE
       : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [s] "+r"(s), [s8] "+r"(s8), [k4] "+r"(g.k4),
         [krem] "+r"(g.krem), [cpf] "+r"(g.cpf), [prow] "+r"(g.prow), [px] "+r"(g.px),
@@ -446,6 +398,7 @@ void full_tile_pack2(int kc, const float* a, const float* src0, const float* src
 #undef CL_PSTEP
 #undef CL_ZERO
 #undef CL_PREFETCHES
+#undef CL_KLOOP
 #undef CL_PUT1
 #undef CL_PUT2
 #undef CL_SCALE
