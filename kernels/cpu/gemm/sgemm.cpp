@@ -1,6 +1,6 @@
 // sgemm: the portable half of the hand-written SGEMM (see sgemm.hpp): the
-// blocking loops, the packing routines and the threading. Never names an ISA
-// except through the micro-kernel table.
+// blocking loops and the threading (the packing routines: sgemm_pack.cpp; the
+// micro-kernel table: sgemm_isa.cpp). Never names an ISA except through that table.
 //
 // Blocking (blocking(), from this core's L1d and L2 as CPUID reports them):
 //   KC: one packed A micro-panel (MR x KC) stays in L1 while the kernel sweeps
@@ -15,7 +15,8 @@
 // micro-kernel. Packing: operands whose k-rows are contiguous (A transposed,
 // B not) are dealt out row by row across all panels, or, for B on a kernel
 // with a packing variant (uk.fn_pack), written by the first row of tiles'
-// calls while they compute; the strided sides use register transposes
+// calls while they compute (through a batch's grid too: panels in one image,
+// or in two with uk.fn_pack2); the strided sides use register transposes
 // (16 x 16 AVX-512, 8 x 8 AVX2). While a block computes, its calls prefetch
 // the source of the block packed next into L2 (PrefetchPlan; B not transposed,
 // kernels that take runs).
@@ -23,7 +24,8 @@
 // NR panels along N, see partition()); each thread packs what its block needs
 // into its own slice of the workspace and runs the loops alone: one fork/join
 // per call and no barriers. The operand shared by the blocks is packed once
-// per thread (the price of no synchronisation).
+// per thread (the price of no synchronisation). Long reductions: split-K
+// (sgemm_split_k below).
 #include "kernels/cpu/gemm/sgemm.hpp"
 
 #include <omp.h>
@@ -143,8 +145,8 @@ void serial_gemm(Trans ta, Trans tb, int m, int n, int k, float alpha, const flo
       const int np = (nc + NR - 1) / NR;
       // B not transposed: the full panels are packed by the first row of
       // tiles' calls themselves (uk.fn_pack), the last partial one here.
-      // Through a batch's grids (col_step 1), the full panels whose columns lie in one image of B and
-      // of C.
+      // Through a batch's grids (col_step 1), the full panels whose columns lie in one or two images
+      // (fused_panel); their C tiles in place, in two places or through the stack tile (with_c_tile).
       const bool fuse = tb == Trans::no && uk.fn_pack && m >= MR && !grid.on() && !grids.c.on();
       const int fused = fuse ? nc / NR : 0;
       const bool fuse_grid = tb == Trans::no && uk.fn_pack && m >= MR && grid.on() && grid.col_step == 1 &&

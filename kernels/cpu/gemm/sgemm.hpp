@@ -13,7 +13,9 @@
 // barriers). The partition depends only on (m, n, threads), and every C
 // element is summed in the same order (KC blocks, then k within the kernel)
 // whatever the thread count: results are bit-identical across runs and across
-// thread counts.
+// thread counts. A reduction at least twice C's longer side is cut in two
+// fixed halves (split-K), each run so on half the threads and summed in a
+// fixed order: the same bits for every thread count too.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -9,7 +9,10 @@
 // The full tile (m = 12, n > 16: nearly every call) is inline assembly
 // (full_tile below); sgemm_ukernel_12x32_avx512_pack is the same tile reading
 // B's row-major source and writing the packed panel as it goes (the driver's
-// first row of tiles, B not transposed). Edge tiles run an intrinsics body
+// first row of tiles, B not transposed); _pack2 reads it from two sources
+// (a panel across two images of a batch's grid) and _c2 writes the C tile in
+// two places (a tile across two images); the three share one k loop
+// (CL_KLOOP) and one epilogue (CL_EPILOGUE). Edge tiles run an intrinsics body
 // with the row count and the number of 16-lane column vectors as template
 // arguments (body<ROWS, NV>): an 8-row tail (M = 32 = 12 + 12 + 8) costs 8
 // rows of FMAs, not 12, and a tail of <= 16 columns one vector, not two.
