@@ -5,7 +5,8 @@
 // workspace, and are part of its time:
 //   src  -> (N, G, CB, HP, WP, BI)        zero-padded (HP = top + H + bottom), BI = min(V, C/g)
 //   wei  -> (G, KB, CB, R, S, BI, V)      lanes = output channels
-//   dst  <- (<=3, P*Q, V) tile per (n, g, k-block group), unblocked while cache-hot
+//   dst  <- (<=3, band, Q, V) tile per (n, g, k-block group, band of output rows
+//            within 128 KiB), unblocked while it is in L2
 // Forward: one micro-kernel call = 2 (or 3) k-blocks x nj <= 14 (9) output
 //   pixels of one row in registers, summing all (c-block, r, s, c); each
 //   broadcast src value feeds 2-3 FMAs. With dil_w == 1 the (s, c) of a filter
@@ -77,7 +78,9 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
           ws.wei_off[r * (flat ? 1 : s.s) + t] = int64_t(r * s.s + t) * BI * V;
         }
 #pragma omp barrier
-    float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * PQ * V;  // (<= 3, P, Q, V)
+    const int band = pl.band_rows();
+    const int64_t BQ = int64_t(band) * s.q;  // a band's pixels
+    float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * BQ * V;  // (<= 3, band, Q, V)
     int64_t pix_off[cpu::direct::kMaxNj];
     // Items handed out as threads free up: one slowed thread (a shared core)
     // no longer holds the other at the end. An item's result does not depend
@@ -86,17 +89,11 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
     for (int64_t item = 0; item < int64_t(pl.G) * KP * s.n; ++item) {  // (G, KP, N): weights reused across n
       const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
       const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
-      const int k_first = g * pl.KG + kb * V, k_count = std::min(nkb * V, pl.KG - kb * V);
-      cpu::direct::prefetch_for_write(dst + (int64_t(n) * s.k + k_first) * PQ, int64_t(k_count) * PQ * int64_t(sizeof(float)));
-      const PixelRuns pruns(s.p, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI,
-                            pl.uk->max_nj / nkb);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
       ConvUkernelArgs a{};
-      a.wei = ws.wf + (int64_t(g) * pl.KB + kb) * pl.CB * pl.wei_tile();  // (nkb, CB, R, S, BI, V)
       a.in_off = ws.in_off;
       a.wei_off = ws.wei_off;
       a.ntaps = ntaps;
-      a.nib = pl.CB;
       a.in_ib_stride = plane;
       a.wei_ib_stride = pl.wei_tile();
       a.bi = depth;
@@ -104,27 +101,38 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
       a.out_pix_stride = V;
       a.nkb = nkb;
       a.wei_kb_stride = pl.CB * pl.wei_tile();
-      a.out_kb_stride = PQ * V;
-      const float* wei_g = a.wei;
+      a.out_kb_stride = BQ * V;
+      const float* wei_g = ws.wf + (int64_t(g) * pl.KB + kb) * pl.CB * pl.wei_tile();  // (nkb, CB, R, S, BI, V)
       const Runs passes = reduction_passes(pl.CB, pl.wei_tile() * int64_t(sizeof(float)) * nkb);
-      for (int ps = 0; ps < passes.count; ++ps) {
-        const int cb0 = passes.begin(ps);
-        a.nib = passes.size(ps);
-        a.accumulate = ps > 0;
-        a.wei = wei_g + cb0 * pl.wei_tile();
-        const float* in_pass = in_img + cb0 * plane;
-        pruns.for_each(pix_off, [&](int m0, int nj, int64_t in_off, const int64_t* po) {
-          a.in = in_pass + in_off;
-          a.out = tile + int64_t(m0) * V;
-          a.nj = nj;
-          a.pix_off = po;
-          pl.uk->conv(a);
-        });
-      }
-      for (int x = 0; x < nkb; ++x) {
-        const int k0 = g * pl.KG + (kb + x) * V;
-        cpu::direct::unblock_tile(tile + x * PQ * V, PQ, V, std::min(V, pl.KG - (kb + x) * V),
-                             dst + (int64_t(n) * s.k + k0) * PQ);
+      for (int p0 = 0; p0 < s.p; p0 += band) {
+        const int rows = std::min(band, s.p - p0);
+        for (int x = 0; x < nkb; ++x) {
+          const int k0 = g * pl.KG + (kb + x) * V;
+          cpu::direct::prefetch_for_write(dst + (int64_t(n) * s.k + k0) * PQ + int64_t(p0) * s.q,
+                                          int64_t(rows) * s.q * int64_t(sizeof(float)));
+        }
+        const PixelRuns pruns(rows, s.q, int64_t(s.stride_h) * pl.xs.wp * BI, int64_t(s.stride_w) * BI,
+                              pl.uk->max_nj / nkb);
+        const float* in_band = in_img + int64_t(p0) * s.stride_h * pl.xs.wp * BI;
+        for (int ps = 0; ps < passes.count; ++ps) {
+          const int cb0 = passes.begin(ps);
+          a.nib = passes.size(ps);
+          a.accumulate = ps > 0;
+          a.wei = wei_g + cb0 * pl.wei_tile();
+          const float* in_pass = in_band + cb0 * plane;
+          pruns.for_each(pix_off, [&](int m0, int nj, int64_t in_off, const int64_t* po) {
+            a.in = in_pass + in_off;
+            a.out = tile + int64_t(m0) * V;
+            a.nj = nj;
+            a.pix_off = po;
+            pl.uk->conv(a);
+          });
+        }
+        for (int x = 0; x < nkb; ++x) {
+          const int k0 = g * pl.KG + (kb + x) * V;
+          cpu::direct::unblock_rows(tile + x * BQ * V, int64_t(rows) * s.q, PQ, V, std::min(V, pl.KG - (kb + x) * V),
+                                    dst + (int64_t(n) * s.k + k0) * PQ + int64_t(p0) * s.q);
+        }
       }
     }
   }

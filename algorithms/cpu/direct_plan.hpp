@@ -131,6 +131,14 @@ struct FwdPlan {
     wb = {G, KG, CG, s.r, s.s, BI, V};
   }
   int64_t wei_tile() const { return int64_t(sh.r) * sh.s * BI * V; }  // (R, S, BI, V)
+  // Output rows computed together and unblocked to NCHW before the next band:
+  // the band's tile (<= 3 k-blocks, rows, Q, V) stays within kBandBytes, so it
+  // is still in L2 when unblocked (a whole 112 x 112 plane's tile is 2.4 MiB).
+  static constexpr int64_t kBandBytes = 128 * 1024;
+  int band_rows() const {
+    const int64_t row_bytes = int64_t(BlockGroups::kMax) * sh.q * V * int64_t(sizeof(float));
+    return int(std::clamp<int64_t>(kBandBytes / row_bytes, 1, sh.p));
+  }
   struct Ws {
     float *xs, *wf, *tiles;
     int64_t *in_off, *wei_off;
@@ -139,7 +147,7 @@ struct FwdPlan {
     Ws w;
     w.xs = c.take<float>(xs.elems());
     w.wf = c.take<float>(int64_t(G) * KB * CB * wei_tile());
-    w.tiles = c.take<float>(int64_t(max_threads()) * BlockGroups::kMax * sh.p * sh.q * V);
+    w.tiles = c.take<float>(int64_t(max_threads()) * BlockGroups::kMax * band_rows() * sh.q * V);
     w.in_off = c.take<int64_t>(sh.r * sh.s);
     w.wei_off = c.take<int64_t>(sh.r * sh.s);
     return w;

@@ -68,6 +68,20 @@ std::vector<TestProblem> pixel_bwd_filter() {
   return v;
 }
 
+// Rows too wide for one forward band (a band's tile is at most 128 KiB: 6 rows of 100 pixels at
+// V = 16, 13 at V = 8): several bands and a short last one, stride 2, dilation, a triple of k-blocks.
+std::vector<TestProblem> row_bands() {
+  std::vector<TestProblem> v;
+  for (const char* d : {"mb2ic3ih30iw200oc35kh3sh2ph1", "mb1ic17ih14iw150oc18kh3ph2dh1", "mb1ic2ih40iw300oc16kh1"})
+    v.push_back({d, parse_problem(d)});
+  return v;
+}
+
+TEST(CpuDirect, ForwardInRowBands) {
+  ConvTester("cpu.direct").sweep(row_bands()).directions({Direction::fwd}).threads(2).check_determinism()
+      .require_all_supported().run();
+}
+
 TEST(CpuDirect, PixelBackwardFilterAndTheBlockedPathOnItsShapes) {
   for (bool pixels : {true, false}) {
     set_direct_pixel_wgrad(pixels);
@@ -119,6 +133,7 @@ void run_with(const cpu::direct::Ukernels& uk) {
   auto v = testing::edge_sweep();
   for (auto& t : channel_edges()) v.push_back(t);
   for (auto& t : pixel_bwd_data()) v.push_back(t);
+  for (auto& t : row_bands()) v.push_back(t);
   ConvTester("cpu.direct").sweep(v).threads(2).check_determinism().run();
   cpu::direct::override_ukernels(nullptr);
 }
