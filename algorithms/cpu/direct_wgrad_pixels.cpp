@@ -10,6 +10,7 @@
 #include "algorithms/cpu/direct.hpp"
 #include "algorithms/cpu/direct_plan.hpp"
 #include "kernels/cpu/depthwise/dw_ukernel.hpp"
+#include "kernels/cpu/im2col/row_copy.hpp"
 
 namespace convlab {
 
@@ -83,13 +84,7 @@ struct Plan {
             }
             const float* row = src + (int64_t(n) * s.c + c) * hw + int64_t(y) * s.w + x0;
             std::fill(o, o + qa, 0.0f);
-            if (sw == 1) {
-              std::memcpy(o + qa, row + qa, sizeof(float) * size_t(qb - qa));
-            } else if (sw == 2) {
-              for (int q = qa; q < qb; ++q) o[q] = row[2 * q];
-            } else {
-              for (int q = qa; q < qb; ++q) o[q] = row[int64_t(q) * sw];
-            }
+            cpu::copy_strided(row + int64_t(qa) * sw, sw, qb - qa, o + qa);
             std::fill(o + qb, o + s.q, 0.0f);
           }
         }

@@ -1,11 +1,14 @@
 // im2col / col2im kernels: see im2col.hpp for the layout contract.
 // Each (c, r, s) row: per output row p, the valid q range [q0, q1) is computed
 // once (the columns whose iw lands inside the image), the rest is zero padding;
-// stride-1 rows are a straight copy.
+// the valid part is one copy_strided (row_copy.hpp): a memcpy at stride 1,
+// a vector deinterleave at stride 2.
 #include "kernels/cpu/im2col/im2col.hpp"
 
 #include <cassert>
 #include <cstring>
+
+#include "kernels/cpu/im2col/row_copy.hpp"
 
 namespace convlab::cpu {
 
@@ -48,11 +51,7 @@ void im2col(const ConvShape& sh, int nb, int g, const float* src, float* col, in
             }
             const float* in = plane + int64_t(ih) * sh.w;
             for (int q = 0; q < q0; ++q) out[q] = 0.0f;
-            if (sh.stride_w == 1) {
-              if (q1 > q0) std::memcpy(out + q0, in + q0 + off_w, sizeof(float) * size_t(q1 - q0));
-            } else {
-              for (int q = q0; q < q1; ++q) out[q] = in[q * sh.stride_w + off_w];
-            }
+            cpu::copy_strided(in + int64_t(q0) * sh.stride_w + off_w, sh.stride_w, q1 - q0, out + q0);
             for (int q = q1; q < sh.q; ++q) out[q] = 0.0f;
           }
         }
