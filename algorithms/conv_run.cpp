@@ -74,6 +74,7 @@ ConvRun run_conv(const ConvRunOptions& opt) {
   runner.poison();
   TimingOptions topt;
   topt.warmup = 1;
+  if (algo.device() == DeviceKind::cpu) topt.warmup_seconds = kCpuWarmupSeconds;
   topt.min_reps = opt.reps;
   topt.max_reps = opt.reps;
   topt.max_seconds = 1e9;

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/thread_distance.hpp"
+#include "core/timing.hpp"
 
 namespace convlab {
 
@@ -61,7 +62,9 @@ DuelRow duel(const LayerCase& lc, Direction dir, const ExecContext& ctx, const s
     const ConvData data = ConvData::random(lc.problem, 1);
     a.upload(data);
     b.upload(data);
+    const double w0 = now_seconds();
     const double first = run_once(a) + run_once(b);  // warm-up: plans, page faults
+    while (now_seconds() - w0 < kCpuWarmupSeconds) run_once(a), run_once(b);  // and the CPUs (core/timing.hpp)
     const double round = run_once(a) + run_once(b);
     d.rounds = std::clamp(int(seconds / std::max(std::min(first, round), 1e-9)), 9, 41);
     std::vector<double> ta, tb;

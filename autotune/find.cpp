@@ -86,6 +86,7 @@ void time_full(const Algorithm& a, const ConvProblem& p, Direction dir, const Ex
   run.poison();
   TimingOptions t;
   t.warmup = std::max(1, opt.warmup);
+  if (ctx.device == DeviceKind::cpu) t.warmup_seconds = kCpuWarmupSeconds;
   t.min_reps = opt.min_reps;
   t.max_reps = opt.max_reps;
   t.max_seconds = opt.max_seconds;

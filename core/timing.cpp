@@ -45,7 +45,8 @@ TimingStats summarize(std::vector<double> samples) {
 }
 
 TimingStats time_it(const std::function<void()>& fn, const TimingOptions& opt) {
-  for (int i = 0; i < opt.warmup; ++i) fn();
+  const double w0 = now_seconds();
+  for (int i = 0; i < opt.warmup || now_seconds() - w0 < opt.warmup_seconds; ++i) fn();
   return repeat_until_stable(
       [&] {
         if (opt.flush_caches) flush_cpu_caches();

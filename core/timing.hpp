@@ -20,8 +20,16 @@ struct TimingStats {
 
 TimingStats summarize(std::vector<double> samples);
 
+// The warm-up a CPU measurement of one algorithm takes before its timed reps (TimingOptions).
+constexpr double kCpuWarmupSeconds = 0.05;
+
 struct TimingOptions {
   int warmup = 1;
+  // ... and runs of fn until this much time has passed: a CPU that sat idle (the inputs made on one
+  // thread, a check in between) runs the next work slower for tens of milliseconds on a shared
+  // machine's virtual CPUs (measured on Zen 5: 10 reps after a second idle 1.64-1.80 ms, after both
+  // cores were busy 1.36-1.40, the same GEMM).
+  double warmup_seconds = 0;
   int min_reps = 3;
   int max_reps = 50;
   double max_seconds = 2.0;       // stop adding reps after this much timed work

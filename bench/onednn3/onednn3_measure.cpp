@@ -98,6 +98,7 @@ void time_plan(Plan& plan, const MeasureOptions& opt, Row& row) {
   dnnl::stream strm(engine());
   TimingOptions t;  // find's rule (autotune/find.hpp: FindOptions), without its pruning
   t.warmup = 1;
+  t.warmup_seconds = kCpuWarmupSeconds;
   t.min_reps = 3;
   t.max_reps = 25;
   t.max_seconds = opt.max_seconds;
