@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include <omp.h>
 
@@ -272,8 +273,27 @@ std::pair<int, int> Im2colGemmBase::strided_rows(int m, int t, int parts) {
   return {std::min(m, blocks * t / parts * kRowBlock), std::min(m, blocks * (t + 1) / parts * kRowBlock)};
 }
 
+// Each thread's GEMM is the plan's call cut to its rows [m0, m1): a shorter M can change the GEMM's own
+// plan (a reduction twice the longer side is split in two, with a second C), so the scratch is the most
+// any thread's rows need for any thread count run_strided may use, not the whole call's.
 size_t Im2colGemmBase::strided_workspace_per_thread(const Im2colGemmPlan& pl) const {
-  return size_t(align16(int64_t(gemm_workspace_bytes(pl.gemm, 1) + 3) / 4)) * sizeof(float);
+  const int kg = pl.gemm.m;
+  const int most_parts = std::max(1, std::min(cpu_info().hardware_threads, (kg + 23) / 24));
+  std::vector<int> rows;
+  for (int parts = 1; parts <= most_parts; ++parts)
+    for (int t = 0; t < parts; ++t) {
+      const auto [m0, m1] = strided_rows(kg, t, parts);
+      if (m1 > m0) rows.push_back(m1 - m0);
+    }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  size_t most = 0;
+  for (int m : rows) {
+    Im2colGemmCall g = pl.gemm;
+    g.m = m;
+    most = std::max(most, gemm_workspace_bytes(g, 1));
+  }
+  return size_t(align16(int64_t(most + 3) / 4)) * sizeof(float);
 }
 
 void Im2colGemmBase::run_strided(const ConvProblem& p, const Im2colGemmPlan& pl,
@@ -281,7 +301,7 @@ void Im2colGemmBase::run_strided(const ConvProblem& p, const Im2colGemmPlan& pl,
   const int64_t pq = int64_t(p.p()) * p.q(), hw = int64_t(p.h) * p.w;
   const int64_t cg = p.c_per_group();
   const int kg = p.k_per_group();
-  parts = std::max(1, std::min(parts, (kg + 23) / 24));
+  parts = std::max(1, std::min(parts, (kg + 23) / 24));  // <= strided_workspace_per_thread's most_parts
   const size_t per_thread = strided_workspace_per_thread(pl);
 #pragma omp parallel num_threads(parts) if (parts > 1)
   {

@@ -31,6 +31,9 @@ std::vector<testing::TestProblem> chunked() {
       {"1x1_stride2_g2", parse_problem("g2mb2ic16ih11oc8oh6kh1sh2ph0")},
       {"1x1_stride3x4", parse_problem("mb2ic8ih10iw9oc12oh4ow3kh1kw1sh3sw4ph0")},
       {"1x1_stride2_blocks", parse_problem("mb2ic64ih28oc128oh14kh1sh2ph0")},
+      // Per-thread rows (600 of 1200) make the reduction (1600 pixels) twice C's longer side for any
+      // blocking: each thread's GEMM splits K and needs more scratch than the whole call would.
+      {"1x1_stride2_split_k_per_thread", parse_problem("mb1ic16ih80oc1200oh40kh1sh2ph0")},
   };
 }
 
