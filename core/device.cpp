@@ -52,6 +52,51 @@ CpuInfo apply_isa_cap(CpuInfo info, std::string_view cap) {
   return info;
 }
 
+namespace {
+// "32K" / "1M" / "65536" -> bytes; -1 when it is not one of those.
+int64_t parse_size(std::string_view v) {
+  int64_t unit = 1;
+  if (!v.empty() && (v.back() == 'K' || v.back() == 'k')) unit = 1 << 10, v.remove_suffix(1);
+  else if (!v.empty() && (v.back() == 'M' || v.back() == 'm')) unit = 1 << 20, v.remove_suffix(1);
+  if (v.empty() || v.size() > 9) return -1;
+  int64_t n = 0;
+  for (char ch : v) {
+    if (ch < '0' || ch > '9') return -1;
+    n = n * 10 + (ch - '0');
+  }
+  return n * unit;
+}
+}  // namespace
+
+CpuInfo apply_cache_override(CpuInfo info, std::string_view spec) {
+  if (spec.empty()) return info;
+  const std::string what = "CONVLAB_CACHES='" + printable(spec) + "'";
+  for (size_t begin = 0, comma = 0; comma != std::string_view::npos; begin = comma + 1) {
+    comma = spec.find(',', begin);
+    const std::string_view item = spec.substr(begin, comma == std::string_view::npos ? comma : comma - begin);
+    const size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    const int64_t bytes = eq == std::string_view::npos ? -1 : parse_size(item.substr(eq + 1));
+    if (key == "l1d") {
+      if (bytes < (4 << 10) || bytes > (4 << 20)) fail(what + ": l1d needs a size from 4K to 4M (e.g. l1d=32K)");
+      info.l1d_bytes = bytes;
+    } else if (key == "l2") {
+      if (bytes < (64 << 10) || bytes > (256 << 20)) fail(what + ": l2 needs a size from 64K to 256M (e.g. l2=1M)");
+      info.l2_bytes = bytes;
+    } else {
+      fail(what + " is not a cache list (expected l1d=SIZE,l2=SIZE, e.g. l1d=32K,l2=512K)");
+    }
+  }
+  info.cache_override = std::string(spec);
+  return info;
+}
+
+std::string describe_caches(const CpuInfo& c) {
+  const auto kib = [](int64_t b) { return b > 0 ? std::to_string(b >> 10) + " KiB" : std::string("unknown"); };
+  return "caches l1d " + kib(c.l1d_bytes) + ", l2 " + kib(c.l2_bytes) +
+         (c.cache_override.empty() ? " (CPUID)" : " (CONVLAB_CACHES=" + c.cache_override + ")");
+}
+
 std::string describe_isa(const CpuInfo& c) {
   if (!c.isa_cap.empty()) return "isa " + c.isa() + " (CONVLAB_ISA=" + c.isa_cap + "; this CPU has " + c.detected_isa + ")";
   return "isa " + c.isa() + " (all this CPU has; CONVLAB_ISA=avx2|portable caps it)";
@@ -136,7 +181,8 @@ const CpuInfo& cpu_info() {
   // A throw leaves the static uninitialised: every later call throws the same line.
   static const CpuInfo info = [] {
     const char* cap = std::getenv("CONVLAB_ISA");
-    return apply_isa_cap(detect_cpu(), cap ? cap : "");
+    const char* caches = std::getenv("CONVLAB_CACHES");
+    return apply_cache_override(apply_isa_cap(detect_cpu(), cap ? cap : ""), caches ? caches : "");
   }();
   return info;
 }
@@ -150,7 +196,8 @@ std::string device_fingerprint(DeviceKind d, int threads) {
   if (d == DeviceKind::cpu) {
     const auto& c = cpu_info();
     const int t = threads > 0 ? threads : c.hardware_threads;
-    return c.model + " | " + c.isa() + " | " + std::to_string(t) + " threads";
+    return c.model + " | " + c.isa() + " | " + std::to_string(t) + " threads" +
+           (c.cache_override.empty() ? "" : " | caches " + c.cache_override);
   }
   const auto& g = cuda_info();
   if (!g.available) return "cuda unavailable: " + g.reason;

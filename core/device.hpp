@@ -29,6 +29,8 @@ struct CpuInfo {
   // 0x8000001D on AMD); 0 where the CPU (or its hypervisor) does not say.
   // Kernels size their cache blocking from them (kernels/cpu/gemm).
   int64_t l1d_bytes = 0, l2_bytes = 0;
+  // CONVLAB_CACHES as applied ("" when unset): the sizes above are then its, not CPUID's.
+  std::string cache_override;
   // The widest level the CPU itself has, before any cap ("avx512", ...).
   std::string detected_isa;
   // CONVLAB_ISA as applied ("" when unset): isa() is at most this.
@@ -50,8 +52,19 @@ CpuInfo apply_isa_cap(CpuInfo detected, std::string_view cap);
 // CPU has; CONVLAB_ISA=avx2|portable caps it)": for `convlab algos` / `peak`.
 std::string describe_isa(const CpuInfo& c);
 
+// `detected` with its L1 data and L2 sizes replaced as `spec` says: "l1d=32K,l2=512K" (either or
+// both; K, M or a plain byte count; l1d 4K..4M, l2 64K..256M); an empty spec changes nothing. It
+// lets one machine run the cache blocking another machine's caches give (kernels/cpu/gemm sizes its
+// blocks and, with them, its scratch from these): the tests run the blocking-dependent algorithms
+// under the cache sizes of the CPUs seen, and a user can reproduce another machine's plan.
+// Throws Error (one line) for anything else.
+CpuInfo apply_cache_override(CpuInfo detected, std::string_view spec);
+// "caches l1d 32 KiB, l2 1024 KiB (CPUID)" or "(CONVLAB_CACHES=...)".
+std::string describe_caches(const CpuInfo& c);
+
 // This machine's CPU, capped by the environment variable CONVLAB_ISA
-// (avx512 | avx2 | portable; unset: the best the CPU has). Detected once.
+// (avx512 | avx2 | portable; unset: the best the CPU has), its cache sizes
+// replaced by CONVLAB_CACHES where that is set. Detected once.
 // Throws Error while CONVLAB_ISA is invalid or asks for what the CPU lacks
 // (the CLI calls it first thing, so that is one line and exit 2).
 const CpuInfo& cpu_info();

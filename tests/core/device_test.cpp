@@ -90,6 +90,48 @@ TEST(DeviceIsaCap, FollowsTheEnvironment) {
       << device_fingerprint(DeviceKind::cpu, 1);
 }
 
+// CONVLAB_CACHES replaces the two sizes the blocking reads, or says in one line why it cannot.
+TEST(DeviceCacheOverride, ReplacesTheSizesOrRefuses) {
+  CpuInfo c = fake_cpu(true, true);
+  c.l1d_bytes = 48 << 10, c.l2_bytes = 1 << 20;
+  const CpuInfo same = apply_cache_override(c, "");
+  EXPECT_EQ(same.l1d_bytes, 48 << 10);
+  EXPECT_EQ(same.cache_override, "");
+  EXPECT_NE(describe_caches(same).find("caches l1d 48 KiB, l2 1024 KiB (CPUID)"), std::string::npos);
+  const CpuInfo both = apply_cache_override(c, "l1d=32K,l2=512K");
+  EXPECT_EQ(both.l1d_bytes, 32 << 10);
+  EXPECT_EQ(both.l2_bytes, 512 << 10);
+  EXPECT_EQ(both.isa(), "avx512");
+  EXPECT_NE(describe_caches(both).find("(CONVLAB_CACHES=l1d=32K,l2=512K)"), std::string::npos);
+  const CpuInfo l2 = apply_cache_override(c, "l2=2m");
+  EXPECT_EQ(l2.l1d_bytes, 48 << 10);
+  EXPECT_EQ(l2.l2_bytes, 2 << 20);
+  EXPECT_EQ(apply_cache_override(c, "l1d=65536").l1d_bytes, 65536);
+  const auto error = [&](const char* spec) -> std::string {
+    try {
+      (void)apply_cache_override(c, spec);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error("l1d=32").find("l1d needs a size from 4K to 4M"), std::string::npos);
+  EXPECT_NE(error("l2=8G").find("l2 needs a size from 64K to 256M"), std::string::npos);
+  EXPECT_NE(error("l2=-1M").find("l2 needs a size"), std::string::npos);
+  EXPECT_NE(error("l3=32M").find("is not a cache list"), std::string::npos);
+  EXPECT_NE(error("l1d=32K,").find("is not a cache list"), std::string::npos);
+  EXPECT_NE(error("l1d=32K\n").find("'l1d=32K\\x0a'"), std::string::npos) << error("l1d=32K\n");
+}
+
+// The override in the environment is the one in force (the GEMM blocking reads these sizes)
+// (under CTest's caches_* runs this is what proves the other machine's sizes were used).
+TEST(DeviceCacheOverride, FollowsTheEnvironment) {
+  const char* env = std::getenv("CONVLAB_CACHES");
+  EXPECT_EQ(cpu_info().cache_override, env ? env : "");
+  if (env && *env)
+    EXPECT_NE(device_fingerprint(DeviceKind::cpu, 1).find(std::string(" | caches ") + env), std::string::npos);
+}
+
 // Every kernel table picks the level cpu_info() reports, no wider, no narrower.
 TEST(DeviceIsaCap, EveryKernelTableFollowsTheCpu) {
   const std::string isa = cpu_info().isa();
