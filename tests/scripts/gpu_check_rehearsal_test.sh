@@ -52,7 +52,10 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 grep -qE '^ncu: (not run|ok|partial|FAILED) — ' "$log" || fail "the ncu stage must report"
 [ -s "$work/devout/gpu-check.tar.gz" ] && [ -s "$work/devout/summary.txt" ] || fail "results must reach \$OUT"
-tar -tzf "$work/devout/gpu-check.tar.gz" | grep -q 'summary.txt' || fail "\$OUT/gpu-check.tar.gz must hold the summary"
+# (listed to a file first: grep -q leaving early would kill tar with SIGPIPE,
+# and under pipefail that reads as a missing summary.)
+tar -tzf "$work/devout/gpu-check.tar.gz" > "$work/devout.list" || fail "\$OUT/gpu-check.tar.gz cannot be listed"
+grep -q 'summary.txt' "$work/devout.list" || fail "\$OUT/gpu-check.tar.gz must hold the summary"
 # Bad stage names and budgets are one line and exit 2, before any work.
 GPU_CHECK_BUDGET_S=soon bash scripts/gpu-check.sh dist > "$work/bad.out" 2> "$work/bad.err"
 [ $? = 2 ] && [ "$(wc -l < "$work/bad.err")" = 1 ] || { log=$work/bad.err; fail "a bad budget must be one line and exit 2"; }

@@ -21,7 +21,9 @@ cmake -S "$src/examples/my_algorithm" -B "$tmp/my" -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build "$tmp/my" -j 2 >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 plugin=$tmp/my/libmy_algorithm.so
 # The plugin carries no copy of convlab: its registry is the executable's.
-if nm -C --defined-only "$plugin" | grep -q 'convlab::register_algorithm'; then fail "the plugin links a copy of the registry"; fi
+# Outputs are captured before grep -q reads them: grep leaving at its first
+# match would kill the writer with SIGPIPE, which pipefail turns into a miss.
+if grep -q 'convlab::register_algorithm' <<< "$(nm -C --defined-only "$plugin")"; then fail "the plugin links a copy of the registry"; fi
 
 export OMP_NUM_THREADS=1
 "$tmp/my/my_algorithm_test" >"$tmp/test.txt" 2>&1 || { cat "$tmp/test.txt"; fail "the installed tester failed"; }
@@ -31,7 +33,7 @@ cl=$prefix/bin/convlab
 "$cl" --plugin "$plugin" algos >"$tmp/algos.txt"
 grep -q '^user.direct_naive ' "$tmp/algos.txt" || { cat "$tmp/algos.txt"; fail "algos does not list it"; }
 [ "$(tail -n 1 "$tmp/algos.txt" | cut -d' ' -f1)" = user.direct_naive ] || fail "not listed after the built-ins"
-CONVLAB_PLUGINS="$plugin" "$cl" algos | grep -q '^user.direct_naive ' || fail "CONVLAB_PLUGINS did not load it"
+grep -q '^user.direct_naive ' <<< "$(CONVLAB_PLUGINS="$plugin" "$cl" algos)" || fail "CONVLAB_PLUGINS did not load it"
 
 p='mb2ic4ih9oc6kh3ph1'
 "$cl" conv "$p" --algo user.direct_naive --check --reps 1 --plugin "$plugin" >"$tmp/conv.txt" \
