@@ -272,10 +272,13 @@ double cgemm_gflops(int threads) {
 // Each runs on ONE thread; its rate is stored counted `threads` times and the
 // model relates it to one thread's kernel rates (copy1_gbs and dram1_gbs
 // included: memory-bound phases do not scale with threads). The depthwise
-// problems' items run on every thread instead (probe_all_threads; their rate
-// as measured, related to all threads' kernel rates): oneDNN's depthwise
-// backward-filter took 0.16 ms on one thread and 0.29 on two (14 x 14, 384
-// channels, batch 8; Zen 5, 2 cores), convlab's 0.18 and 0.10. On a core another
+// and 1x1 problems' items run on every thread instead (probe_all_threads;
+// their rate as measured, related to all threads' kernel rates): oneDNN's
+// depthwise backward-filter took 0.16 ms on one thread and 0.29 on two (14 x
+// 14, 384 channels, batch 8; Zen 5, 2 cores), convlab's 0.18 and 0.10; on a
+// 1x1 backward-filter of 16 images of 14 x 14 (512 -> 128 channels; Zen 4, 2
+// cores) cpu.im2col_openblas took 1.07x cpu.im2col_gemm's time on one thread
+// and 1.3-1.5x on two -- its per-image GEMMs are threaded inside OpenBLAS. On a core another
 // process shares -- here most of the time, in bursts -- a parallel run of a
 // small problem waits at every barrier for the descheduled thread: 20-40x
 // slower with one other busy process, the algorithms with many parallel
@@ -283,11 +286,15 @@ double cgemm_gflops(int threads) {
 // by the sharing alone, the same for all. (On an idle machine two threads run
 // the probe problems 1.7-2.0x faster than one.)
 // Measured in rounds -- per round every item back to back for at least 2 ms, then
-// once more timed (warm caches, as find times it); a first untimed round; then timed
-// rounds until `soft` (at least one) -- and the best round per item kept: a
-// burst spoils a round of some items, not every sample of one item. Nothing
-// starts after `hard`: items not timed by then have no rate.
+// timed for about 1 ms more (warm caches, as find times it); a first untimed call;
+// then at least three timed rounds, more until `soft` -- and the best time per item
+// kept: a burst spoils a round of some items, not every sample of one item (with one
+// round, the machine's noise decided the ranking of algorithms within 5-10 % of each
+// other on a probe problem, and with it get's pick on every layer of that class: on
+// DenseNet-121 on Zen 4, get was within 10 % of find on 71-97 % of the pairs from one
+// probe to the next). Nothing starts after `hard`: items not timed by then have no rate.
 void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachineProbe& out) {
+  constexpr int kMinRounds = 3, kMaxRounds = 5;
   const double threads = ctx.resolved_threads();
   ExecContext one = ctx;
   one.threads = 1;
@@ -328,21 +335,25 @@ void algorithm_rates(const ExecContext& ctx, double soft, double hard, MachinePr
       }
     }
   }
-  for (int round = 0; round < 5 && (round < 1 || now_seconds() < soft); ++round)
+  for (int round = 0; round < kMaxRounds && (round < kMinRounds || now_seconds() < soft); ++round)
     for (Item& it : items) {
       if (now_seconds() > hard) break;
       try {
-        // Untimed runs for at least 2 ms first, then one timed: after the items before it in the round
-        // (the FFTs' large workspaces among them) an item's next few runs are slower than its own
-        // steady state (measured: cpu.im2col_gemm's 1x1 backward-filter 0.41 ms alone, 0.48-0.52 as
-        // the second run after one warm-up in the rounds), and find times the steady state.
+        // Untimed runs for at least 2 ms first, then timed ones for about 1 ms more (at least one), the
+        // best kept: after the items before it in the round (the FFTs' large workspaces among them) an
+        // item's next few runs are slower than its own steady state (measured: cpu.im2col_gemm's 1x1
+        // backward-filter 0.41 ms alone, 0.48-0.52 as the second run after one warm-up in the rounds),
+        // and find times the steady state.
         const ExecContext& c = it.all ? ctx : one;
         const double w0 = now_seconds();
         do it.run(c);
         while (now_seconds() - w0 < 0.002);
-        const double t0 = now_seconds();
-        it.run(c);
-        it.best = std::min(it.best, now_seconds() - t0);
+        const double t1 = now_seconds();
+        do {
+          const double t0 = now_seconds();
+          it.run(c);
+          it.best = std::min(it.best, now_seconds() - t0);
+        } while (now_seconds() - t1 < 0.001);
       } catch (const std::exception&) {
       }
     }
@@ -378,7 +389,7 @@ MachineProbe measure_probe(const ExecContext& ctx) {
   fft_engine_rates(hand_fft_engine(), "fft_", {16, 32}, threads, out);
   out.rates["cgemm_gflops"] = cgemm_gflops(threads);
   fft_engine_rates(fftw_engine(), "fftw_", {32}, threads, out);
-  algorithm_rates(ctx, t0 + 1.5, t0 + 3.0, out);
+  algorithm_rates(ctx, t0 + 3.0, t0 + 6.0, out);
   out.seconds = now_seconds() - t0;
   out.probed_at = double(std::time(nullptr));
   return out;

@@ -62,7 +62,7 @@ namespace convlab {
 
 // Bumped when the probe's problems or rate definitions change: probes of
 // another version are not used (re-measured).
-constexpr int kProbeVersion = 4;
+constexpr int kProbeVersion = 5;
 
 struct MachineProbe {
   std::string device;   // device_fingerprint() of the context it was measured for
@@ -83,16 +83,19 @@ const ConvProblem& probe_problem_1x1();
 const ConvProblem& probe_problem_dw();
 const ConvProblem& probe_problem_dw_small();
 const ConvProblem& probe_problem_3x3_wgrad();  // the 3x3 class's backward-filter problem: more images
+const ConvProblem& probe_problem_1x1_wgrad();  // the 1x1 class's: more images, smaller, more channels
 // Depthwise images of at most this many pixels (28 x 28) have their own probe problem.
 constexpr int64_t kProbeSmallImage = 28 * 28;
 // "3x3", "1x1", "dw" or "dw_small": which probe problem stands for p (one input channel per group:
 // dw, dw_small on images up to kProbeSmallImage pixels; else 1x1 filters: 1x1; all else 3x3).
 std::string_view probe_class(const ConvProblem& p);
-// The probe problem of a class in a direction (the 3x3 class's backward-filter one has more images).
+// The probe problem of a class in a direction (the 3x3 and 1x1 classes have backward-filter ones of
+// their own).
 const ConvProblem& probe_problem(std::string_view cls, Direction dir);
-// Whether the probe times a class's algorithms on every thread of the context (the depthwise ones:
-// oneDNN's depthwise backward-filter runs slower on two threads than on one, so one thread's rate
-// times the threads ranks it 2-3x too well), not on one.
+// Whether the probe times a class's algorithms on every thread of the context, not on one: the
+// depthwise ones (oneDNN's depthwise backward-filter runs slower on two threads than on one, so one
+// thread's rate times the threads ranks it 2-3x too well) and the 1x1 one (OpenBLAS's per-image
+// GEMMs run as fast as convlab's batch-wide one on one thread and 1.3-1.5x slower on two).
 bool probe_all_threads(std::string_view cls);
 // The algorithm-rate key: "cpu.direct|fwd|3x3".
 std::string probe_algo_key(std::string_view algo, Direction dir, std::string_view cls);

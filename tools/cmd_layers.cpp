@@ -104,7 +104,7 @@ Args layers_args() {
               "hand-written cuda.* kernels counted by the SIMT emulator (simt_counts, beside convlab) and priced on\n"
               "the card's published limits with efficiencies fitted on its measured rows; cuDNN and the cuBLAS /\n"
               "cuFFT paths are listed as not modelled. Nothing is measured");
-  args.flag("reprobe", "measure the machine probe again (get's rates; about a second per thread count) even when the cache has one");
+  args.flag("reprobe", "measure the machine probe again (get's rates; a few seconds per thread count) even when the cache has one");
   args.flag("no-interleaved",
             "CPU: skip timing the fastest hand-written algorithm and the fastest oneDNN one again, interleaved\n"
             "(about half a second per layer and direction), after find");

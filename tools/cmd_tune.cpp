@@ -178,7 +178,7 @@ Args tune_args() {
             "Autotunes every (layer, direction): find times every candidate algorithm (checked against the\n"
             "fp64 reference on a batch slice; inaccurate ones are never chosen), get ranks them with the\n"
             "cost model (nothing runs; on the CPU its rates come from the machine probe, measured once per\n"
-            "device and algorithm versions in about a second and kept in the cache file; --reprobe measures it\n"
+            "device and algorithm versions in a few seconds and kept in the cache file; --reprobe measures it\n"
             "again).\n"
             "Mode both prints, per layer and direction, get's choice after calibration from this run's find\n"
             "results, find's choice, both measured times and whether they agree, then a summary for get\n"
@@ -209,7 +209,7 @@ Args tune_args() {
               "(created if missing; its folder must exist). It also keeps the machine probe get's model uses");
   args.flag("no-cache", "read and write no cache file: find times every pair, nothing is kept (the probe too is measured here)");
   args.flag("retune", "ignore cache hits (re-run find and overwrite the entries)");
-  args.flag("reprobe", "measure the machine probe again (get's rates; about a second) even when the cache has one");
+  args.flag("reprobe", "measure the machine probe again (get's rates; a few seconds) even when the cache has one");
   args.option("workspace-limit", "BYTES", "largest workspace a candidate may use (e.g. 256M)");
   args.option("max-error", "E", "accuracy budget: largest measured relative error a choice may have");
   args.flag("deterministic", "only choose deterministic algorithms");

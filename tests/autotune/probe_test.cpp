@@ -73,14 +73,14 @@ TEST_F(Probe, MeasuredInBoundedTimeWithEveryRequiredRate) {
   const double t0 = now_seconds();
   const MachineProbe p = measure_probe(ctx);
   const double wall = now_seconds() - t0;
-  // Designed for about 1 s on an idle 2-core machine; generous for a shared one.
-  EXPECT_LT(wall, 5.0);
+  // Designed for 3-4 s on an idle 2-core machine, nothing started after 6 s; generous for a shared one.
+  EXPECT_LT(wall, 9.0);
   EXPECT_LE(p.seconds, wall);
   EXPECT_EQ(p.device, device_fingerprint(DeviceKind::cpu, ctx.resolved_threads()));
   for (const std::string& r : probe_required_rates()) EXPECT_GT(p.rate(r), 0) << r;
   // Every CPU algorithm that runs here has a rate on the 3x3 probe problem in every direction -- unless
-  // the machine was so busy that the probe reached its 3 s limit first (then it is partial by design).
-  if (p.seconds > 2.9) GTEST_SKIP() << "the probe reached its time limit on a busy machine (" << p.seconds << " s)";
+  // the machine was so busy that the probe reached its 6 s limit first (then it is partial by design).
+  if (p.seconds > 5.9) GTEST_SKIP() << "the probe reached its time limit on a busy machine (" << p.seconds << " s)";
   for (const Algorithm* a : registry()) {
     if (a->device() != DeviceKind::cpu || a->family() == "reference" || a->name() == "onednn.auto" ||
         !a->unavailable_reason().empty())
