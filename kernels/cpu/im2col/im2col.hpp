@@ -7,7 +7,8 @@
 // so ldcol >= nb*P*Q and image i's columns start at i*P*Q.
 // src / diff_src point at image 0 of the batch slice (full NCHW tensors: image
 // stride C*H*W, the group's channels are selected by g).
-// Threads: OpenMP over (image, channel) pairs, static: each pair writes its own
+// Threads: OpenMP over (channel, image) pairs (im2col) or (image, channel) pairs
+// (col2im), static: each pair writes its own
 // rows (im2col) or its own plane (col2im), so results do not depend on the
 // thread count. col2im sums the taps of each plane in a fixed (r, s, p, q) order.
 #pragma once

@@ -2,13 +2,18 @@
 // definition (exact: small-integer data), over stride, asymmetric-ish pad
 // (pad larger than the filter reach), dilation, groups, padded ldcol, and
 // thread counts 1 and 2. Untouched column padding must keep its guard value.
+// The small-image plane path (im2col_plane.hpp) runs most of these shapes on an
+// AVX2 / AVX-512 CPU; its ISA variants are also checked directly, on their own
+// shapes (stride 1 and 2, Q up to 16, dilation, the widest row it takes).
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/device.hpp"
 #include "kernels/cpu/im2col/im2col.hpp"
+#include "kernels/cpu/im2col/im2col_plane.hpp"
 
 namespace convlab::cpu {
 namespace {
@@ -48,7 +53,29 @@ std::vector<ConvShape> shapes() {
       asym(make(2, 3, 5, 6, 4, 3, 3, 3, 0, 1, 1, 1, 1, 1), 2, 2),
       asym(make(2, 2, 9, 8, 2, 3, 3, 1, 2, 2, 3, 1, 1, 2), -1, 0),
       asym(make(2, 3, 1, 11, 4, 1, 3, 0, 1, 1, 2, 1, 2, 1), 0, 3),
+      // output rows of 16, 20 (the row path) and 7 (ResNet's res5 stride 2)
+      make(2, 2, 32, 32, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1), make(1, 2, 40, 40, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1),
+      make(2, 3, 14, 14, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1),
   };
+}
+
+// The column matrix by its definition (guard value 555 where nothing is written).
+std::vector<float> definition(const ConvShape& sh, int g, const std::vector<float>& src, int64_t ld) {
+  const int nb = sh.n, pq = sh.p * sh.q, rows = sh.cg() * sh.r * sh.s;
+  std::vector<float> want(size_t(rows * ld), 555.0f);
+  for (int i = 0; i < nb; ++i)
+    for (int c = 0; c < sh.cg(); ++c)
+      for (int r = 0; r < sh.r; ++r)
+        for (int s = 0; s < sh.s; ++s)
+          for (int p = 0; p < sh.p; ++p)
+            for (int q = 0; q < sh.q; ++q) {
+              const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h;
+              const int iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
+              const bool in = ih >= 0 && ih < sh.h && iw >= 0 && iw < sh.w;
+              const size_t o = size_t(((c * sh.r + r) * sh.s + s) * ld + i * pq + p * sh.q + q);
+              want[o] = in ? src[size_t(((i * sh.c + g * sh.cg() + c) * sh.h + ih) * sh.w + iw)] : 0.0f;
+            }
+  return want;
 }
 
 class Im2colTest : public ::testing::TestWithParam<int> {};
@@ -63,19 +90,8 @@ TEST_P(Im2colTest, MatchesDefinitionAndAdjoint) {
     std::vector<float> src(size_t(sh.n) * sh.c * sh.h * sh.w);
     for (auto& x : src) x = float(d(rng));
     for (int g = 0; g < sh.groups; ++g) {
-      std::vector<float> col(size_t(rows * ld), 555.0f), want(col.size(), 555.0f);
-      for (int i = 0; i < nb; ++i)
-        for (int c = 0; c < sh.cg(); ++c)
-          for (int r = 0; r < sh.r; ++r)
-            for (int s = 0; s < sh.s; ++s)
-              for (int p = 0; p < sh.p; ++p)
-                for (int q = 0; q < sh.q; ++q) {
-                  const int ih = p * sh.stride_h - sh.pad_h + r * sh.dil_h;
-                  const int iw = q * sh.stride_w - sh.pad_w + s * sh.dil_w;
-                  const bool in = ih >= 0 && ih < sh.h && iw >= 0 && iw < sh.w;
-                  const size_t o = size_t(((c * sh.r + r) * sh.s + s) * ld + i * pq + p * sh.q + q);
-                  want[o] = in ? src[size_t(((i * sh.c + g * sh.cg() + c) * sh.h + ih) * sh.w + iw)] : 0.0f;
-                }
+      std::vector<float> col(size_t(rows * ld), 555.0f);
+      const std::vector<float> want = definition(sh, g, src, ld);
       im2col(sh, nb, g, src.data(), col.data(), ld, threads);
       EXPECT_EQ(col, want) << str(sh) << " group " << g;
 
@@ -105,6 +121,60 @@ TEST_P(Im2colTest, MatchesDefinitionAndAdjoint) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Im2colTest, ::testing::Values(1, 2));
+
+// One ISA variant of the plane path against the definition: each (image, channel) plane through a
+// zero-bordered buffer as im2col fills it, its rows into a column matrix with a padded ldcol.
+void check_plane(Im2colPlaneRows rows_fn, const std::string& isa) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> d(-4, 4);
+  std::vector<ConvShape> cases;
+  for (int st = 1; st <= 2; ++st)
+    for (int w : {3, 7, 14, 15, 16, 28, 31, 32})
+      for (int pad : {0, 1, 2}) {
+        ConvShape sh = make(2, 2, w, w, 2, 3, 3, pad, pad, st, st, 1, 1, 1);
+        if (sh.p > 0 && sh.q > 0 && im2col_plane_applies(sh)) cases.push_back(sh);
+      }
+  cases.push_back(make(2, 2, 13, 13, 2, 3, 3, 2, 2, 2, 2, 2, 2, 1));   // dilation 2
+  cases.push_back(make(2, 2, 9, 40, 2, 3, 5, 1, 2, 1, 2, 1, 8, 1));    // (S - 1) dil_w = 32, the widest reach
+  cases.push_back(asym(make(2, 2, 9, 9, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1), -1, 0));
+  int ran = 0;
+  for (const ConvShape& sh : cases) {
+    if (!im2col_plane_applies(sh)) continue;
+    ++ran;
+    const int64_t ld = int64_t(sh.n) * sh.p * sh.q + 3;
+    std::vector<float> src(size_t(sh.n) * sh.c * sh.h * sh.w);
+    for (auto& x : src) x = float(d(rng));
+    std::vector<float> col(size_t(sh.c * sh.r * sh.s * ld), 555.0f);
+    for (int i = 0; i < sh.n; ++i)
+      for (int c = 0; c < sh.c; ++c) {
+        std::vector<float> buf(size_t(kPlaneRows) * kPlaneWidth, 0.0f);
+        for (int ih = 0; ih < sh.h && ih + sh.pad_h < plane_rows(sh); ++ih)
+          for (int iw = 0; iw < sh.w; ++iw)
+            buf[size_t((ih + sh.pad_h) * kPlaneWidth + sh.pad_w + iw)] = src[size_t(((i * sh.c + c) * sh.h + ih) * sh.w + iw)];
+        rows_fn(sh, buf.data(), col.data() + int64_t(c) * sh.r * sh.s * ld + i * sh.p * sh.q, ld);
+      }
+    EXPECT_EQ(col, definition(sh, 0, src, ld)) << isa << " " << str(sh);
+  }
+  EXPECT_GE(ran, 30) << "the plane path's cases";
+}
+
+TEST(Im2colPlane, Avx2MatchesDefinition) {
+  if (!(cpu_info().avx2 && cpu_info().fma)) GTEST_SKIP() << "no AVX2 on this CPU";
+  check_plane(im2col_plane_rows_avx2, "avx2");
+}
+
+TEST(Im2colPlane, Avx512MatchesDefinition) {
+  if (cpu_info().isa() != "avx512") GTEST_SKIP() << "no AVX-512 on this CPU (" << cpu_info().isa() << ")";
+  check_plane(im2col_plane_rows_avx512, "avx512");
+}
+
+TEST(Im2colPlane, TakesOnlyWhatItCan) {
+  EXPECT_TRUE(im2col_plane_applies(make(16, 512, 14, 14, 512, 3, 3, 1, 1, 2, 2, 1, 1, 1)));  // res5 stride 2
+  EXPECT_TRUE(im2col_plane_applies(make(16, 128, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1)));   // DenseNet block3
+  EXPECT_FALSE(im2col_plane_applies(make(1, 2, 40, 40, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1)));      // Q = 20
+  EXPECT_FALSE(im2col_plane_applies(make(1, 2, 9, 9, 2, 3, 3, 1, 1, 3, 3, 1, 1, 1)));        // stride 3
+  EXPECT_FALSE(im2col_plane_applies(make(1, 2, 9, 40, 2, 3, 6, 1, 2, 1, 2, 1, 8, 1)));       // reach 40
+}
 
 }  // namespace
 }  // namespace convlab::cpu
