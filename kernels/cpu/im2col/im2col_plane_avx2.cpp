@@ -1,5 +1,5 @@
-// im2col's plane path in AVX2 registers (im2col_plane.hpp): one output row of up to 16 floats in one or
-// two vectors of 8.
+// im2col's plane path in AVX2 registers (im2col_plane.hpp): an output row of up to 32 floats in one to
+// four vectors of 8.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -10,14 +10,14 @@
 namespace convlab::cpu {
 
 void im2col_plane_rows_avx2(const ConvShape& sh, const float* buf, float* rows, int64_t ldcol) {
-  const int P = sh.p, Q = sh.q, pq = P * Q;
+  const int P = sh.p, Q = sh.q, pq = P * Q, bw = plane_width(sh);
   const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
   for (int r = 0; r < sh.r; ++r)
     for (int s = 0; s < sh.s; ++s) {
       float* out = rows + (int64_t(r) * sh.s + s) * ldcol;
-      const float* tap = buf + int64_t(r) * sh.dil_h * kPlaneWidth + s * sh.dil_w;
+      const float* tap = buf + int64_t(r) * sh.dil_h * bw + s * sh.dil_w;
       for (int p = 0; p < P; ++p) {
-        const float* src = tap + int64_t(p) * sh.stride_h * kPlaneWidth;
+        const float* src = tap + int64_t(p) * sh.stride_h * bw;
         for (int h = 0; h < Q; h += 8) {
           __m256 v;
           if (sh.stride_w == 1) {

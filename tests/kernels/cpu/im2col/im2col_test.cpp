@@ -4,7 +4,7 @@
 // thread counts 1 and 2. Untouched column padding must keep its guard value.
 // The small-image plane path (im2col_plane.hpp) runs most of these shapes on an
 // AVX2 / AVX-512 CPU; its ISA variants are also checked directly, on their own
-// shapes (stride 1 and 2, Q up to 16, dilation, the widest row it takes).
+// shapes (stride 1 and 2, Q up to 32, dilation, the widest reach it takes).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -53,9 +53,9 @@ std::vector<ConvShape> shapes() {
       asym(make(2, 3, 5, 6, 4, 3, 3, 3, 0, 1, 1, 1, 1, 1), 2, 2),
       asym(make(2, 2, 9, 8, 2, 3, 3, 1, 2, 2, 3, 1, 1, 2), -1, 0),
       asym(make(2, 3, 1, 11, 4, 1, 3, 0, 1, 1, 2, 1, 2, 1), 0, 3),
-      // output rows of 16, 20 (the row path) and 7 (ResNet's res5 stride 2)
+      // output rows of 16, 20, 7 (ResNet's res5 stride 2) and 40 (the row path)
       make(2, 2, 32, 32, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1), make(1, 2, 40, 40, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1),
-      make(2, 3, 14, 14, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1),
+      make(2, 3, 14, 14, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1), make(1, 2, 80, 80, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1),
   };
 }
 
@@ -129,13 +129,13 @@ void check_plane(Im2colPlaneRows rows_fn, const std::string& isa) {
   std::uniform_int_distribution<int> d(-4, 4);
   std::vector<ConvShape> cases;
   for (int st = 1; st <= 2; ++st)
-    for (int w : {3, 7, 14, 15, 16, 28, 31, 32})
+    for (int w : {3, 7, 14, 15, 16, 17, 28, 31, 32, 33, 56, 57, 63, 64})
       for (int pad : {0, 1, 2}) {
         ConvShape sh = make(2, 2, w, w, 2, 3, 3, pad, pad, st, st, 1, 1, 1);
         if (sh.p > 0 && sh.q > 0 && im2col_plane_applies(sh)) cases.push_back(sh);
       }
   cases.push_back(make(2, 2, 13, 13, 2, 3, 3, 2, 2, 2, 2, 2, 2, 1));   // dilation 2
-  cases.push_back(make(2, 2, 9, 40, 2, 3, 5, 1, 2, 1, 2, 1, 8, 1));    // (S - 1) dil_w = 32, the widest reach
+  cases.push_back(make(2, 2, 9, 100, 2, 3, 5, 1, 2, 1, 2, 1, 16, 1));  // (S - 1) dil_w = 64, the widest reach
   cases.push_back(asym(make(2, 2, 9, 9, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1), -1, 0));
   int ran = 0;
   for (const ConvShape& sh : cases) {
@@ -147,15 +147,16 @@ void check_plane(Im2colPlaneRows rows_fn, const std::string& isa) {
     std::vector<float> col(size_t(sh.c * sh.r * sh.s * ld), 555.0f);
     for (int i = 0; i < sh.n; ++i)
       for (int c = 0; c < sh.c; ++c) {
+        const int bw = plane_width(sh);
         std::vector<float> buf(size_t(kPlaneRows) * kPlaneWidth, 0.0f);
         for (int ih = 0; ih < sh.h && ih + sh.pad_h < plane_rows(sh); ++ih)
           for (int iw = 0; iw < sh.w; ++iw)
-            buf[size_t((ih + sh.pad_h) * kPlaneWidth + sh.pad_w + iw)] = src[size_t(((i * sh.c + c) * sh.h + ih) * sh.w + iw)];
+            buf[size_t((ih + sh.pad_h) * bw + sh.pad_w + iw)] = src[size_t(((i * sh.c + c) * sh.h + ih) * sh.w + iw)];
         rows_fn(sh, buf.data(), col.data() + int64_t(c) * sh.r * sh.s * ld + i * sh.p * sh.q, ld);
       }
     EXPECT_EQ(col, definition(sh, 0, src, ld)) << isa << " " << str(sh);
   }
-  EXPECT_GE(ran, 30) << "the plane path's cases";
+  EXPECT_GE(ran, 60) << "the plane path's cases";
 }
 
 TEST(Im2colPlane, Avx2MatchesDefinition) {
@@ -171,9 +172,13 @@ TEST(Im2colPlane, Avx512MatchesDefinition) {
 TEST(Im2colPlane, TakesOnlyWhatItCan) {
   EXPECT_TRUE(im2col_plane_applies(make(16, 512, 14, 14, 512, 3, 3, 1, 1, 2, 2, 1, 1, 1)));  // res5 stride 2
   EXPECT_TRUE(im2col_plane_applies(make(16, 128, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1)));   // DenseNet block3
-  EXPECT_FALSE(im2col_plane_applies(make(1, 2, 40, 40, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1)));      // Q = 20
+  EXPECT_TRUE(im2col_plane_applies(make(16, 128, 56, 56, 128, 3, 3, 1, 1, 2, 2, 1, 1, 1)));  // res3 stride 2
+  EXPECT_FALSE(im2col_plane_applies(make(1, 2, 80, 80, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1)));      // Q = 40
   EXPECT_FALSE(im2col_plane_applies(make(1, 2, 9, 9, 2, 3, 3, 1, 1, 3, 3, 1, 1, 1)));        // stride 3
-  EXPECT_FALSE(im2col_plane_applies(make(1, 2, 9, 40, 2, 3, 6, 1, 2, 1, 2, 1, 8, 1)));       // reach 40
+  EXPECT_TRUE(im2col_plane_applies(make(1, 2, 9, 120, 2, 3, 5, 1, 2, 1, 2, 1, 24, 1)));      // reach 128
+  EXPECT_FALSE(im2col_plane_applies(make(1, 2, 9, 120, 2, 3, 5, 1, 2, 1, 2, 1, 25, 1)));     // reach 132
+  EXPECT_EQ(plane_width(make(16, 512, 14, 14, 512, 3, 3, 1, 1, 2, 2, 1, 1, 1)), 64);
+  EXPECT_EQ(plane_width(make(16, 128, 56, 56, 128, 3, 3, 1, 1, 2, 2, 1, 1, 1)), 128);
 }
 
 }  // namespace
