@@ -2,8 +2,8 @@
 // small integers (exact in fp32, so the comparison is equality): conv with
 // 1/2/3/4 output blocks and every pixel count, wgrad with 1/2 blocks and every
 // tap count, pix with every (channels, vectors) pair, accumulate on and off,
-// conv and wgrad also with per-pixel offset tables, conv also dense (pixel
-// stride V: its constant-offset variant).
+// conv and wgrad also with per-pixel offset tables, conv also at pixel strides V
+// and 2V (its constant-offset variants).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -32,9 +32,9 @@ TEST(DirectUkernel, ConvMatchesLoops) {
     const int V = uk->v;
     for (int nkb : {1, 2, 3, 4})
       for (int nj = 1; nj * nkb <= uk->max_nj; ++nj)
-        for (int mode = 0; mode < 4; ++mode) {  // accumulate off / on; pixel offsets across "rows"; dense
-          const bool acc = mode == 1, offs = mode == 2, dense = mode == 3;
-          const int ntaps = 3, nib = 2, bi = V - 1, ips = dense ? V : bi + 2;  // dense: pixel stride V
+        for (int mode = 0; mode < 5; ++mode) {  // accumulate off / on; pixel offsets across "rows"; stride V, 2V
+          const bool acc = mode == 1, offs = mode == 2;
+          const int ntaps = 3, nib = 2, bi = V - 1, ips = mode == 3 ? V : mode == 4 ? 2 * V : bi + 2;
           const int64_t in_ib = 4 * 64 + ips * nj, wei_ib = ntaps * bi * V + 3, wei_kb = nib * wei_ib + 5;
           const std::vector<int64_t> in_off = {0, 17, 64}, wei_off = {0, bi * V, 2 * bi * V};
           const auto in = ints(size_t(nib * in_ib + 64 + (2 * nj + 5) * ips), 1);
