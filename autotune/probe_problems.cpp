@@ -11,7 +11,7 @@ const ConvProblem& probe_problem_1x1() {
   // 8 images of 28 x 28, 128 -> 128 channels (3.2 MB tensors, past the L2 as network 1x1 layers are):
   // on 2 images of 20 x 20 with 256 channels (L2-sized) cpu.im2col_gemm, cpu.im2col_openblas and
   // oneDNN ran within 5 % of each other on two threads, which on ResNet-50's and DenseNet-121's 1x1
-  // layers differ by 1.1-1.4x (medians; Zen 4): here 1.0 : 1.3 : 1.1, as there.
+  // layers differ by 1.1-1.7x (medians; Zen 4): here 1.0 : 1.3 : 1.1, as there.
   static const ConvProblem p = parse_problem("mb8ic128ih28oc128oh28kh1");
   return p;
 }

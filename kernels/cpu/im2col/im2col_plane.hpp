@@ -3,7 +3,7 @@
 // On the 7x7 to 28x28 layers (ResNet's res3-res5, DenseNet's blocks 2-4, VGG's conv4 / conv5) an output
 // row is 7-28 floats: the row-by-row copy (a valid range per row, a memcpy or a stride-2 deinterleave,
 // scalar zeros at the edges) spends more on its bookkeeping than on the floats. Instead each (image,
-// channel) plane is copied once into a buffer kPlaneWidth floats wide whose border is zero, and every
+// channel) plane is copied once into a buffer plane_width(sh) floats wide whose border is zero, and every
 // output row (r, s, p) is then a vector or a few from it: one load at stride 1, two loads and a permute
 // at stride 2. Output rows are stored 16 floats (AVX-512) or 8 (AVX2) at a time in increasing p, each
 // store's spill into the next rows overwritten by them; a row whose store would pass its image's P*Q
