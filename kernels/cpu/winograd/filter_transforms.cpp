@@ -23,7 +23,7 @@ GemmTile gemm_tile(const Kernels& kn) {
 }
 
 void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, GemmTile tile, float* u,
-                      int threads, int64_t u_pitch) {
+                      int threads, int64_t u_pitch, bool stream) {
   assert(supported_tile(m) && kg > 0 && cg > 0 && filter_transform_supports_mr(tile.mr));
   const int kb_count = ceil_div(bwd_data ? cg : kg, tile.mr);
   const int64_t packed = int64_t(kb_count) * tile.mr * (bwd_data ? kg : cg);
@@ -35,7 +35,7 @@ void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_da
     // Static contiguous split of the k-blocks.
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
     const int kb0 = int(int64_t(kb_count) * id / nt), kb1 = int(int64_t(kb_count) * (id + 1) / nt);
-    kn.filter_transform_block(m, wei_group, kg, cg, bwd_data, tile.mr, u, e_stride, kb0, kb1);
+    kn.filter_transform_block(m, wei_group, kg, cg, bwd_data, tile.mr, u, e_stride, kb0, kb1, stream);
   }
 }
 

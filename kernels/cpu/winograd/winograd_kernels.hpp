@@ -62,8 +62,9 @@ struct Kernels {
   void (*dst_transform)(int m, const TiledImage& img, int64_t t_first, int t0, int k0, int k1, float* w,
                         const PackLayout& lay);
   // filter_transform (below) for the k-blocks [kb0, kb1) of MR = mr channels, single-threaded.
+  // stream: write U with streaming stores (bypassing the caches) where whole lines allow.
   void (*filter_transform_block)(int m, const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u,
-                                 int64_t e_stride, int kb0, int kb1);
+                                 int64_t e_stride, int kb0, int kb1, bool stream);
   // diff_wei = GT M G (fp64) for output channel k, input channels [c0, c0 + 16) of one
   // group; M is (alpha^2, kp, cp), cp a multiple of 16.
   void (*filter_grad_block)(int m, const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group);
@@ -87,8 +88,10 @@ GemmTile gemm_tile(const Kernels& kn);
 // tile.mr is one of filter_transform_supports_mr (the micro-kernels' MRs).
 // u_pitch: floats from one element's (KB, c_in, MR) slice to the next, at least
 // ceil(k_out/MR) MR c_in; 0 packs them back to back.
+// stream: U is written with streaming stores, past the caches (for a U larger than the
+// last-level cache, which the GEMM then reads from memory either way).
 void filter_transform(int m, const float* wei_group, int kg, int cg, bool bwd_data, GemmTile tile, float* u,
-                      int threads, int64_t u_pitch = 0);
+                      int threads, int64_t u_pitch = 0, bool stream = false);
 constexpr bool filter_transform_supports_mr(int mr) { return mr == 4 || mr == 6 || mr == 12; }
 
 // diff_wei(k, c) = GT M(k, c) G for one group (fp64 accumulation), M is
