@@ -128,8 +128,9 @@ TEST(DeviceCacheOverride, ReplacesTheSizesOrRefuses) {
 TEST(DeviceCacheOverride, FollowsTheEnvironment) {
   const char* env = std::getenv("CONVLAB_CACHES");
   EXPECT_EQ(cpu_info().cache_override, env ? env : "");
-  if (env && *env)
+  if (env && *env) {
     EXPECT_NE(device_fingerprint(DeviceKind::cpu, 1).find(std::string(" | caches ") + env), std::string::npos);
+  }
 }
 
 // Every kernel table picks the level cpu_info() reports, no wider, no narrower.
