@@ -1,5 +1,5 @@
-// The machine probe: a short measurement (about a second on an idle machine;
-// on a busy one nothing starts after 3 s) of the rates get's cost model
+// The machine probe: a short measurement (3-4 s on an idle 2-core machine;
+// nothing starts after 6 s) of the rates get's cost model
 // (autotune/get.hpp) needs, taken once per device fingerprint (CPU model, ISA,
 // threads) and probe identity (its own code version and every CPU algorithm's:
 // autotune/build_identity.hpp probe_identity), and stored in the autotune
@@ -26,24 +26,25 @@
 //     fftw_{fwd,inv}_32_us  the same through FFTW (cpu.fft_fftw's engine)
 //     cgemm_gflops          the FFT's per-frequency complex GEMM (8 flops per complex MAC)
 //
-//   algorithm rates (whole algorithms, layout changes and reorders included; each run
-//   on one thread, its rate counted `threads` times and related by the model to one
-//   thread's kernel rates: see probe.cpp for why)
+//   algorithm rates (whole algorithms, layout changes and reorders included; the 3x3
+//   class's run on one thread, its rate counted `threads` times and related by the model
+//   to one thread's kernel rates, the other classes' on every thread: probe_all_threads)
 //     <algorithm>|<dir>|3x3   effective GFLOP/s (direct-convolution flops / time) of every
 //     <algorithm>|<dir>|1x1   registered CPU algorithm but the oracle and the one that lets
 //     <algorithm>|<dir>|dw    a vendor library pick (Algorithm::is_oracle,
-//                           picks_own_implementation) on the probe problems below, every
+//     <algorithm>|<dir>|dw_small  picks_own_implementation) on the probe problems below, every
 //                           direction it supports; on the 1x1 one only those whose plan
 //                           changes for 1x1 filters (Algorithm::probe_1x1; not the FFT's and
 //                           Winograd's: their 1x1 predictions are scaled by the 3x3 rate); on
-//                           the depthwise one the same ones (one input channel per group runs
+//                           the depthwise ones the same ones (one input channel per group runs
 //                           other code, or the general code at other speeds, than the 3x3
 //                           problem's: a model scaled there misprices it)
 //
-// The probe problems are synthetic, not any network's layer:
-//   3x3: mb2ic96ih20oc128oh20kh3ph1        1x1: mb2ic256ih20oc256oh20kh1
-//   dw:  g96mb4ic96ih56oc96oh56kh3ph1      (depthwise: groups = input channels; 4.8 MB
-//                                           tensors, past the L2, as networks' depthwise layers)
+// The probe problems are synthetic, not any network's layer (probe_problems.cpp says why each):
+//   3x3:      mb2ic96ih20oc128oh20kh3ph1       (backward-filter: 8 images)
+//   1x1:      mb8ic128ih28oc128oh28kh1         (backward-filter: mb16ic512ih14oc128oh14kh1)
+//   dw:       g96mb4ic96ih56oc96oh56kh3ph1     (depthwise: groups = input channels)
+//   dw_small: g384mb8ic384ih14oc384oh14kh3ph1  (depthwise images of at most 28 x 28 pixels)
 // The model builds each algorithm's time from the kernel rates and the phases
 // the algorithm states (its plan: GEMM shapes, tiles, transforms, copies), then scales it so that it equals
 // the algorithm's measured time on the probe problem of the same filter class
