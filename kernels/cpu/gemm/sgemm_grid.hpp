@@ -15,8 +15,9 @@ namespace convlab::cpu {
 // columns [j0, j0 + len), columns past len zero:
 //   dst[panel * width * kc + p * width + j] = b[(p0 + p) * ldb + g.at(j0 + panel * width + j)]
 // skip (col_step 1 only; nullptr: none): panels q with skip[q] are left alone (the micro-kernel packs them).
+// uk (col_step 1 only; nullptr: none): its row packer packs the panels that lie whole in one run.
 void pack_rows_grid(const float* b, int64_t ldb, const SgemmGrid& g, int64_t p0, int kc, int64_t j0, int len,
-                    int width, float* dst, const char* skip = nullptr);
+                    int width, float* dst, const char* skip = nullptr, const SgemmUkernel* uk = nullptr);
 
 // B transposed: one NR panel for op(B) rows [p0, p0 + kc) and columns [j0, j0 + nv), columns past nv zero:
 //   dst[p * NR + j] = b[(j0 + j) * ldb + g.at(p0 + p)]

@@ -106,7 +106,7 @@ void pack_b_block(Trans tb, const float* b, int64_t ldb, const SgemmGrid& grid, 
   const int NR = uk.nr, np = (nc + NR - 1) / NR;
   if (grid.on()) {  // B read through its grid (sgemm_grid.hpp)
     if (tb == Trans::no)
-      pack_rows_grid(b, ldb, grid, pc, kc, jc, nc, NR, bpack, grid_fused);
+      pack_rows_grid(b, ldb, grid, pc, kc, jc, nc, NR, bpack, grid_fused, &uk);
     else if (grid.col_step == 1)  // runs of consecutive k: dense transposing packs
       for (int jr = 0; jr < np; ++jr) {
         const int nv = std::min(nc - jr * NR, NR);

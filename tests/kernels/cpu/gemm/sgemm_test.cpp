@@ -256,7 +256,7 @@ TEST_P(SgemmTest, GridBExact) {
 
 // A batch of images as the GEMM's long side (col_step 1 grids): each operand's
 // x-th column (image x / hw, pixel x % hw) lies row_step apart per image, so
-// runs break at image edges inside packed panels, inside C tiles (written
+// runs break at image edges inside packed panels and on their edges, inside C tiles (written
 // through the stack tile, beta != 0 read back) and across thread blocks.
 // Forward-like (B and C through grids, A plain or transposed) and
 // backward-filter-like (A and B^T through grids along k). Guard values
@@ -275,7 +275,7 @@ TEST_P(SgemmTest, GridBatchExact) {
     size_t at(int r, int64_t x) const { return size_t(x / hw * row_step() + r * int64_t(hw) + x % hw); }
   };
   for (int blocks : {0, 1})
-    for (int hw : {1, 5, uk.nr - 1, uk.nr + 3, 49})
+    for (int hw : {1, 5, uk.nr - 1, uk.nr + 3, 2 * uk.nr, 49})  // 2 NR: image edges on panel edges
       for (int images : {1, 3, 60}) {  // 60: long reductions, split in two halves (split-K)
         SgemmConfig cfg;
         cfg.isa = GetParam().isa;
