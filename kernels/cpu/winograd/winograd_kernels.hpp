@@ -61,10 +61,11 @@ struct Kernels {
   // W(e, k, t) = (A dy AT)(e) of the m x m diff_dst tile (zeros outside h x w).
   void (*dst_transform)(int m, const TiledImage& img, int64_t t_first, int t0, int k0, int k1, float* w,
                         const PackLayout& lay);
-  // filter_transform (below) for the k-blocks [kb0, kb1) of MR = mr channels, single-threaded.
+  // filter_transform (below) for the k-blocks [kb0, kb1) of MR = mr channels and the input channels
+  // [c0, c1) of the transform (Kg on bwd-data, else Cg), single-threaded; c0 a multiple of 8.
   // stream: write U with streaming stores (bypassing the caches) where whole lines allow.
   void (*filter_transform_block)(int m, const float* wei_group, int kg, int cg, bool bwd_data, int mr, float* u,
-                                 int64_t e_stride, int kb0, int kb1, bool stream);
+                                 int64_t e_stride, int kb0, int kb1, int c0, int c1, bool stream);
   // diff_wei = GT M G (fp64) for output channel k, input channels [c0, c0 + 16) of one
   // group; M is (alpha^2, kp, cp), cp a multiple of 16.
   void (*filter_grad_block)(int m, const float* mbuf, int cg, int kp, int cp, int k, int c0, float* diff_wei_group);
@@ -84,7 +85,7 @@ GemmTile gemm_tile(const Kernels& kn);
 // group offset; the GEMM-A layout (alpha^2, ceil(k_out/MR), c_in, MR) of tile.mr,
 // padded rows zero. Forward: k_out = Kg, c_in = Cg, g = wei[k][c].
 // Backward data: k_out = Cg, c_in = Kg, g = rot180(wei[c_in][k_out]) (transposed, rotated).
-// Threads: OpenMP over k-blocks, static. Kernels: best_kernels().
+// Threads: OpenMP static over (k-block, 8-channel chunk) pairs. Kernels: best_kernels().
 // tile.mr is one of filter_transform_supports_mr (the micro-kernels' MRs).
 // u_pitch: floats from one element's (KB, c_in, MR) slice to the next, at least
 // ceil(k_out/MR) MR c_in; 0 packs them back to back.

@@ -4,11 +4,13 @@
 // tile (the micro-kernels themselves: tests/kernels/cpu/gemm).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device.hpp"
@@ -427,11 +429,50 @@ TEST(WinogradKernels, FilterTransformStreamedMatchesPlain) {
             float* plain = align64(plain_buf);
             float* streamed = align64(streamed_buf);
             const int half = kb_count / 2;
-            kn->filter_transform_block(m, wei.data(), kg, cg, bwd, mr, plain, pitch, 0, kb_count, false);
-            kn->filter_transform_block(m, wei.data(), kg, cg, bwd, mr, streamed, pitch, 0, half, true);
-            kn->filter_transform_block(m, wei.data(), kg, cg, bwd, mr, streamed, pitch, half, kb_count, true);
+            kn->filter_transform_block(m, wei.data(), kg, cg, bwd, mr, plain, pitch, 0, kb_count, 0, c_in, false);
+            kn->filter_transform_block(m, wei.data(), kg, cg, bwd, mr, streamed, pitch, 0, half, 0, c_in, true);
+            kn->filter_transform_block(m, wei.data(), kg, cg, bwd, mr, streamed, pitch, half, kb_count, 0, c_in, true);
             EXPECT_EQ(std::memcmp(plain, streamed, n * sizeof(float)), 0)
                 << kn->isa << " mr=" << mr << " m=" << m << " bwd=" << bwd << " cg=" << cg;
+            // The channels split too, at multiples of 8 (as the threads split a block they share).
+            std::vector<float> split_buf(n + 16, -3.f);
+            float* split = align64(split_buf);
+            for (int kb = 0; kb < kb_count; ++kb)
+              for (int c0 = 0; c0 < c_in; c0 += 8)
+                kn->filter_transform_block(m, wei.data(), kg, cg, bwd, mr, split, pitch, kb, kb + 1, c0,
+                                           std::min(c0 + 8, c_in), (kb + c0) % 2 == 0);
+            EXPECT_EQ(std::memcmp(plain, split, n * sizeof(float)), 0)
+                << kn->isa << " split by channels: mr=" << mr << " m=" << m << " bwd=" << bwd << " cg=" << cg;
+          }
+}
+
+// The threaded transform writes the U one call writes, bit for bit, whatever the thread count: with
+// few k-blocks and many channels (32 output channels: 3 blocks of 12) the threads share blocks by
+// channels; with many blocks they take whole ones; both orientations, every MR, plain and streamed.
+TEST(WinogradKernels, FilterTransformSameOnAnyThreadCount) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  const Kernels& kn = best_kernels();
+  for (int mr : {4, 6, 12})
+    for (int m : {4, 6})
+      for (bool bwd : {false, true})
+        for (auto [kg, cg] : {std::pair{32, 128}, std::pair{37, 13}, std::pair{96, 40}})
+          for (bool stream : {false, true}) {
+            const int A = m + 2, k_out = bwd ? cg : kg, c_in = bwd ? kg : cg;
+            const int kb_count = ceil_div(k_out, mr);
+            const int64_t pitch = round_up(int64_t(kb_count) * mr * c_in, 16);
+            std::vector<float> wei(size_t(kg) * cg * 9);
+            for (float& w : wei) w = dist(rng);
+            const size_t n = size_t(A) * A * pitch;
+            std::vector<float> one(n + 16, -3.f);
+            kn.filter_transform_block(m, wei.data(), kg, cg, bwd, mr, one.data(), pitch, 0, kb_count, 0, c_in, false);
+            for (int threads : {1, 2, 3}) {
+              std::vector<float> u(n + 16, -3.f);
+              filter_transform(m, wei.data(), kg, cg, bwd, {mr, 16}, u.data(), threads, pitch, stream);
+              EXPECT_EQ(std::memcmp(one.data(), u.data(), (n + 16) * sizeof(float)), 0)
+                  << "threads=" << threads << " mr=" << mr << " m=" << m << " bwd=" << bwd << " kg=" << kg
+                  << " cg=" << cg << " stream=" << stream;
+            }
           }
 }
 
