@@ -107,6 +107,10 @@ void block_act(const ActBlocking& a, const float* src, float* dst, int ithr, int
         if (x < x1) transpose8x8_part_avx2(base + x, hw, o + int64_t(a.left + x) * 8, 8, x1 - x, 8);
         x = x1;
       }
+      // Three channels (an RGB input): 8 pixels at a time in registers; the row's last ones below.
+      if (a.b == 3 && lanes == 3 && have_avx2())
+        for (; x + 8 <= x1; x += 8)
+          interleave3x8_avx2(planes[0] + x, planes[1] + x, planes[2] + x, o + int64_t(a.left + x) * 3);
       for (; x < x1; ++x) {
         float* ox = o + int64_t(a.left + x) * a.b;
         for (int i = 0; i < lanes; ++i) ox[i] = planes[i][x];

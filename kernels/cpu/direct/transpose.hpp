@@ -17,5 +17,8 @@ void transpose8x8_part_avx2(const float* src, int64_t src_stride, float* dst, in
 // i < ni (1..16 / 1..8), j < 16 / 8. Pixels that run over rows of a padded layout.
 void transpose16x16_to_avx512(const float* src, int64_t src_stride, float* dst, const int64_t* dst_off, int ni);
 void transpose8x8_to_avx2(const float* src, int64_t src_stride, float* dst, const int64_t* dst_off, int ni);
+// Three channel planes' 8 pixels interleaved (a 3-channel input's blocked row):
+// dst[3 * x + i] = (i == 0 ? p0 : i == 1 ? p1 : p2)[x] for x < 8.
+void interleave3x8_avx2(const float* p0, const float* p1, const float* p2, float* dst);
 
 }  // namespace convlab::cpu::direct

@@ -82,4 +82,24 @@ void transpose8x8_to_avx2(const float* src, int64_t src_stride, float* dst, cons
   for (int i = 0; i < ni; ++i) _mm256_storeu_ps(dst + dst_off[i], r[i]);
 }
 
+// Each output vector takes its lanes from the three planes through one permute each and two blends:
+//   out0 = r0 g0 b0 r1 g1 b1 r2 g2,  out1 = b2 r3 g3 b3 r4 g4 b4 r5,  out2 = g5 b5 r6 g6 b6 r7 g7 b7.
+void interleave3x8_avx2(const float* p0, const float* p1, const float* p2, float* dst) {
+  const __m256 r = _mm256_loadu_ps(p0), g = _mm256_loadu_ps(p1), b = _mm256_loadu_ps(p2);
+  // Lane j of out k holds pixel (8k + j) / 3 of channel (8k + j) % 3.
+  const __m256 r0 = _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 0, 0, 1, 1, 1, 2, 2));
+  const __m256 g0 = _mm256_permutevar8x32_ps(g, _mm256_setr_epi32(0, 0, 0, 1, 1, 1, 2, 2));
+  const __m256 b0 = _mm256_permutevar8x32_ps(b, _mm256_setr_epi32(0, 0, 0, 1, 1, 1, 2, 2));
+  const __m256 r1 = _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(2, 3, 3, 3, 4, 4, 4, 5));
+  const __m256 g1 = _mm256_permutevar8x32_ps(g, _mm256_setr_epi32(2, 3, 3, 3, 4, 4, 4, 5));
+  const __m256 b1 = _mm256_permutevar8x32_ps(b, _mm256_setr_epi32(2, 3, 3, 3, 4, 4, 4, 5));
+  const __m256 r2 = _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(5, 5, 6, 6, 6, 7, 7, 7));
+  const __m256 g2 = _mm256_permutevar8x32_ps(g, _mm256_setr_epi32(5, 5, 6, 6, 6, 7, 7, 7));
+  const __m256 b2 = _mm256_permutevar8x32_ps(b, _mm256_setr_epi32(5, 5, 6, 6, 6, 7, 7, 7));
+  // Blend masks (bit j: lane j from the second operand): channel of lane j = (8k + j) % 3.
+  _mm256_storeu_ps(dst, _mm256_blend_ps(_mm256_blend_ps(r0, g0, 0x92), b0, 0x24));       // g: 1 4 7, b: 2 5
+  _mm256_storeu_ps(dst + 8, _mm256_blend_ps(_mm256_blend_ps(r1, g1, 0x24), b1, 0x49));   // g: 2 5, b: 0 3 6
+  _mm256_storeu_ps(dst + 16, _mm256_blend_ps(_mm256_blend_ps(r2, g2, 0x49), b2, 0x92));  // g: 0 3 6, b: 1 4 7
+}
+
 }  // namespace convlab::cpu::direct

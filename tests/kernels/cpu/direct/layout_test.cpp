@@ -21,7 +21,7 @@ TEST(DirectLayout, BlockActPadsAndPlacesEveryElement) {
   // tail (7, 13), full blocks and a tail (37).
   for (int w : {7, 13, 37})
   for (int b : {1, 3, 8, 16})
-    for (int cg : {1, 5, 16, 17}) {
+    for (int cg : {1, 3, 5, 16, 17}) {  // 3 at b 3: an RGB input's interleave
       const int n = 2, groups = 2, h = 4, top = 1, left = 2;
       const ActBlocking a{n, groups, cg, h, w, std::min(b, cg), top, left, h + 3, w + 4};
       const auto src = iota(size_t(n) * groups * cg * h * w);
