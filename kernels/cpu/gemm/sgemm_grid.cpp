@@ -1,11 +1,11 @@
 #include "kernels/cpu/gemm/sgemm_grid.hpp"
 
-#include "kernels/cpu/gemm/sgemm_pack.hpp"
-
 #include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <vector>
+
+#include "kernels/cpu/gemm/sgemm_pack.hpp"
 
 namespace convlab::cpu {
 
