@@ -32,8 +32,9 @@
 //   (BwdFilterPlan::chunks). With at most 4 input channels (a first layer) it runs with
 //   pixels in the lanes instead, diff_dst read as it lies (direct_wgrad_pixels.hpp).
 // Threads: OpenMP. Layout conversions in static shares; forward and
-// backward-data items (an output tile each) handed out dynamically, so a
-// thread slowed by a shared core does not hold the other at the end;
+// backward-data items (an output tile each) taken by the thread that blocked
+// their image first, then by any thread that is free (kernels/cpu/work_queue.hpp),
+// so a thread slowed by a shared core does not hold the other at the end;
 // backward-filter tiles in static shares (each owns its sums over n). Every
 // output element is written by one thread in an order independent of the
 // thread count and of which thread runs it, so results are bit-identical run
@@ -48,6 +49,7 @@
 #include "algorithms/cpu/direct_plan.hpp"
 #include "algorithms/cpu/direct_wgrad_pixels.hpp"
 #include "core/error.hpp"
+#include "kernels/cpu/work_queue.hpp"
 
 namespace convlab {
 
@@ -61,6 +63,7 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
   const int64_t plane = pl.xs.plane(), PQ = int64_t(s.p) * s.q;
   const BlockGroups kgroups(pl.KB);  // one broadcast feeds 2 (or 3) FMAs
   const int KP = kgroups.count;
+  cpu::ImageQueue queue(int64_t(pl.G) * KP, s.n, threads);
 #pragma omp parallel num_threads(threads)
   {
     const int ithr = omp_get_thread_num(), nthr = omp_get_num_threads();
@@ -82,12 +85,10 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
     const int64_t BQ = int64_t(band) * s.q;  // a band's pixels
     float* tile = ws.tiles + int64_t(ithr) * BlockGroups::kMax * BQ * V;  // (<= 3, band, Q, V)
     int64_t pix_off[cpu::direct::kMaxNj];
-    // Items handed out as threads free up: one slowed thread (a shared core)
-    // no longer holds the other at the end. An item's result does not depend
-    // on which thread computes it.
-#pragma omp for schedule(dynamic) nowait
-    for (int64_t item = 0; item < int64_t(pl.G) * KP * s.n; ++item) {  // (G, KP, N): weights reused across n
-      const int n = int(item % s.n), kp = int(item / s.n % KP), g = int(item / s.n / KP);
+    // Items (G, KP, N), weights reused across n, each thread's images first
+    // (kernels/cpu/work_queue.hpp).
+    queue.run(ithr, [&](int64_t gk, int n) {
+      const int kp = int(gk % KP), g = int(gk / KP);
       const int kb = kgroups.begin(kp), nkb = kgroups.size(kp);
       const float* in_img = ws.xs + (int64_t(n) * pl.G + g) * pl.CB * plane;  // (CB, HP, WP, BI)
       ConvUkernelArgs a{};
@@ -134,7 +135,7 @@ void run_fwd(const FwdPlan& pl, const float* src, const float* wei, float* dst, 
                                     dst + (int64_t(n) * s.k + k0) * PQ + int64_t(p0) * s.q);
         }
       }
-    }
+    });
   }
 }
 

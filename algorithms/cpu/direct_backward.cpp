@@ -8,6 +8,7 @@
 
 #include "algorithms/cpu/direct.hpp"
 #include "algorithms/cpu/direct_plan.hpp"
+#include "kernels/cpu/work_queue.hpp"
 
 namespace convlab::direct_plan {
 
@@ -66,6 +67,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
   const int64_t plane = pl.yd.plane(), HW = int64_t(s.h) * s.w;
   const BlockGroups cgroups(pl.CB);
   const int CP = cgroups.count;
+  cpu::ImageQueue queue(int64_t(pl.G) * CP, s.n, threads);
   // With stride_w == dil_w == 1 every s contributes to every column and, with
   // s stored reversed, the (s, k) of one filter row are contiguous in both the
   // blocked diff_dst row and the weights: one tap per r, S*BK deep.
@@ -82,9 +84,8 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
     const bool unit_stride = sh == 1 && sw == 1;
     const int ntaps1 = unit_stride ? unit_stride_taps(pl, in_off, wei_off) : 0;
     int64_t pix_off[cpu::direct::kMaxNj];
-#pragma omp for schedule(dynamic) nowait
-    for (int64_t item = 0; item < int64_t(pl.G) * CP * s.n; ++item) {  // (G, CP, N), as in forward
-      const int n = int(item % s.n), cp = int(item / s.n % CP), g = int(item / s.n / CP);
+    queue.run(ithr, [&](int64_t gc, int n) {  // (G, CP, N), as in forward
+      const int cp = int(gc % CP), g = int(gc / CP);
       const int cb = cgroups.begin(cp), ncb = cgroups.size(cp);
       const int c_first = g * pl.CG + cb * V, c_count = std::min(ncb * V, pl.CG - cb * V);
       cpu::direct::prefetch_for_write(diff_src + (int64_t(n) * s.c + c_first) * HW,
@@ -142,7 +143,7 @@ void run_bwd_data(const BwdDataPlan& pl, const float* diff_dst, const float* wei
         cpu::direct::unblock_tile(tile + x * HW * V, HW, V, std::min(V, pl.CG - (cb + x) * V),
                              diff_src + (int64_t(n) * s.c + c0) * HW);
       }
-    }
+    });
   }
 }
 
