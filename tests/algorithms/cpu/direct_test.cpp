@@ -5,11 +5,15 @@
 // algorithm on the AVX2 and portable micro-kernel tables.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/device.hpp"
 #include "core/problem.hpp"
 #include "algorithms/cpu/direct.hpp"
+#include "algorithms/execute.hpp"
+#include "algorithms/registry.hpp"
 #include "kernels/cpu/depthwise/dw_ukernel.hpp"
 #include "kernels/cpu/direct/direct_ukernel.hpp"
 #include "convlab/testing.hpp"
@@ -114,6 +118,36 @@ TEST(CpuDirect, BitIdenticalAcrossRunsOnTwoThreads) {
   for (auto& t : stride_dilation_groups()) v.push_back(t);
   for (auto& t : pixel_bwd_data()) v.push_back(t);
   ConvTester("cpu.direct").sweep(v).threads(2).check_determinism().run();
+}
+
+// Large images, few channels: backward-filter cuts the images into at least one run per thread of
+// the machine (each run summed into its own copy of the gradient, the copies added in run order),
+// with batches that do not divide evenly; against the reference, and bit for bit on 1, 2 and 3 threads.
+TEST(CpuDirect, BackwardFilterImageRunsAnyThreadCount) {
+  const std::vector<std::string> shapes = {"mb3ic16ih24oc16kh3ph1", "mb5ic8ih30iw20oc24kh3sh2ph1",
+                                           "mb2ic16ih20oc8kh3ph1dh1"};
+  std::vector<TestProblem> v;
+  for (const std::string& d : shapes) v.push_back({d, parse_problem(d)});
+  ConvTester("cpu.direct").sweep(v).directions({Direction::bwd_filter}).threads(2).require_all_supported().run();
+  const Algorithm& a = get_algorithm("cpu.direct");
+  for (const std::string& d : shapes) {
+    const ConvProblem p = parse_problem(d);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      ConvData data = ConvData::random(p, 7);
+      AlignedBuffer<unsigned char> ws(a.workspace_bytes(p, Direction::bwd_filter) + 64);
+      a.run(p, Direction::bwd_filter, {data.src.data(), data.wei.data(), data.dst.data()}, ws.data(),
+            ExecContext{DeviceKind::cpu, threads});
+      const Tensor& w = data.output(Direction::bwd_filter);
+      if (first.empty()) {
+        first.assign(w.data(), w.data() + w.size());
+        continue;
+      }
+      ASSERT_EQ(w.size(), first.size());
+      EXPECT_EQ(std::memcmp(w.data(), first.data(), first.size() * sizeof(float)), 0) << d << ", " << threads
+                                                                                     << " threads";
+    }
+  }
 }
 
 // conv1 (3 input channels, stride 4): pixel-vectorised backward-data, one
