@@ -271,7 +271,7 @@ struct BwdFilterPlan {
     // Where a copy of the gradient per thread is small against the activations, the images
     // are cut at least once per thread of the machine: the runs then fall on the images each
     // thread blocked itself, and no thread reads the other's half of src and diff_dst (with
-    // the threads in two cache domains: ResNet-50 res3.3x3_s2 0.82x the time, res2.3x3 0.89x;
+    // the threads in two cache domains: ResNet-50 res3.3x3_s2 0.75x the time, res2.3x3 0.92x;
     // where the weights outweigh the images, res5.3x3_s2, the copies cost 3 %).
     if (2 * int64_t(max_threads()) * wei_elems() <= xs.elems() + yd.elems())
       chunks = std::clamp(std::max(chunks, max_threads()), 1, s.n);
